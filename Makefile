@@ -1,0 +1,13 @@
+# The two commands of the README. Both install what they need (Python deps, Go-built tools).
+EXAMPLE ?= examples/aimservice-basic
+
+.PHONY: render test generate
+
+render:  ## Render an example AIMService through the real Crossplane engine; print what it composes
+	@scripts/render $(EXAMPLE)
+
+test:    ## Run every check: lockfile, ruff, mypy --strict, unit, render and schema tests
+	@scripts/test
+
+generate: ## Regenerate xrds/ and compositions/ from the API models
+	@bash scripts/bootstrap.sh >/dev/null && .venv/bin/python -m devtools.xrds write

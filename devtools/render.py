@@ -1,0 +1,182 @@
+"""Render AIM examples through the real Crossplane engine, against this function over gRPC.
+
+    python -m devtools.render [EXAMPLE_DIR]   # default: examples/aimservice-basic
+
+An example directory holds `xr.yaml` and optionally `required.yaml` (objects the function looks
+up) and `observed.yaml` (composed objects as they exist in the cluster). The Composition and XRD
+are the ones generated for the XR's kind. The tests use the same helpers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import yaml
+
+from function.api.definitions import DEFINITIONS
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+DEFAULT_EXAMPLE: Final = ROOT / "examples" / "aimservice-basic"
+FUNCTIONS: Final = ROOT / "examples" / "functions.yaml"
+STARTUP_TIMEOUT_S: Final = 30.0
+
+
+@dataclass(frozen=True)
+class Tools:
+    """The Go-built binaries: the crossplane CLI and Crossplane core (the render engine)."""
+
+    crossplane: Path
+    core: Path
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What `crossplane composition render` printed and how it exited."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def objects(self) -> list[dict[str, object]]:
+        """The YAML stream, parsed: the XR, composed resources, then results."""
+        return [d for d in yaml.safe_load_all(self.stdout) if isinstance(d, dict)]
+
+
+class HarnessError(RuntimeError):
+    """The harness could not build the tools or start the function."""
+
+
+def build_tools() -> Tools:
+    """Build (or reuse) the crossplane binaries; progress goes to this process's stderr."""
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "build-tools.sh")],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        msg = f"scripts/build-tools.sh failed with exit code {proc.returncode}"
+        raise HarnessError(msg)
+    bin_dir = Path(proc.stdout.strip().splitlines()[-1])
+    return Tools(crossplane=bin_dir / "crossplane", core=bin_dir / "crossplane-core")
+
+
+@contextlib.contextmanager
+def serve_function(*extra_args: str) -> Iterator[str]:
+    """Run `function-aim --insecure` on a free loopback port; yield its gRPC target."""
+    port = _free_port()
+    target = f"127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "function.main", "--insecure", "--address", target, *extra_args]
+    with subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
+        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        try:
+            _wait_for_port(proc, port)
+            yield target
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def render(  # noqa: PLR0913 - mirrors the render command's inputs
+    tools: Tools,
+    target: str,
+    xr: Path,
+    *,
+    required: Sequence[Path] = (),
+    observed: Path | None = None,
+    full_xr: bool = False,
+) -> Rendered:
+    """Run `crossplane composition render` for one XR with the generated Composition and XRD."""
+    plural = _plural_of(xr)
+    cmd = [
+        str(tools.crossplane),
+        "composition",
+        "render",
+        str(xr),
+        str(ROOT / "compositions" / f"{plural}.yaml"),
+        str(FUNCTIONS),
+        f"--crossplane-binary={tools.core}",
+        f"--xrd={ROOT / 'xrds' / f'{plural}.yaml'}",
+        "--include-function-results",
+        f"--function-annotations=render.crossplane.io/runtime-development-target={target}",
+        "--timeout=60s",
+    ]
+    cmd += [f"--required-resources={p}" for p in required]
+    if observed is not None:
+        cmd.append(f"--observed-resources={observed}")
+    if full_xr:
+        cmd.append("--include-full-xr")
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603
+    return Rendered(proc.returncode, proc.stdout, proc.stderr)
+
+
+def render_example(tools: Tools, target: str, example: Path) -> Rendered:
+    """Render an example directory (see the module docstring)."""
+    required = example / "required.yaml"
+    observed = example / "observed.yaml"
+    return render(
+        tools,
+        target,
+        example / "xr.yaml",
+        required=[required] if required.exists() else [],
+        observed=observed if observed.exists() else None,
+    )
+
+
+def _plural_of(xr: Path) -> str:
+    kind = yaml.safe_load(xr.read_text()).get("kind")
+    for d in DEFINITIONS:
+        if d.kind == kind:
+            return d.plural
+    msg = f"{xr}: no XRD for kind {kind!r}"
+    raise HarnessError(msg)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            err = proc.stderr.read() if proc.stderr else ""
+            msg = f"function-aim exited with code {proc.returncode} on start:\n{err[-2000:]}"
+            raise HarnessError(msg)
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    msg = f"function-aim did not listen on 127.0.0.1:{port} within {STARTUP_TIMEOUT_S}s"
+    raise HarnessError(msg)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Render one example and print the composed objects."""
+    example = Path(argv[0]).resolve() if argv else DEFAULT_EXAMPLE
+    tools = build_tools()
+    with serve_function() as target:
+        result = render_example(tools, target, example)
+    sys.stderr.write(result.stderr)
+    print(result.stdout, end="")
+    return result.returncode
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main(sys.argv[1:]))

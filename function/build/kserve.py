@@ -1,0 +1,88 @@
+"""KServe InferenceService (serving.kserve.io/v1beta1) for an AIM model on AMD GPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import JsonValue
+
+from function.build import Manifest
+from function.gpu import DEVICE_ID_LABEL, GPU_TAINT_KEY
+
+INFERENCE_PORT = 8000
+SHM_SIZE = "8Gi"
+SHM_MOUNT_PATH = "/dev/shm"  # noqa: S108 - the shared-memory mount, not a temporary file
+
+
+def build_inference_service(  # noqa: PLR0913 - one keyword per field of the manifest is the point
+    *,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    image: str,
+    replicas: int,
+    resources: Mapping[str, Mapping[str, str]],
+    env: Sequence[Mapping[str, JsonValue]],
+    gpu_device_ids: Sequence[str],
+    image_pull_secrets: Sequence[str] = (),
+    service_account_name: str | None = None,
+) -> Manifest:
+    """An InferenceService running `image` as a custom predictor container.
+
+    Pods land on AMD GPU nodes through the GPU resource request plus a required node affinity on
+    the device ids of the wanted GPU model (when there is one), and tolerate the GPU node taint.
+    """
+    predictor: Manifest = {
+        "minReplicas": replicas,
+        "maxReplicas": replicas,
+        "tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [
+            {
+                "name": "kserve-container",
+                "image": image,
+                "ports": [{"name": "http", "containerPort": INFERENCE_PORT, "protocol": "TCP"}],
+                "env": [dict(e) for e in env],
+                "resources": {k: dict(v) for k, v in resources.items()},
+                "volumeMounts": [{"name": "dshm", "mountPath": SHM_MOUNT_PATH}],
+            },
+        ],
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}}],
+    }
+    if gpu_device_ids:
+        predictor["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": DEVICE_ID_LABEL,
+                                    "operator": "In",
+                                    "values": list(gpu_device_ids),
+                                },
+                            ],
+                        },
+                    ],
+                },
+            },
+        }
+    if image_pull_secrets:
+        predictor["imagePullSecrets"] = [{"name": s} for s in image_pull_secrets]
+    if service_account_name:
+        predictor["serviceAccountName"] = service_account_name
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(labels),
+            "annotations": {
+                # Fixed replica count: no autoscaler, and never Knative (scale-to-zero on GPUs
+                # would reload hundreds of gigabytes of weights on the first request).
+                "serving.kserve.io/autoscalerClass": "none",
+                "serving.kserve.io/deploymentMode": "RawDeployment",
+            },
+        },
+        "spec": {"predictor": predictor},
+    }

@@ -1,0 +1,26 @@
+"""Composers, one per AIM kind, and the table `fn.py` dispatches through."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Protocol
+
+from function.api.meta import Kind
+from function.compose.service import compose_service
+from function.state import Composition, Observed
+
+
+class Composer(Protocol):
+    """A pure function from what Crossplane observed to what should exist.
+
+    It may raise `function.errors.FunctionError` for input it cannot compose at all; every other
+    outcome, including user mistakes it can describe in status, is part of the `Composition`.
+    """
+
+    def __call__(self, observed: Observed, /) -> Composition:
+        """Decide the desired state for one XR."""
+        ...
+
+
+COMPOSERS: Mapping[str, Composer] = MappingProxyType({Kind.SERVICE: compose_service})

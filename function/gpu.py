@@ -1,0 +1,70 @@
+"""AMD GPU models and the PCI device ids that identify them in Node labels.
+
+The AMD GPU operator's node labeller publishes `amd.com/gpu.device-id`; a required node affinity on
+the ids of one model is how AIM places a pod on that model. A leaf module: standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+from typing import Final
+
+DEVICE_ID_LABEL: Final = "amd.com/gpu.device-id"
+# Taint key that AMD GPU nodes conventionally carry so that only GPU workloads land there.
+GPU_TAINT_KEY: Final = "amd.com/gpu"
+
+DEVICE_IDS: Final = MappingProxyType(
+    {
+        "MI100": ("738c", "738e"),
+        "MI250X": ("7408", "740c"),
+        "MI210": ("740f", "7410"),
+        "MI300A": ("74a0",),
+        "MI300X": ("74a1", "74a9", "74b5", "74bd"),
+        "MI308X": ("74a2", "74a8", "74b6"),
+        "MI325X": ("74a5", "74b9"),
+        "MI350X": ("75a0", "75b0"),
+        "MI355X": ("75a3", "75b3"),
+        "V710": ("7460", "7461"),
+        "W7900": ("7448", "744a"),
+        "W7800": ("7449", "745e"),
+        "W6900X": ("73a2",),
+        "W6800": ("73a3",),
+        "W6800X": ("73ab",),
+        "V620": ("73a1", "73ae"),
+        "RX9070": ("7550",),
+        "RX7900": ("744c",),
+        "RX6900": ("73af",),
+        "RX6800": ("73bf",),
+    }
+)
+
+_SEPARATORS: Final = re.compile(r"[\s_\-]+")
+_VENDOR_WORDS: Final = frozenset({"AMD", "INSTINCT", "RADEON", "PRO"})
+
+
+class UnknownGpuModelError(ValueError):
+    """The name matches no AMD GPU model we can place pods on."""
+
+
+def normalize_model(name: str) -> str:
+    """`amd instinct mi300x`, `MI300X`, `mi-300x` all mean `MI300X`."""
+    tokens = [t for t in _SEPARATORS.split(name.upper()) if t and t not in _VENDOR_WORDS]
+    joined = "".join(tokens)
+    if joined in DEVICE_IDS:
+        return joined
+    return tokens[0] if tokens else ""
+
+
+def device_ids(model: str) -> tuple[str, ...]:
+    """The sorted PCI device ids of a GPU model.
+
+    Raises:
+        UnknownGpuModelError: the model is not in the table, so no node would match it.
+    """
+    ids = DEVICE_IDS.get(normalize_model(model))
+    if ids is None:
+        known = ", ".join(DEVICE_IDS)
+        msg = f"unknown AMD GPU model {model!r}; known models: {known}"
+        raise UnknownGpuModelError(msg)
+    return tuple(sorted(ids))

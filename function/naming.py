@@ -1,0 +1,91 @@
+"""Deterministic names for composed objects, compatible with the AIM operator's.
+
+Names are part of AIM's contract (users and dashboards find an InferenceService by the name AIM
+gives it), so this is a faithful port of the operator's derived-name algorithm: sanitised parts, a
+SHA-256 suffix over Go-JSON-encoded inputs, and shortening of the longest part until it fits.
+A leaf module: standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from typing import Final
+
+DNS_LABEL_MAX: Final = 63
+DEFAULT_HASH_LENGTH: Final = 8
+# KServe names the predictor's objects `<isvc>-predictor-<namespace>`; that must stay a DNS label.
+_PREDICTOR_OVERHEAD: Final = len("-predictor-")
+_MIN_ISVC_NAME: Final = 10
+
+_INVALID: Final = re.compile(r"[^a-z0-9-]")
+
+HashInput = str | int | None
+
+
+class NameTooLongError(ValueError):
+    """No name fits: the fixed parts (hash, separators) alone exceed the limit."""
+
+
+def sanitize_part(part: str) -> str:
+    """Lowercase, map every character outside `[a-z0-9-]` to `-`, trim dashes, cap at 63."""
+    cleaned = _INVALID.sub("-", part.lower()).strip("-")[:DNS_LABEL_MAX].rstrip("-")
+    return cleaned or "part"
+
+
+def hash_suffix(inputs: Sequence[HashInput], length: int = DEFAULT_HASH_LENGTH) -> str:
+    """First `length` hex digits of SHA-256 over the inputs, Go-JSON encoded and joined by `|`."""
+    encoded = "|".join(_go_json(value) for value in inputs)
+    return hashlib.sha256(encoded.encode()).hexdigest()[:length]
+
+
+def derived_name(
+    parts: Sequence[str],
+    hash_inputs: Sequence[HashInput] = (),
+    *,
+    max_length: int = DNS_LABEL_MAX,
+    hash_length: int = DEFAULT_HASH_LENGTH,
+) -> str:
+    """`<part>-<part>-<hash>`, shortening the longest part (first on ties) until it fits."""
+    names = [sanitize_part(p) for p in parts]
+    suffix = [hash_suffix(hash_inputs, hash_length)] if hash_inputs and hash_length else []
+    while len(name := "-".join(names + suffix)) > max_length:
+        longest = max(range(len(names)), key=lambda i: len(names[i]))
+        if not names[longest]:
+            msg = f"no name of at most {max_length} characters fits {list(parts)}"
+            raise NameTooLongError(msg)
+        names[longest] = names[longest][:-1].rstrip("-")
+    return name
+
+
+def inference_service_name(service: str, namespace: str) -> str:
+    """Name of the InferenceService composed for an AIMService.
+
+    Raises:
+        NameTooLongError: the namespace is so long that KServe's derived names cannot fit.
+    """
+    limit = DNS_LABEL_MAX - _PREDICTOR_OVERHEAD - len(namespace)
+    if limit < _MIN_ISVC_NAME:
+        msg = (
+            f"namespace {namespace!r} is too long ({len(namespace)} characters) for KServe's "
+            f"'<name>-predictor-<namespace>' names; use a namespace of at most "
+            f"{DNS_LABEL_MAX - _PREDICTOR_OVERHEAD - _MIN_ISVC_NAME} characters"
+        )
+        raise NameTooLongError(msg)
+    return derived_name([service], [namespace], max_length=limit)
+
+
+def _go_json(value: HashInput) -> str:
+    """Encode like Go's encoding/json, which escapes <, > and & (and U+2028/9) in strings."""
+    text = json.dumps(value, ensure_ascii=False)
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escaped)
+    return text

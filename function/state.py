@@ -1,0 +1,179 @@
+"""The typed boundary between the gRPC request/response and the pure composers.
+
+`read_observed` turns a RunFunctionRequest into an `Observed` value; `apply_composition` writes a
+composer's `Composition` onto the response. Together with `fn.py` this is the only code that
+touches protobuf, so composers deal in plain dicts and dataclasses and are trivially testable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+from typing import TypeVar
+
+from crossplane.function import resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from pydantic import BaseModel, JsonValue, ValidationError
+
+from function.build import Manifest
+from function.errors import InvalidSpecError
+
+SpecT = TypeVar("SpecT", bound=BaseModel)
+
+COMPOSITION_RESOURCE_NAME = "crossplane.io/composition-resource-name"
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What Crossplane tells a composer about the world on this call.
+
+    `required` holds only the requirements Crossplane has resolved: a name that is absent was not
+    fetched yet, a name mapped to `()` was fetched and matched nothing. The two must never be
+    confused (the first means "wait", the second can mean "the user named something missing").
+    """
+
+    composite: Manifest
+    resources: Mapping[str, Manifest] = field(default_factory=dict)
+    required: Mapping[str, tuple[Manifest, ...]] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """Kind of the composite resource (XR)."""
+        return str(self.composite.get("kind", ""))
+
+    @property
+    def metadata(self) -> Mapping[str, JsonValue]:
+        """The XR's metadata, empty if absent."""
+        meta = self.composite.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def name(self) -> str:
+        """The XR's name."""
+        return str(self.metadata.get("name", ""))
+
+    @property
+    def namespace(self) -> str:
+        """The XR's namespace; empty for cluster-scoped XRs."""
+        return str(self.metadata.get("namespace", ""))
+
+
+class ConditionStatus(StrEnum):
+    """Kubernetes condition status."""
+
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition the function sets on the XR (never Ready/Synced: Crossplane owns those)."""
+
+    type: str
+    status: ConditionStatus
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """An object the composer needs Crossplane to fetch, by name."""
+
+    name: str
+    api_version: str
+    kind: str
+    match_name: str
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class Desired:
+    """A composed resource the composer wants to exist, and whether it is ready."""
+
+    manifest: Manifest
+    ready: bool
+
+
+@dataclass
+class Composition:
+    """Everything one composer call decides. Built up by the composer, applied by `fn.py`."""
+
+    resources: dict[str, Desired] = field(default_factory=dict)
+    status: Manifest = field(default_factory=dict)
+    conditions: list[Condition] = field(default_factory=list)
+    requirements: list[Requirement] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    ttl: timedelta | None = None
+
+
+def read_observed(req: fnv1.RunFunctionRequest) -> Observed:
+    """Convert the request's observed state and resolved requirements to plain values."""
+    return Observed(
+        composite=resource.struct_to_dict(req.observed.composite.resource),
+        resources={
+            name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
+        },
+        required={
+            name: tuple(resource.struct_to_dict(item.resource) for item in resources.items)
+            for name, resources in req.required_resources.items()
+        },
+    )
+
+
+_STATUS = {
+    ConditionStatus.TRUE: fnv1.STATUS_CONDITION_TRUE,
+    ConditionStatus.FALSE: fnv1.STATUS_CONDITION_FALSE,
+    ConditionStatus.UNKNOWN: fnv1.STATUS_CONDITION_UNKNOWN,
+}
+
+
+def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
+    """Write a composer's decisions onto the response, leaving other steps' resources alone."""
+    for req in composition.requirements:
+        response.require_resources(
+            rsp,
+            req.name,
+            req.api_version,
+            req.kind,
+            match_name=req.match_name,
+            namespace=req.namespace,
+        )
+    for name, desired in sorted(composition.resources.items()):
+        target = rsp.desired.resources[name]
+        resource.update(target, desired.manifest)
+        target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
+    if composition.status:
+        resource.update(rsp.desired.composite, {"status": composition.status})
+    for condition in composition.conditions:
+        c = fnv1.Condition(
+            type=condition.type, status=_STATUS[condition.status], reason=condition.reason
+        )
+        if condition.message:
+            c.message = condition.message
+        rsp.conditions.append(c)
+    for message in composition.warnings:
+        response.warning(rsp, message)
+    if composition.ttl is not None:
+        rsp.meta.ttl.FromTimedelta(composition.ttl)
+
+
+def spec_of(observed: Observed, model: type[SpecT]) -> SpecT:
+    """Parse the XR's spec, reporting the first problem with its field path.
+
+    The API server has already validated the spec against the XRD, so this fails only when the
+    two disagree or an XR bypassed the schema (render, tests); the message still names the field.
+    """
+    spec = observed.composite.get("spec")
+    if not isinstance(spec, dict):
+        raise InvalidSpecError(field="spec", problem="is missing or not an object")
+    # Crossplane keeps its own machinery (compositionRef, resourceRefs, ...) under spec.crossplane.
+    ours = {k: v for k, v in spec.items() if k != "crossplane"}
+    try:
+        return model.model_validate(ours)
+    except ValidationError as e:
+        first = e.errors()[0]
+        path = ".".join(["spec", *(str(p) for p in first["loc"])])
+        raise InvalidSpecError(field=path, problem=first["msg"].lower()) from e

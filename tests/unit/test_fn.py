@@ -1,0 +1,113 @@
+"""RunFunction over protobuf: dispatch by kind, and every failure becomes a result."""
+
+from __future__ import annotations
+
+import asyncio
+
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from function.compose import COMPOSERS
+from function.errors import InvalidSpecError
+from function.fn import FunctionRunner
+from function.state import Composition, Observed
+
+
+def request(kind: str, spec: dict[str, object] | None = None) -> fnv1.RunFunctionRequest:
+    xr = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "x", "namespace": "team"},
+        "spec": spec if spec is not None else {},
+    }
+    req = fnv1.RunFunctionRequest()
+    req.meta.tag = "t"
+    req.observed.composite.resource.update(xr)
+    return req
+
+
+def run(runner: FunctionRunner, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    return asyncio.run(runner.RunFunction(req))
+
+
+def only_result(rsp: fnv1.RunFunctionResponse) -> fnv1.Result:
+    assert len(rsp.results) == 1
+    return rsp.results[0]
+
+
+def test_unknown_kind_is_a_fatal_result_naming_the_kind() -> None:
+    """A Composition wired to the wrong kind tells the user which kind, without raising."""
+    result = only_result(run(FunctionRunner(), request("AIMSomethingElse")))
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert "'AIMSomethingElse'" in result.message
+    assert "AIMService" in result.message
+
+
+def test_spec_error_is_a_fatal_result_with_the_field() -> None:
+    """A spec the composer cannot use is reported with its field path."""
+    result = only_result(run(FunctionRunner(), request("AIMService", {"model": {"image": 3}})))
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert "spec.model.image" in result.message
+
+
+def test_warning_severity_errors_become_warnings() -> None:
+    """An error's severity decides the result's."""
+
+    class Degraded(InvalidSpecError):
+        severity = InvalidSpecError.severity.WARNING
+
+    def composer(_: Observed) -> Composition:
+        raise Degraded(field="spec.x", problem="is odd")
+
+    result = only_result(run(FunctionRunner({"K": composer}), request("K")))
+    assert result.severity == fnv1.SEVERITY_WARNING
+    assert "spec.x: is odd" in result.message
+
+
+def test_a_bug_in_a_composer_is_a_fatal_result_not_a_grpc_error() -> None:
+    """Our own bug fails this XR's reconcile with a message, and the server keeps serving."""
+
+    def composer(_: Observed) -> Composition:
+        return {}["missing"]  # type: ignore[no-any-return]
+
+    runner = FunctionRunner({"K": composer, **COMPOSERS})
+    result = only_result(run(runner, request("K")))
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert "internal error" in result.message
+    assert "KeyError" in result.message
+
+    healthy = request("AIMService", {"model": {"image": "i"}, "template": {"name": "t"}})
+    assert list(run(runner, healthy).results) == []
+
+
+def test_composition_is_written_to_the_response() -> None:
+    """Resources, readiness, status, conditions and requirements reach Crossplane."""
+    req = request("AIMService", {"model": {"image": "img"}, "template": {"name": "tpl"}})
+    tpl = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMClusterServiceTemplate",
+        "metadata": {"name": "tpl"},
+        "spec": {"modelName": "m", "hardware": {"gpu": {"requests": 1, "model": "MI300X"}}},
+    }
+    req.required_resources["template"].SetInParent()
+    req.required_resources["template-cluster"].items.add().resource.update(tpl)
+
+    rsp = run(FunctionRunner(), req)
+
+    assert list(rsp.results) == []
+    desired = rsp.desired.resources["inference-service"]
+    assert desired.ready == fnv1.READY_FALSE
+    assert resource.struct_to_dict(desired.resource)["kind"] == "InferenceService"
+    status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
+    assert status["status"] == "Starting"
+    assert {c.type for c in rsp.conditions} == {"TemplateReady", "InferenceServiceReady"}
+    assert set(rsp.requirements.resources) == {"template", "template-cluster"}
+    assert rsp.meta.tag == "t"
+
+
+def test_same_request_gives_byte_identical_response() -> None:
+    """Deterministic output: no spurious diffs for Crossplane to apply."""
+    req = request("AIMService", {"model": {"image": "img"}, "template": {"name": "tpl"}})
+    runner = FunctionRunner()
+    first = run(runner, req).SerializeToString(deterministic=True)
+    assert first == run(runner, req).SerializeToString(deterministic=True)

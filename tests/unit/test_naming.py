@@ -1,0 +1,95 @@
+"""Derived names must equal the AIM operator's, so objects keep their names across the move."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from function.naming import (
+    NameTooLongError,
+    derived_name,
+    hash_suffix,
+    inference_service_name,
+    sanitize_part,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    reason: str
+    parts: tuple[str, ...]
+    inputs: tuple[str | int | None, ...]
+    want: str
+
+
+# Expected names are the worked examples of the operator's behaviour reference (§0.6), which were
+# computed by the operator's algorithm, not by this code.
+OPERATOR_EXAMPLES = [
+    Case(
+        "model from an image: name and tag parts, hashed on the image URI",
+        ("aim-dummy", "0-1-10"),
+        ("ghcr.io/silogen/aim-dummy:0.1.10",),
+        "aim-dummy-0-1-10-9bf80281",
+    ),
+    Case(
+        "custom model: model id part, hashed on base image and source",
+        ("Qwen/Qwen2-0.5B",),
+        ("amdenterpriseai/aim-base:0.9", "Qwen/Qwen2-0.5B", "hf://Qwen/Qwen2-0.5B"),
+        "qwen-qwen2-0-5b-8cd3ca3d",
+    ),
+    Case(
+        "shared template cache: template name, hashed on the namespace",
+        ("my-template",),
+        ("ml-team",),
+        "my-template-a04542d9",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", OPERATOR_EXAMPLES, ids=lambda c: c.reason)
+def test_derived_name_matches_operator(case: Case) -> None:
+    """The port reproduces names the operator computed."""
+    assert case.want == derived_name(case.parts, case.inputs)
+
+
+def test_inference_service_name_matches_operator() -> None:
+    """An InferenceService keeps the name the operator gave it."""
+    assert inference_service_name("qwen-chat", "ml-team") == "qwen-chat-a04542d9"
+
+
+@pytest.mark.parametrize(
+    ("part", "want"),
+    [
+        ("Qwen/Qwen2-0.5B", "qwen-qwen2-0-5b"),
+        ("--edge--", "edge"),
+        ("a__b", "a--b"),  # no collapsing of repeated dashes, as in the operator
+        ("///", "part"),
+        ("x" * 70, "x" * 63),
+    ],
+)
+def test_sanitize_part(part: str, want: str) -> None:
+    """Parts become DNS-label-safe the operator's way."""
+    assert want == sanitize_part(part)
+
+
+def test_long_names_shorten_the_longest_part_and_keep_the_hash() -> None:
+    """A name over the limit keeps its hash, so two long names never collide by truncation."""
+    a = derived_name(["s" * 80], ["ns-a"])
+    b = derived_name(["s" * 80], ["ns-b"])
+    assert len(a) == 63
+    assert a != b
+    assert a.endswith("-" + hash_suffix(["ns-a"]))
+
+
+def test_inference_service_name_leaves_room_for_kserve_suffix() -> None:
+    """KServe's `<isvc>-predictor-<namespace>` must still be a DNS label."""
+    namespace = "n" * 30
+    name = inference_service_name("a-very-long-service-name-for-chat", namespace)
+    assert len(f"{name}-predictor-{namespace}") <= 63
+
+
+def test_namespace_too_long_for_kserve_names_is_an_error() -> None:
+    """Instead of an InferenceService KServe cannot name, the user gets told why."""
+    with pytest.raises(NameTooLongError, match="namespace"):
+        inference_service_name("chat", "n" * 50)
