@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import yaml
 
@@ -47,9 +47,17 @@ class Rendered:
     stderr: str
 
     @property
-    def objects(self) -> list[dict[str, object]]:
+    def objects(self) -> list[dict[str, Any]]:
         """The YAML stream, parsed: the XR, composed resources, then results."""
         return [d for d in yaml.safe_load_all(self.stdout) if isinstance(d, dict)]
+
+
+@dataclass(frozen=True)
+class Server:
+    """A running function-aim: its gRPC target and process id."""
+
+    target: str
+    pid: int
 
 
 class HarnessError(RuntimeError):
@@ -72,17 +80,17 @@ def build_tools() -> Tools:
 
 
 @contextlib.contextmanager
-def serve_function(*extra_args: str) -> Iterator[str]:
-    """Run `function-aim --insecure` on a free loopback port; yield its gRPC target."""
+def serve_function(*extra_args: str) -> Iterator[Server]:
+    """Run `function-aim --insecure` on a free loopback port until the block ends."""
     port = _free_port()
     target = f"127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "function.main", "--insecure", "--address", target, *extra_args]
-    with subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
+    with subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     ) as proc:
         try:
             _wait_for_port(proc, port)
-            yield target
+            yield Server(target, proc.pid)
         finally:
             proc.terminate()
             try:
@@ -120,7 +128,7 @@ def render(  # noqa: PLR0913 - mirrors the render command's inputs
         cmd.append(f"--observed-resources={observed}")
     if full_xr:
         cmd.append("--include-full-xr")
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     return Rendered(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -135,6 +143,25 @@ def render_example(tools: Tools, target: str, example: Path) -> Rendered:
         required=[required] if required.exists() else [],
         observed=observed if observed.exists() else None,
     )
+
+
+def validate(tools: Tools, extensions: Sequence[Path], resources: Path) -> Rendered:
+    """Run `crossplane resource validate` offline; a resource without a schema is a failure.
+
+    `--crossplane-image=` (empty) keeps it from downloading Crossplane's own package; the
+    extensions (CRDs, XRDs) are everything it validates against.
+    """
+    cmd = [
+        str(tools.crossplane),
+        "resource",
+        "validate",
+        "--crossplane-image=",
+        "--error-on-missing-schemas",
+        ",".join(str(p) for p in extensions),
+        str(resources),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    return Rendered(proc.returncode, proc.stdout, proc.stderr)
 
 
 def _plural_of(xr: Path) -> str:
@@ -170,8 +197,8 @@ def main(argv: Sequence[str]) -> int:
     """Render one example and print the composed objects."""
     example = Path(argv[0]).resolve() if argv else DEFAULT_EXAMPLE
     tools = build_tools()
-    with serve_function() as target:
-        result = render_example(tools, target, example)
+    with serve_function() as server:
+        result = render_example(tools, server.target, example)
     sys.stderr.write(result.stderr)
     print(result.stdout, end="")
     return result.returncode

@@ -4,26 +4,28 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import pytest
 
+from function.build import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.errors import InvalidSpecError
-from function.state import Composition, ConditionStatus, Manifest, Observed
+from function.state import Composition, ConditionStatus, Observed
 
 NAMESPACE = "ml-team"
 IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
 MI300X_IDS = ["74a1", "74a9", "74b5", "74bd"]
 
 
-def service(**spec: object) -> Manifest:
-    base: Manifest = {
+def service(**spec: Any) -> Any:
+    base: dict[str, Any] = {
         "model": {"image": IMAGE},
         "template": {"name": "tpl"},
         "replicas": 1,
         "runtimeConfigName": "default",
     }
-    base.update(spec)  # type: ignore[arg-type]
+    base.update(spec)
     return {
         "apiVersion": "aim.silogen.ai/v1alpha1",
         "kind": "AIMService",
@@ -32,15 +34,15 @@ def service(**spec: object) -> Manifest:
     }
 
 
-def template(kind: str = "AIMClusterServiceTemplate", **spec: object) -> Manifest:
-    body: Manifest = {
+def template(kind: str = "AIMClusterServiceTemplate", **spec: Any) -> Any:
+    body: dict[str, Any] = {
         "modelName": "qwen3",
         "metric": "latency",
         "precision": "fp8",
         "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
     }
-    body.update(spec)  # type: ignore[arg-type]
-    meta: Manifest = {"name": "tpl"}
+    body.update(spec)
+    meta: dict[str, Any] = {"name": "tpl"}
     if kind == "AIMServiceTemplate":
         meta["namespace"] = NAMESPACE
     return {"apiVersion": "aim.silogen.ai/v1alpha1", "kind": kind, "metadata": meta, "spec": body}
@@ -58,13 +60,12 @@ READY_ISVC: Manifest = {
 }
 
 
-def isvc(comp: Composition) -> Manifest:
-    return comp.resources[INFERENCE_SERVICE].manifest
+def isvc(comp: Composition) -> Any:
+    return cast("Any", comp.resources[INFERENCE_SERVICE].manifest)
 
 
-def container(comp: Composition) -> dict[str, object]:
-    predictor = isvc(comp)["spec"]["predictor"]  # type: ignore[index, call-overload]
-    return predictor["containers"][0]  # type: ignore[no-any-return]
+def container(comp: Composition) -> Any:
+    return isvc(comp)["spec"]["predictor"]["containers"][0]
 
 
 def conditions(comp: Composition) -> dict[str, tuple[ConditionStatus, str]]:
@@ -206,17 +207,17 @@ def test_namespace_template_shadows_cluster_template() -> None:
         "scope": "Namespace",
         "kind": "AIMServiceTemplate",
     }
-    assert container(comp)["resources"]["limits"]["amd.com/gpu"] == "2"  # type: ignore[index]
+    assert container(comp)["resources"]["limits"]["amd.com/gpu"] == "2"
 
 
 def test_inference_service_lands_on_the_template_gpu() -> None:
     """The GPU request, device-id affinity and GPU toleration place pods on the right GPUs."""
     comp = compose_service(Observed(service(), {}, fetched([], [template()])))
     manifest = isvc(comp)
-    predictor = manifest["spec"]["predictor"]  # type: ignore[index, call-overload]
+    predictor = manifest["spec"]["predictor"]
 
-    assert manifest["metadata"]["name"] == "qwen-chat-a04542d9"  # type: ignore[index, call-overload]
-    assert manifest["metadata"]["namespace"] == NAMESPACE  # type: ignore[index, call-overload]
+    assert manifest["metadata"]["name"] == "qwen-chat-a04542d9"
+    assert manifest["metadata"]["namespace"] == NAMESPACE
     assert container(comp)["image"] == IMAGE
     assert container(comp)["resources"] == {
         "requests": {"cpu": "4", "memory": "32Gi", "amd.com/gpu": "1"},
@@ -224,7 +225,11 @@ def test_inference_service_lands_on_the_template_gpu() -> None:
     }
     terms = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms["nodeSelectorTerms"] == [
-        {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": MI300X_IDS}]}
+        {
+            "matchExpressions": [
+                {"key": "amd.com/gpu.device-id", "operator": "In", "values": MI300X_IDS}
+            ]
+        }
     ]
     assert {"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in predictor[
         "tolerations"
@@ -236,7 +241,7 @@ def test_template_without_gpu_model_gets_no_affinity() -> None:
     """Without a GPU model there is nothing to pin to; any node with the resource will do."""
     tpl = template(hardware={"gpu": {"requests": 1}})
     comp = compose_service(Observed(service(), {}, fetched([], [tpl])))
-    assert "affinity" not in isvc(comp)["spec"]["predictor"]  # type: ignore[call-overload, operator]
+    assert "affinity" not in isvc(comp)["spec"]["predictor"]
 
 
 def test_resources_service_over_template_over_gpu_defaults() -> None:
@@ -256,7 +261,9 @@ def test_resources_service_over_template_over_gpu_defaults() -> None:
 
 def test_environment_layers_merge_by_name_and_sort() -> None:
     """Defaults, template profile, template env, service env: later wins, one entry per name."""
-    tpl = template(env=[{"name": "VLLM_ENABLE_METRICS", "value": "false"}, {"name": "T", "value": "t"}])
+    tpl = template(
+        env=[{"name": "VLLM_ENABLE_METRICS", "value": "false"}, {"name": "T", "value": "t"}]
+    )
     svc = service(
         env=[
             {"name": "AIM_METRIC", "value": "throughput"},
@@ -278,7 +285,9 @@ def test_environment_layers_merge_by_name_and_sort() -> None:
 def test_pull_secrets_and_service_account_reach_the_pods() -> None:
     """The service's pod identity settings are passed through."""
     svc = service(imagePullSecrets=[{"name": "regcred"}], serviceAccountName="inference")
-    predictor = isvc(compose_service(Observed(svc, {}, fetched([], [template()]))))["spec"]["predictor"]  # type: ignore[index, call-overload]
+    predictor = isvc(compose_service(Observed(svc, {}, fetched([], [template()]))))["spec"][
+        "predictor"
+    ]
     assert predictor["imagePullSecrets"] == [{"name": "regcred"}]
     assert predictor["serviceAccountName"] == "inference"
 
@@ -292,7 +301,7 @@ def test_same_input_same_output() -> None:
 def test_namespace_too_long_is_a_spec_error_naming_the_field() -> None:
     """A namespace KServe cannot fit in its names stops composition with the field named."""
     xr = service()
-    xr["metadata"]["namespace"] = "n" * 50  # type: ignore[index]
+    xr["metadata"]["namespace"] = "n" * 50
     with pytest.raises(InvalidSpecError) as e:
         compose_service(Observed(xr, {}, {}))
     assert e.value.field == "metadata.namespace"

@@ -1,4 +1,4 @@
-"""The Dockerfile cannot be built here (no Docker engine), so its invariants are checked by reading."""
+"""The Dockerfile cannot be built here (no Docker engine): its invariants are checked by reading."""
 
 from __future__ import annotations
 
@@ -13,11 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def stages() -> list[tuple[str, list[str]]]:
     """(resolved base image, instructions) per stage."""
     lines = (ROOT / "Dockerfile").read_text().splitlines()
-    args = {
-        m[1]: m[2]
-        for line in lines
-        if (m := re.match(r"ARG (\w+)=(\S+)", line))
-    }
+    args = {m[1]: m[2] for line in lines if (m := re.match(r"ARG (\w+)=(\S+)", line))}
     out: list[tuple[str, list[str]]] = []
     for line in lines:
         if line.startswith("FROM "):
@@ -52,7 +48,11 @@ def test_runtime_runs_as_non_root() -> None:
 def test_entrypoint_is_our_console_script() -> None:
     """The image starts the command pyproject.toml installs."""
     _, runtime = stages()[-1]
-    entry = [json.loads(line.removeprefix("ENTRYPOINT ")) for line in runtime if line.startswith("ENTRYPOINT ")]
+    entry = [
+        json.loads(line.removeprefix("ENTRYPOINT "))
+        for line in runtime
+        if line.startswith("ENTRYPOINT ")
+    ]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert entry
     assert Path(entry[-1][0]).name in scripts

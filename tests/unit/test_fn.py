@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -13,8 +14,8 @@ from function.fn import FunctionRunner
 from function.state import Composition, Observed
 
 
-def request(kind: str, spec: dict[str, object] | None = None) -> fnv1.RunFunctionRequest:
-    xr = {
+def request(kind: str, spec: dict[str, Any] | None = None) -> fnv1.RunFunctionRequest:
+    xr: dict[str, Any] = {
         "apiVersion": "aim.silogen.ai/v1alpha1",
         "kind": kind,
         "metadata": {"name": "x", "namespace": "team"},
@@ -53,11 +54,11 @@ def test_spec_error_is_a_fatal_result_with_the_field() -> None:
 def test_warning_severity_errors_become_warnings() -> None:
     """An error's severity decides the result's."""
 
-    class Degraded(InvalidSpecError):
+    class DegradedError(InvalidSpecError):
         severity = InvalidSpecError.severity.WARNING
 
     def composer(_: Observed) -> Composition:
-        raise Degraded(field="spec.x", problem="is odd")
+        raise DegradedError(field="spec.x", problem="is odd")
 
     result = only_result(run(FunctionRunner({"K": composer}), request("K")))
     assert result.severity == fnv1.SEVERITY_WARNING
@@ -68,7 +69,8 @@ def test_a_bug_in_a_composer_is_a_fatal_result_not_a_grpc_error() -> None:
     """Our own bug fails this XR's reconcile with a message, and the server keeps serving."""
 
     def composer(_: Observed) -> Composition:
-        return {}["missing"]  # type: ignore[no-any-return]
+        empty: dict[str, Composition] = {}
+        return empty["missing"]
 
     runner = FunctionRunner({"K": composer, **COMPOSERS})
     result = only_result(run(runner, request("K")))
@@ -83,7 +85,7 @@ def test_a_bug_in_a_composer_is_a_fatal_result_not_a_grpc_error() -> None:
 def test_composition_is_written_to_the_response() -> None:
     """Resources, readiness, status, conditions and requirements reach Crossplane."""
     req = request("AIMService", {"model": {"image": "img"}, "template": {"name": "tpl"}})
-    tpl = {
+    tpl: dict[str, Any] = {
         "apiVersion": "aim.silogen.ai/v1alpha1",
         "kind": "AIMClusterServiceTemplate",
         "metadata": {"name": "tpl"},
