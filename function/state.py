@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
 from enum import StrEnum
 from typing import TypeVar
 
@@ -106,7 +105,6 @@ class Composition:
     conditions: list[Condition] = field(default_factory=list)
     requirements: list[Requirement] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    ttl: timedelta | None = None
 
 
 def read_observed(req: fnv1.RunFunctionRequest) -> Observed:
@@ -156,8 +154,6 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         rsp.conditions.append(c)
     for message in composition.warnings:
         response.warning(rsp, message)
-    if composition.ttl is not None:
-        rsp.meta.ttl.FromTimedelta(composition.ttl)
 
 
 def spec_of(observed: Observed, model: type[SpecT]) -> SpecT:

@@ -20,7 +20,18 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
 if ! "$uv" --version 2>/dev/null | grep -q "$UV_VERSION"; then
   log "installing uv $UV_VERSION into $cache"
   rm -rf "$cache/uv-$UV_VERSION"
-  python3 -m venv "$cache/uv-$UV_VERSION"
+  if ! python3 -m venv "$cache/uv-$UV_VERSION" 2>/dev/null; then
+    # Debian's python3 ships venv separately.
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      log "installing Debian's python3-venv"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+      rm -rf "$cache/uv-$UV_VERSION"
+      python3 -m venv "$cache/uv-$UV_VERSION"
+    else
+      log "python3 cannot create virtualenvs; install your distribution's python3-venv package"
+      exit 1
+    fi
+  fi
   "$cache/uv-$UV_VERSION/bin/pip" install --quiet --disable-pip-version-check "uv==$UV_VERSION"
 fi
 

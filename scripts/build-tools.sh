@@ -42,17 +42,30 @@ start=$(date +%s)
 build() { # name, version, binary, package, module@version...
   local name=$1 version=$2 out=$3 pkg=$4; shift 4
   if built "$out" "$version"; then log "$name $version: cached"; return; fi
-  log "$name $version: building (a cold build takes several minutes)"
   local w="$cache/tools/work/$name-$version"
   rm -rf "$w" && mkdir -p "$w"
+  log "$name $version: building (go output in $w/build.log)"
   (
     cd "$w"
-    go mod init aim-crossplane.local/tools >/dev/null 2>&1
+    go mod init aim-crossplane.local/tools
     for req in "$@"; do go mod edit -require="$req"; done
     go build -trimpath -ldflags "-s -w -X $version_flag=$version" -o "$out.tmp" "$pkg"
-  )
+  ) >"$w/build.log" 2>&1 &
+  local pid=$! t0 ticks=0
+  t0=$(date +%s)
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if (( ++ticks % 30 == 0 )) && kill -0 "$pid" 2>/dev/null; then
+      log "$name: $(( $(date +%s) - t0 ))s, $(grep -c '^go: downloading' "$w/build.log") modules downloaded"
+    fi
+  done
+  if ! wait "$pid"; then
+    log "$name $version: build failed; the end of $w/build.log:"
+    tail -n 40 "$w/build.log" >&2
+    exit 1
+  fi
   mv "$out.tmp" "$out"
-  log "$name $version: built"
+  log "$name $version: built in $(( $(date +%s) - t0 ))s"
 }
 
 build crossplane-cli "$CLI_VERSION" "$bin/crossplane" github.com/crossplane/cli/v2/cmd/crossplane \
