@@ -21,8 +21,6 @@ from function.errors import InvalidSpecError
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 
-COMPOSITION_RESOURCE_NAME = "crossplane.io/composition-resource-name"
-
 
 @dataclass(frozen=True)
 class Observed:

@@ -26,7 +26,6 @@ class Reason(StrEnum):
     TEMPLATE_NOT_FOUND = "TemplateNotFound"
     TEMPLATE_INVALID = "TemplateInvalid"
     CREATING = "Creating"
-    NOT_READY = "NotReady"
     READY = "Ready"
 
 
