@@ -154,16 +154,18 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         response.warning(rsp, message)
 
 
-def spec_of(observed: Observed, model: type[SpecT]) -> SpecT:
-    """Parse the XR's spec, reporting the first problem with its field path.
+def parse_spec(manifest: Manifest, model: type[SpecT]) -> SpecT:
+    """Parse an AIM object's spec, reporting the first problem with its field path.
 
-    The API server has already validated the spec against the XRD, so this fails only when the
-    two disagree or an XR bypassed the schema (render, tests); the message still names the field.
+    Used for the XR and for the AIM objects it refers to. The API server has already validated
+    them against their XRDs, so this fails only when the two disagree or an object bypassed
+    admission (render, tests); the message still names the field.
     """
-    spec = observed.composite.get("spec")
+    spec = manifest.get("spec")
     if not isinstance(spec, dict):
         raise InvalidSpecError(field="spec", problem="is missing or not an object")
-    # Crossplane keeps its own machinery (compositionRef, resourceRefs, ...) under spec.crossplane.
+    # Every XR carries Crossplane's own machinery (compositionRef, resourceRefs, ...) under
+    # spec.crossplane; it is not part of the AIM API.
     ours = {k: v for k, v in spec.items() if k != "crossplane"}
     try:
         return model.model_validate(ours)

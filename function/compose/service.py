@@ -7,8 +7,6 @@ same steps (resolve, merge, build) in later issues.
 
 from __future__ import annotations
 
-from pydantic import ValidationError
-
 from function import naming
 from function.api.meta import Kind
 from function.api.service import (
@@ -30,7 +28,7 @@ from function.state import (
     ConditionStatus,
     Desired,
     Observed,
-    spec_of,
+    parse_spec,
 )
 from function.status import ConditionType, Reason, inference_service_ready
 
@@ -40,7 +38,7 @@ INFERENCE_SERVICE = "inference-service"
 
 def compose_service(observed: Observed) -> Composition:
     """Resolve the service's template and compose its InferenceService once it can."""
-    spec = spec_of(observed, AIMServiceSpec)
+    spec = parse_spec(observed.composite, AIMServiceSpec)
     isvc_name = _inference_service_name(observed)
     comp = Composition()
 
@@ -112,16 +110,15 @@ def _compose_inference_service(
         kind=found.kind,
     )
     try:
-        template = ServiceTemplateSpec.model_validate(_get(found.manifest, "spec") or {})
+        template = parse_spec(found.manifest, ServiceTemplateSpec)
         gpu = template.hardware.gpu if template.hardware else None
         ids = device_ids(gpu.model) if gpu and gpu.model else ()
-    except (ValidationError, UnknownGpuModelError) as e:
-        problem = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
+    except (InvalidSpecError, UnknownGpuModelError) as e:
         return _failed(
             comp,
             ConditionType.TEMPLATE_READY,
             Reason.TEMPLATE_INVALID,
-            f"{found.kind} {template_name!r} cannot be used: {problem}",
+            f"{found.kind} {template_name!r} cannot be used: {e}",
         )
 
     gpu_resource = gpu.resource_name if gpu else DEFAULT_GPU_RESOURCE

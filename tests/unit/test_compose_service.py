@@ -136,6 +136,17 @@ STATUS_CASES = [
         want_ready=True,
     ),
     StatusCase(
+        "template as Crossplane stores it, with spec.crossplane: used like any other",
+        service(),
+        required=fetched([], [template(crossplane={"compositionRef": {"name": "c"}})]),
+        want_status="Starting",
+        want_conditions={
+            "TemplateReady": (ConditionStatus.TRUE, "Resolved"),
+            "InferenceServiceReady": (ConditionStatus.FALSE, "Creating"),
+        },
+        want_isvc=True,
+    ),
+    StatusCase(
         "template names a GPU nobody makes: no InferenceService, the template is blamed",
         service(),
         required=fetched([], [template(hardware={"gpu": {"requests": 1, "model": "MI999X"}})]),
@@ -149,7 +160,7 @@ STATUS_CASES = [
         required=fetched([], [template(hardware={"gpu": {"requests": "many"}})]),
         want_status="Failed",
         want_conditions={"TemplateReady": (ConditionStatus.FALSE, "TemplateInvalid")},
-        want_warning="AIMClusterServiceTemplate 'tpl' cannot be used",
+        want_warning="AIMClusterServiceTemplate 'tpl' cannot be used: spec.hardware.gpu.requests",
     ),
     StatusCase(
         "no template named: auto-selection is not there yet, and the user is told",
@@ -307,7 +318,7 @@ def test_namespace_too_long_is_a_spec_error_naming_the_field() -> None:
     assert e.value.field == "metadata.namespace"
 
 
-def test_spec_of_wrong_shape_names_the_field() -> None:
+def test_wrong_spec_shape_names_the_field() -> None:
     """A spec the XRD would have refused (render skips admission) is reported by field path."""
     with pytest.raises(InvalidSpecError) as e:
         compose_service(Observed(service(replicas="two"), {}, {}))
