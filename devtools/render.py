@@ -10,7 +10,6 @@ are the ones generated for the XR's kind. The tests use the same helpers.
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import subprocess
 import sys
@@ -196,14 +195,20 @@ def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
 def main(argv: Sequence[str]) -> int:
     """Render one example and print the composed objects."""
     example = Path(argv[0]).resolve() if argv else DEFAULT_EXAMPLE
-    tools = build_tools()
-    with serve_function() as server:
-        result = render_example(tools, server.target, example)
+    if not (example / "xr.yaml").is_file():
+        print(f"render: {example} has no xr.yaml; pass an example directory", file=sys.stderr)
+        return 2
+    try:
+        tools = build_tools()
+        with serve_function() as server:
+            result = render_example(tools, server.target, example)
+    except HarnessError as e:
+        print(f"render: {e}", file=sys.stderr)
+        return 1
     sys.stderr.write(result.stderr)
     print(result.stdout, end="")
     return result.returncode
 
 
 if __name__ == "__main__":
-    os.chdir(ROOT)
     sys.exit(main(sys.argv[1:]))

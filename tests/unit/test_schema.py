@@ -5,23 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from devtools.xrds import build_xrd, stale_files
-from function.api.definitions import DEFINITIONS
+from devtools.xrds import stale_files
 from function.api.schema import UnsupportedSchemaError, structural_schema
 
 
 def test_committed_xrds_and_compositions_match_the_models() -> None:
     """Editing the models without `make generate` (or the YAML by hand) fails here."""
     assert stale_files() == []
-
-
-def test_every_xrd_states_its_scope_and_category() -> None:
-    """v2 XRDs without an explicit scope are misread as LegacyCluster by v1-decoding tools."""
-    for d in DEFINITIONS:
-        spec = build_xrd(d)["spec"]
-        assert isinstance(spec, dict)
-        assert spec["scope"] in {"Namespaced", "Cluster"}
-        assert spec["names"]["categories"] == ["aim"]  # type: ignore[call-overload, index]
 
 
 def test_unions_of_types_are_refused() -> None:
