@@ -111,8 +111,18 @@ def stale_files(root: Path = ROOT) -> list[Path]:
     ]
 
 
+class _Dumper(yaml.SafeDumper):
+    """Writes shared sub-objects (a type's CEL rules used in several places) out in full.
+
+    YAML anchors would be valid, but a reader of the XRD should not have to chase them.
+    """
+
+    def ignore_aliases(self, data: object) -> bool:  # noqa: ARG002 - the signature is PyYAML's
+        return True
+
+
 def _dump(manifest: Manifest) -> str:
-    return HEADER + yaml.safe_dump(manifest, sort_keys=False, width=100)
+    return HEADER + yaml.dump(manifest, Dumper=_Dumper, sort_keys=False, width=100)
 
 
 def main(argv: list[str]) -> int:

@@ -11,6 +11,9 @@ from typing import Annotated, Final
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
+from function.api.cel import rule, validations
+from function.api.meta import Scope
+
 QUANTITY_PATTERN: Final = (
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?"
     r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
@@ -48,6 +51,12 @@ Quantity = Annotated[
 ]
 """A Kubernetes resource quantity (`4`, `500m`, `16Gi`)."""
 
+StringMap = Annotated[
+    dict[str, str],
+    WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}}),
+]
+"""String keys to string values (labels, annotations)."""
+
 FreeForm = Annotated[
     dict[str, JsonValue],
     WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
@@ -80,3 +89,65 @@ class LocalObjectReference(ApiModel):
     """A reference to an object in the same namespace."""
 
     name: str = Field(min_length=1, description="Name of the referenced object.")
+
+
+MODEL_ID_PATTERN: Final = r"^[a-zA-Z0-9_-]+/[a-zA-Z0-9._-]+$"
+SOURCE_URI_RULE: Final = r"^(hf|s3)://[^ \t\r\n]+$"
+
+
+class ModelSource(ApiModel):
+    """Where a model's weights come from, for downloading them into a cache."""
+
+    model_id: str = Field(
+        max_length=256,
+        pattern=MODEL_ID_PATTERN,
+        description="Canonical model identifier, `org/name`; it sets the cache mount path.",
+    )
+    source_uri: str = Field(
+        max_length=2048,
+        description="Download location: `hf://org/model` (Hugging Face) or `s3://bucket/key`.",
+        json_schema_extra=validations(
+            rule(
+                f"self.matches('{SOURCE_URI_RULE}')",
+                "sourceUri must be hf://<org>/<model> or s3://<bucket>/<key>, without spaces",
+            )
+        ),
+    )
+    size: Quantity | None = Field(
+        default=None,
+        description="Storage the weights need; found by a size-check Job when omitted.",
+    )
+    env: list[EnvVar] | None = Field(
+        default=None,
+        max_length=64,
+        description="Environment for the download (credentials such as HF_TOKEN or AWS_*).",
+    )
+
+
+class ParentReference(ApiModel):
+    """A Gateway API parent (usually a Gateway), as in `HTTPRoute.spec.parentRefs[]`."""
+
+    group: str | None = Field(
+        default=None, max_length=253, description="API group; `gateway.networking.k8s.io`."
+    )
+    kind: str | None = Field(default=None, max_length=63, description="Kind; `Gateway`.")
+    name: str = Field(min_length=1, max_length=253, description="Name of the parent.")
+    namespace: str | None = Field(
+        default=None, max_length=63, description="Namespace of the parent; the route's if unset."
+    )
+    section_name: str | None = Field(
+        default=None, max_length=253, description="Listener of the parent to attach to."
+    )
+    port: int | None = Field(default=None, ge=1, le=65535, description="Port of the listener.")
+
+
+class ResolvedReference(ApiModel):
+    """An AIM object a reference resolved to, as recorded in status."""
+
+    name: str = Field(description="Name of the object.")
+    namespace: str | None = Field(default=None, description="Namespace; unset for cluster scope.")
+    scope: Scope = Field(
+        description="Namespace or Cluster object; Merged for a runtime config of both scopes."
+    )
+    kind: str | None = Field(default=None, description="Kind of the object.")
+    uid: str | None = Field(default=None, description="UID of the object.")

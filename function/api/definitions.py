@@ -7,17 +7,17 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from function.api import service
+from function.api import cache, model, runtimeconfig, service, template
 from function.api.meta import Kind
 
 
 @dataclass(frozen=True)
 class PrinterColumn:
-    """A column of `kubectl get` output."""
+    """A column of `kubectl get` output (Crossplane adds SYNCED, READY, COMPOSITION and AGE)."""
 
     name: str
     json_path: str
-    type: Literal["string", "integer", "date"] = "string"
+    type: Literal["string", "integer", "boolean", "date"] = "string"
     priority: int = 0
 
 
@@ -40,9 +40,95 @@ class XrdDefinition:
         return self.kind.lower()
 
 
-AGE = PrinterColumn("Age", ".metadata.creationTimestamp", "date")
+def _model_columns() -> tuple[PrinterColumn, ...]:
+    return (
+        PrinterColumn("Status", ".status.status"),
+        PrinterColumn("Source", ".status.sourceType"),
+        PrinterColumn("Image", ".spec.image"),
+        PrinterColumn("Model", ".status.imageMetadata.model.canonicalName", priority=1),
+    )
+
+
+def _template_columns() -> tuple[PrinterColumn, ...]:
+    return (
+        PrinterColumn("Model", ".spec.modelName"),
+        PrinterColumn("Status", ".status.status"),
+        PrinterColumn("Metric", ".spec.metric"),
+        PrinterColumn("Precision", ".spec.precision"),
+        PrinterColumn("GPU", ".spec.hardware.gpu.model"),
+        PrinterColumn("Hardware", ".status.hardwareSummary", priority=1),
+    )
+
+
+def _runtime_config_columns() -> tuple[PrinterColumn, ...]:
+    return (
+        PrinterColumn("Routing", ".spec.routing.enabled", "boolean"),
+        PrinterColumn("Gateway", ".spec.routing.gatewayRef.name"),
+        PrinterColumn("StorageClass", ".spec.defaultStorageClassName"),
+    )
+
 
 DEFINITIONS: tuple[XrdDefinition, ...] = (
+    XrdDefinition(
+        kind=Kind.CLUSTER_RUNTIME_CONFIG,
+        plural="aimclusterruntimeconfigs",
+        scope="Cluster",
+        short_names=("aimclrc",),
+        description="Cluster-wide defaults for AIM objects: storage, routing, environment.",
+        spec=runtimeconfig.ClusterRuntimeConfigSpec,
+        status=runtimeconfig.RuntimeConfigStatus,
+        columns=_runtime_config_columns(),
+    ),
+    XrdDefinition(
+        kind=Kind.RUNTIME_CONFIG,
+        plural="aimruntimeconfigs",
+        scope="Namespaced",
+        short_names=("aimrc",),
+        description="A namespace's AIM defaults and credentials, merged over the cluster's.",
+        spec=runtimeconfig.RuntimeConfigSpec,
+        status=runtimeconfig.RuntimeConfigStatus,
+        columns=_runtime_config_columns(),
+    ),
+    XrdDefinition(
+        kind=Kind.CLUSTER_MODEL,
+        plural="aimclustermodels",
+        scope="Cluster",
+        short_names=("aimclmdl",),
+        description="A model of the cluster-wide catalog: its image, or its custom weights.",
+        spec=model.ModelSpec,
+        status=model.ModelStatus,
+        columns=_model_columns(),
+    ),
+    XrdDefinition(
+        kind=Kind.MODEL,
+        plural="aimmodels",
+        scope="Namespaced",
+        short_names=("aimmdl",),
+        description="A model of a namespace's catalog; shadows the cluster model of its name.",
+        spec=model.ModelSpec,
+        status=model.ModelStatus,
+        columns=_model_columns(),
+    ),
+    XrdDefinition(
+        kind=Kind.CLUSTER_SERVICE_TEMPLATE,
+        plural="aimclusterservicetemplates",
+        scope="Cluster",
+        short_names=("aimcltpl",),
+        description="A runtime profile for a model, available to every namespace.",
+        spec=template.ClusterServiceTemplateSpec,
+        status=template.TemplateStatus,
+        columns=_template_columns(),
+    ),
+    XrdDefinition(
+        kind=Kind.SERVICE_TEMPLATE,
+        plural="aimservicetemplates",
+        scope="Namespaced",
+        short_names=("aimtpl",),
+        description="A runtime profile for a model in one namespace, optionally cached.",
+        spec=template.ServiceTemplateSpec,
+        status=template.TemplateStatus,
+        columns=_template_columns(),
+    ),
     XrdDefinition(
         kind=Kind.SERVICE,
         plural="aimservices",
@@ -53,10 +139,39 @@ DEFINITIONS: tuple[XrdDefinition, ...] = (
         status=service.AIMServiceStatus,
         columns=(
             PrinterColumn("Status", ".status.status"),
-            PrinterColumn("Model", ".spec.model.ref"),
-            PrinterColumn("Image", ".spec.model.image", priority=1),
+            PrinterColumn("Model", ".status.resolvedModel.name"),
             PrinterColumn("Template", ".status.resolvedTemplate.name"),
-            AGE,
+            PrinterColumn("Replicas", ".spec.replicas", "integer"),
+            PrinterColumn("Path", ".status.routing.path", priority=1),
+        ),
+    ),
+    XrdDefinition(
+        kind=Kind.TEMPLATE_CACHE,
+        plural="aimtemplatecaches",
+        scope="Namespaced",
+        short_names=("aimtc",),
+        description="Pre-warms every model artifact of a template into caches in the namespace.",
+        spec=cache.TemplateCacheSpec,
+        status=cache.TemplateCacheStatus,
+        columns=(
+            PrinterColumn("Template", ".spec.templateName"),
+            PrinterColumn("Status", ".status.status"),
+            PrinterColumn("TemplateKind", ".status.resolvedTemplateKind"),
+        ),
+    ),
+    XrdDefinition(
+        kind=Kind.MODEL_CACHE,
+        plural="aimmodelcaches",
+        scope="Namespaced",
+        short_names=("aimmc",),
+        description="One model artifact downloaded into a PVC that inference pods mount.",
+        spec=cache.ModelCacheSpec,
+        status=cache.ModelCacheStatus,
+        columns=(
+            PrinterColumn("Status", ".status.status"),
+            PrinterColumn("Source", ".spec.sourceUri"),
+            PrinterColumn("Size", ".status.size"),
+            PrinterColumn("PVC", ".status.persistentVolumeClaim"),
         ),
     ),
 )

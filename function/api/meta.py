@@ -12,13 +12,17 @@ CATEGORY: Final = "aim"
 
 
 class Kind(StrEnum):
-    """The AIM kinds. Only the ones with a composer are served as XRDs so far."""
+    """The AIM kinds, each served as an XRD."""
 
-    SERVICE = "AIMService"
-    MODEL = "AIMModel"
+    CLUSTER_RUNTIME_CONFIG = "AIMClusterRuntimeConfig"
+    RUNTIME_CONFIG = "AIMRuntimeConfig"
     CLUSTER_MODEL = "AIMClusterModel"
-    SERVICE_TEMPLATE = "AIMServiceTemplate"
+    MODEL = "AIMModel"
     CLUSTER_SERVICE_TEMPLATE = "AIMClusterServiceTemplate"
+    SERVICE_TEMPLATE = "AIMServiceTemplate"
+    SERVICE = "AIMService"
+    TEMPLATE_CACHE = "AIMTemplateCache"
+    MODEL_CACHE = "AIMModelCache"
 
 
 class Scope(StrEnum):
@@ -26,3 +30,4 @@ class Scope(StrEnum):
 
     NAMESPACE = "Namespace"
     CLUSTER = "Cluster"
+    MERGED = "Merged"  # a namespace runtime config merged over the cluster one

@@ -36,6 +36,9 @@ _KEPT: Final = frozenset(
 )
 
 
+_CEL: Final = "x-kubernetes-validations"
+
+
 class UnsupportedSchemaError(ValueError):
     """A model uses a type that has no structural-schema equivalent."""
 
@@ -51,10 +54,10 @@ def structural_schema(model: type[BaseModel]) -> Schema:
 
 
 def _convert(node: Schema, defs: dict[str, JsonValue], where: str) -> Schema:
+    node = _inline(node, defs, where)
     if node.get("x-kubernetes-int-or-string"):
         # Its anyOf [integer, string] is the one union a structural schema allows; keep it whole.
         return {k: node[k] for k in sorted(node) if k in _KEPT or k == "anyOf"}
-    node = _inline(node, defs, where)
     # Sorted keys, so the generated YAML is stable and diffs of it read well.
     out: Schema = {k: node[k] for k in sorted(node) if k in _KEPT}
     if out.get("default", 0) is None:
@@ -85,11 +88,13 @@ def _convert(node: Schema, defs: dict[str, JsonValue], where: str) -> Schema:
 
 def _inline(node: Schema, defs: dict[str, JsonValue], where: str) -> Schema:
     """Resolve `$ref` and optional (`anyOf [X, null]`) wrappers, keeping the outer annotations."""
+    if node.get("x-kubernetes-int-or-string"):
+        return node
     ref = node.get("$ref")
     if isinstance(ref, str):
         target = _as_schema(defs.get(ref.rsplit("/", 1)[-1]), where)
         outer = {k: v for k, v in node.items() if k != "$ref"}
-        return _inline({**target, **outer}, defs, where)
+        return _inline(_merge(target, outer), defs, where)
     any_of = node.get("anyOf")
     if isinstance(any_of, list):
         options = [o for o in any_of if o != {"type": "null"}]
@@ -97,8 +102,25 @@ def _inline(node: Schema, defs: dict[str, JsonValue], where: str) -> Schema:
             msg = f"{where}: a union of several types cannot be expressed ({options})"
             raise UnsupportedSchemaError(msg)
         outer = {k: v for k, v in node.items() if k != "anyOf"}
-        return _inline({**_as_schema(options[0], where), **outer}, defs, where)
+        return _inline(_merge(_as_schema(options[0], where), outer), defs, where)
     return node
+
+
+def _merge(inner: Schema, outer: Schema) -> Schema:
+    """The field's annotations over its type's, keeping the CEL rules of both.
+
+    A type's rules (say, a one-of) and a field's rules (say, immutability) must all hold.
+    """
+    merged = {**inner, **outer}
+    rules = [*_rules(inner), *_rules(outer)]
+    if rules:
+        merged[_CEL] = rules
+    return merged
+
+
+def _rules(node: Schema) -> list[JsonValue]:
+    rules = node.get(_CEL, [])
+    return list(rules) if isinstance(rules, list) else []
 
 
 def _as_schema(value: JsonValue, where: str) -> Schema:

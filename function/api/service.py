@@ -3,35 +3,62 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Final
 
 from pydantic import Field
 
-from function.api.common import ApiModel, EnvVar, LocalObjectReference, ResourceRequirements
-from function.api.meta import Scope
+from function.api.cel import exactly_one, fixed_presence, immutable, rule, validations
+from function.api.common import (
+    ApiModel,
+    EnvVar,
+    LocalObjectReference,
+    ModelSource,
+    ResolvedReference,
+    ResourceRequirements,
+)
+from function.api.hardware import INT32_MAX, Hardware, Metric, Precision
+from function.api.runtimeconfig import RoutingConfig
+
+DEFAULT_BASE_IMAGE: Final = "amdenterpriseai/aim-base:latest"
+
+
+class CustomModel(ApiModel):
+    """A model given inline by its weights; the service composes an AIMModel it owns."""
+
+    base_image: str = Field(
+        default=DEFAULT_BASE_IMAGE,
+        min_length=1,
+        max_length=1024,
+        description="Image that downloads and serves the weights.",
+    )
+    model_sources: list[ModelSource] = Field(
+        min_length=1, max_length=1, description="The weights to serve."
+    )
+    hardware: Hardware = Field(description="GPUs (or CPU) per replica.")
 
 
 class ServiceModel(ApiModel):
-    """Which model to serve: a catalog entry by name, or a container image."""
+    """Which model to serve: a catalog entry by name, an image, or custom weights."""
 
     model_config = ApiModel.model_config | {
-        "json_schema_extra": {
-            "x-kubernetes-validations": [
-                {
-                    "rule": "[has(self.ref), has(self.image)].filter(x, x).size() == 1",
-                    "message": "set exactly one of spec.model.ref or spec.model.image",
-                },
-            ],
-        },
+        "json_schema_extra": validations(
+            exactly_one(("ref", "image", "custom"), "spec.model"),
+        ),
     }
 
     ref: str | None = Field(
         default=None,
         min_length=1,
+        max_length=253,
         description="Name of an AIMModel in the namespace, else of an AIMClusterModel.",
     )
     image: str | None = Field(
-        default=None, min_length=1, description="Model container image to serve directly."
+        default=None,
+        min_length=1,
+        max_length=1024,
+        description="Model image; the unique model with this image is used, else one is created.",
     )
+    custom: CustomModel | None = Field(default=None, description="Custom weights to serve.")
 
 
 class ServiceTemplateRef(ApiModel):
@@ -40,32 +67,97 @@ class ServiceTemplateRef(ApiModel):
     name: str | None = Field(
         default=None,
         min_length=1,
+        max_length=253,
         description="AIMServiceTemplate in the namespace, else AIMClusterServiceTemplate.",
     )
+    allow_unoptimized: bool | None = Field(
+        default=None,
+        description="Let auto-selection pick templates of type `unoptimized` or `preview`.",
+    )
+
+
+class ServiceOverrides(ApiModel):
+    """Profile settings over the template's; the service then runs on a derived template."""
+
+    metric: Metric | None = Field(
+        default=None,
+        description="Optimisation goal.",
+        json_schema_extra=validations(immutable("spec.overrides.metric")),
+    )
+    precision: Precision | None = Field(
+        default=None,
+        description="Weight precision.",
+        json_schema_extra=validations(immutable("spec.overrides.precision")),
+    )
+    hardware: Hardware | None = Field(
+        default=None,
+        description="GPUs (or CPU) per replica.",
+        json_schema_extra=validations(immutable("spec.overrides.hardware")),
+    )
+
+
+class ServiceRouting(RoutingConfig):
+    """HTTP routing of this service, over its runtime config's."""
 
 
 class AIMServiceSpec(ApiModel):
     """Desired state of an AIMService."""
 
-    model: ServiceModel = Field(description="The model to serve.")
-    template: ServiceTemplateRef | None = Field(
-        default=None, description="The runtime template; auto-selected when omitted."
+    model_config = ApiModel.model_config | {
+        "json_schema_extra": validations(
+            fixed_presence("template", "spec.template"),
+            fixed_presence("overrides", "spec.overrides"),
+            rule(
+                "!has(self.minReplicas) || !has(self.maxReplicas)"
+                " || self.minReplicas <= self.maxReplicas",
+                "spec.minReplicas must not exceed spec.maxReplicas",
+            ),
+        ),
+    }
+
+    model: ServiceModel = Field(
+        description="The model to serve.",
+        json_schema_extra=validations(immutable("spec.model")),
     )
-    replicas: int = Field(default=1, ge=0, le=2**31 - 1, description="Inference pods to run.")
+    template: ServiceTemplateRef | None = Field(
+        default=None,
+        description="The runtime template; auto-selected among the model's when omitted.",
+        json_schema_extra=validations(immutable("spec.template")),
+    )
+    overrides: ServiceOverrides | None = Field(
+        default=None, description="Profile settings over the template's."
+    )
+    cache_model: bool = Field(
+        default=False,
+        description="Pre-warm the model artifacts into caches and mount them.",
+    )
+    replicas: int = Field(default=1, ge=0, le=INT32_MAX, description="Inference pods to run.")
+    min_replicas: int | None = Field(
+        default=None, ge=1, le=INT32_MAX, description="Fewest pods when autoscaled."
+    )
+    max_replicas: int | None = Field(
+        default=None, ge=1, le=INT32_MAX, description="Most pods when autoscaled."
+    )
     runtime_config_name: str = Field(
-        default="default", min_length=1, description="AIMRuntimeConfig to apply."
+        default="default",
+        min_length=1,
+        max_length=253,
+        description="AIMRuntimeConfig (merged over the AIMClusterRuntimeConfig) to apply.",
     )
     resources: ResourceRequirements | None = Field(
-        default=None, description="Container resources, over the template's."
+        default=None, description="Container resources, over the template's and the model's."
     )
     env: list[EnvVar] | None = Field(
-        default=None, description="Environment for the inference container (highest precedence)."
+        default=None, description="Environment of the inference container (highest precedence)."
+    )
+    routing: ServiceRouting | None = Field(
+        default=None, description="HTTP routing through Gateway API."
     )
     image_pull_secrets: list[LocalObjectReference] | None = Field(
         default=None, description="Secrets for pulling the model image."
     )
     service_account_name: str | None = Field(
-        default=None, description="Service account of the inference pods."
+        default=None, max_length=253, description="Service account of the inference pods."
     )
 
 
@@ -79,13 +171,11 @@ class ServiceStatusValue(StrEnum):
     FAILED = "Failed"
 
 
-class ResolvedReference(ApiModel):
-    """An AIM object a reference resolved to."""
+class RoutingStatus(ApiModel):
+    """Where the service is reachable."""
 
-    name: str = Field(description="Name of the object.")
-    namespace: str | None = Field(default=None, description="Namespace; unset for cluster scope.")
-    scope: Scope = Field(description="Whether a namespaced or a cluster-scoped object matched.")
-    kind: str = Field(description="Kind of the object.")
+    path: str | None = Field(default=None, description="HTTP path prefix of the HTTPRoute.")
+    http_route: str | None = Field(default=None, description="Name of the composed HTTPRoute.")
 
 
 class AIMServiceStatus(ApiModel):
@@ -94,9 +184,14 @@ class AIMServiceStatus(ApiModel):
     status: ServiceStatusValue = Field(
         default=ServiceStatusValue.PENDING, description="Lifecycle state."
     )
+    resolved_runtime_config: ResolvedReference | None = Field(
+        default=None, description="The runtime config in use."
+    )
+    resolved_model: ResolvedReference | None = Field(default=None, description="The model.")
     resolved_template: ResolvedReference | None = Field(
         default=None, description="The template in use."
     )
     inference_service: str | None = Field(
         default=None, description="Name of the composed KServe InferenceService."
     )
+    routing: RoutingStatus | None = Field(default=None, description="HTTP routing.")

@@ -1,7 +1,7 @@
-"""AIMServiceTemplate / AIMClusterServiceTemplate: a runtime profile for one model on one GPU.
+"""AIMServiceTemplate / AIMClusterServiceTemplate: a runtime profile for one model on some hardware.
 
-Only the function reads templates so far (the service resolves them); their XRDs, composer and
-status come with the template issues. The spec is the newest seed generation's.
+A template is also a discovery cache: a discovery Job finds which model artifacts the profile
+needs and the result is kept in status for services and caches to reuse.
 """
 
 from __future__ import annotations
@@ -10,85 +10,166 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from function.api.cel import fixed_presence, immutable, validations
 from function.api.common import (
     ApiModel,
     EnvVar,
+    FreeForm,
     LocalObjectReference,
+    ModelSource,
     Quantity,
+    ResolvedReference,
     ResourceRequirements,
+    StringMap,
+)
+from function.api.hardware import DEFAULT_GPU_RESOURCE, Hardware, Metric, Precision, ProfileType
+
+__all__ = ["DEFAULT_GPU_RESOURCE", "ServiceTemplateSpec"]
+
+_IMMUTABLE_PROFILE = validations(
+    fixed_presence("metric", "spec.metric"),
+    fixed_presence("precision", "spec.precision"),
+    fixed_presence("hardware", "spec.hardware"),
 )
 
-DEFAULT_GPU_RESOURCE = "amd.com/gpu"
 
+class ClusterServiceTemplateSpec(ApiModel):
+    """Spec of an AIMClusterServiceTemplate, and the part every template shares."""
 
-class Metric(StrEnum):
-    """What the runtime profile optimises for."""
+    model_config = ApiModel.model_config | {"json_schema_extra": _IMMUTABLE_PROFILE}
 
-    LATENCY = "latency"
-    THROUGHPUT = "throughput"
-
-
-class Precision(StrEnum):
-    """Numeric precision of the model weights at run time."""
-
-    AUTO = "auto"
-    FP4 = "fp4"
-    FP8 = "fp8"
-    FP16 = "fp16"
-    FP32 = "fp32"
-    BF16 = "bf16"
-    INT4 = "int4"
-    INT8 = "int8"
-
-
-class GpuRequirements(ApiModel):
-    """The GPUs a template needs."""
-
-    requests: int | None = Field(
-        default=None, ge=0, le=2**31 - 1, description="Number of GPUs per replica."
-    )
-    model: str | None = Field(
-        default=None, max_length=64, description="AMD GPU model to run on, for example MI300X."
-    )
-    min_vram: Quantity | None = Field(
-        default=None, description="Smallest GPU memory acceptable; excludes `model`."
-    )
-    resource_name: str = Field(
-        default=DEFAULT_GPU_RESOURCE,
+    model_name: str = Field(
         min_length=1,
-        description="Extended resource name the GPU device plugin advertises.",
+        max_length=253,
+        description="The AIMModel (same namespace) or AIMClusterModel this template runs.",
+        json_schema_extra=validations(immutable("spec.modelName")),
     )
-
-
-class CpuRequirements(ApiModel):
-    """CPU for templates that run without GPUs."""
-
-    requests: Quantity = Field(description="CPU requested per replica.")
-    limits: Quantity | None = Field(default=None, description="CPU limit per replica.")
-
-
-class Hardware(ApiModel):
-    """Hardware a template runs on."""
-
-    gpu: GpuRequirements | None = Field(default=None, description="GPU requirements.")
-    cpu: CpuRequirements | None = Field(default=None, description="CPU requirements.")
-
-
-class ServiceTemplateSpec(ApiModel):
-    """Spec shared by AIMServiceTemplate and AIMClusterServiceTemplate."""
-
-    model_name: str = Field(min_length=1, description="The AIMModel or AIMClusterModel served.")
-    metric: Metric | None = Field(default=None, description="Optimisation goal.")
-    precision: Precision | None = Field(default=None, description="Weight precision.")
-    hardware: Hardware | None = Field(default=None, description="Hardware requirements.")
-    profile_id: str | None = Field(default=None, description="Runtime profile to select.")
-    env: list[EnvVar] | None = Field(default=None, description="Extra runtime environment.")
+    metric: Metric | None = Field(
+        default=None,
+        description="Optimisation goal.",
+        json_schema_extra=validations(immutable("spec.metric")),
+    )
+    precision: Precision | None = Field(
+        default=None,
+        description="Weight precision.",
+        json_schema_extra=validations(immutable("spec.precision")),
+    )
+    hardware: Hardware | None = Field(
+        default=None,
+        description="GPUs (or CPU) per replica.",
+        json_schema_extra=validations(immutable("spec.hardware")),
+    )
+    type: ProfileType | None = Field(default=None, description="Profile tuning level.")
+    profile_id: str | None = Field(
+        default=None, max_length=253, description="Runtime profile the container should select."
+    )
+    runtime_config_name: str = Field(
+        default="default", min_length=1, max_length=253, description="Runtime config to apply."
+    )
+    model_sources: list[ModelSource] | None = Field(
+        default=None,
+        max_length=16,
+        description="Model artifacts, given inline; discovery is then skipped.",
+    )
+    env: list[EnvVar] | None = Field(
+        default=None, description="Environment of the inference container."
+    )
     resources: ResourceRequirements | None = Field(
-        default=None, description="Container resources, over the GPU-derived defaults."
+        default=None, description="Container resources, over the model's."
     )
     image_pull_secrets: list[LocalObjectReference] | None = Field(
         default=None, description="Secrets for pulling the model image."
     )
     service_account_name: str | None = Field(
-        default=None, description="Service account for pods run for this template."
+        default=None, max_length=253, description="Service account of discovery and inference."
     )
+
+
+class TemplateCaching(ApiModel):
+    """Pre-warming the template's model artifacts into caches in its namespace."""
+
+    enabled: bool = Field(default=False, description="Compose an AIMTemplateCache.")
+    env: list[EnvVar] | None = Field(
+        default=None, description="Environment of the downloads (credentials, proxies)."
+    )
+
+
+class ServiceTemplateSpec(ClusterServiceTemplateSpec):
+    """Spec of an AIMServiceTemplate; caching is a namespace concern, so only it may cache."""
+
+    caching: TemplateCaching | None = Field(default=None, description="Model caching.")
+
+
+class TemplateStatusValue(StrEnum):
+    """The coarse lifecycle state shown in `kubectl get aimservicetemplate`."""
+
+    PENDING = "Pending"
+    PROGRESSING = "Progressing"
+    AVAILABLE = "Available"
+    DEGRADED = "Degraded"
+    FAILED = "Failed"
+    NOT_AVAILABLE = "NotAvailable"
+
+
+class DiscoveredSource(ApiModel):
+    """A model artifact the template needs, as discovery (or the spec) reported it."""
+
+    name: str | None = Field(default=None, description="Name of the model.")
+    model_id: str | None = Field(default=None, description="Canonical model id, `org/name`.")
+    source_uri: str = Field(description="Where the artifact is downloaded from.")
+    size: Quantity | None = Field(default=None, description="Storage the artifact needs.")
+
+
+class ProfileMetadata(ApiModel):
+    """The summary of a discovered profile."""
+
+    engine: str | None = Field(default=None, description="Inference engine, e.g. `vllm`.")
+    gpu: str | None = Field(default=None, description="GPU model of the profile.")
+    gpu_count: int | None = Field(
+        default=None, alias="gpu_count", ge=0, description="GPUs per replica."
+    )
+    metric: str | None = Field(default=None, description="Optimisation goal.")
+    precision: str | None = Field(default=None, description="Weight precision.")
+
+
+class Profile(ApiModel):
+    """The runtime profile discovery selected."""
+
+    engine_args: FreeForm | None = Field(
+        default=None, alias="engine_args", description="Engine arguments, as the image gives them."
+    )
+    env_vars: StringMap | None = Field(
+        default=None, alias="env_vars", description="Environment the profile sets."
+    )
+    metadata: ProfileMetadata | None = Field(default=None, description="Profile summary.")
+
+
+class DiscoveryState(ApiModel):
+    """Discovery attempts, kept in status so retries back off across reconciles."""
+
+    attempts: int = Field(default=0, ge=0, description="Failed attempts so far.")
+    last_attempt_time: str | None = Field(
+        default=None, description="When the last attempt started (RFC 3339)."
+    )
+    last_failure_reason: str | None = Field(default=None, description="Why it last failed.")
+    job: str | None = Field(default=None, description="Name of the current discovery Job.")
+
+
+class TemplateStatus(ApiModel):
+    """Observed state of a template, written by the function."""
+
+    status: TemplateStatusValue = Field(
+        default=TemplateStatusValue.PENDING, description="Lifecycle state."
+    )
+    resolved_runtime_config: ResolvedReference | None = Field(
+        default=None, description="The runtime config in use."
+    )
+    resolved_model: ResolvedReference | None = Field(default=None, description="The model.")
+    model_sources: list[DiscoveredSource] | None = Field(
+        default=None, description="Model artifacts the template needs."
+    )
+    profile: Profile | None = Field(default=None, description="The discovered runtime profile.")
+    hardware_summary: str | None = Field(
+        default=None, description="Short hardware description, e.g. `2 x MI300X`."
+    )
+    discovery: DiscoveryState | None = Field(default=None, description="Discovery attempts.")

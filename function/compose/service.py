@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from function import naming
 from function.api.meta import Kind
-from function.api.service import (
-    AIMServiceSpec,
-    AIMServiceStatus,
-    ResolvedReference,
-    ServiceStatusValue,
-)
-from function.api.template import DEFAULT_GPU_RESOURCE, ServiceTemplateSpec
+from function.api.common import ResolvedReference
+from function.api.hardware import DEFAULT_GPU_RESOURCE, GpuRequirements
+from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceStatusValue
+from function.api.template import ServiceTemplateSpec
 from function.build import Manifest
 from function.build.kserve import build_inference_service
 from function.errors import InvalidSpecError
@@ -43,13 +40,15 @@ def compose_service(observed: Observed) -> Composition:
     comp = Composition()
 
     if spec.model.image is None:
-        # TODO(issue 4): resolve spec.model.ref through AIMModel, then AIMClusterModel.
+        # TODO(issue 4): resolve spec.model.ref through AIMModel, then AIMClusterModel, and
+        # compose the AIMModel of spec.model.custom.
+        field = "spec.model.ref" if spec.model.ref is not None else "spec.model.custom"
         return _failed(
             comp,
             ConditionType.MODEL_READY,
             Reason.UNSUPPORTED,
-            "spec.model.ref: serving a catalog model by reference is not supported by this "
-            "version of function-aim; set spec.model.image to the model's container image",
+            f"{field}: serving a model this way is not supported by this version of "
+            "function-aim; set spec.model.image to the model's container image",
         )
     if spec.template is None or spec.template.name is None:
         # TODO(issue 4): auto-select among the model's Available templates.
@@ -112,7 +111,7 @@ def _compose_inference_service(
     try:
         template = parse_spec(found.manifest, ServiceTemplateSpec)
         gpu = template.hardware.gpu if template.hardware else None
-        ids = device_ids(gpu.model) if gpu and gpu.model else ()
+        ids = _device_ids(gpu)
     except (InvalidSpecError, UnknownGpuModelError) as e:
         return _failed(
             comp,
@@ -166,6 +165,14 @@ def _compose_inference_service(
         ),
     ]
     return comp
+
+
+def _device_ids(gpu: GpuRequirements | None) -> tuple[str, ...]:
+    """Device ids of every GPU model the template accepts; none pins no GPU model."""
+    if gpu is None:
+        return ()
+    models = [gpu.model] if gpu.model else list(gpu.models or ())
+    return tuple(sorted({i for m in models for i in device_ids(m)}))
 
 
 def _inference_service_name(observed: Observed) -> str:

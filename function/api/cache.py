@@ -1,0 +1,148 @@
+"""AIMTemplateCache and AIMModelCache: model artifacts pre-warmed into PVCs that services mount."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+from pydantic import Field
+
+from function.api.cel import immutable, rule, validations
+from function.api.common import (
+    MODEL_ID_PATTERN,
+    SOURCE_URI_RULE,
+    ApiModel,
+    EnvVar,
+    LocalObjectReference,
+    Quantity,
+    ResolvedReference,
+)
+
+DEFAULT_DOWNLOAD_IMAGE: Final = "kserve/storage-initializer:v0.16.0-rc0"
+
+
+class TemplateScope(StrEnum):
+    """Which kind of template a cache names."""
+
+    NAMESPACE = "Namespace"
+    CLUSTER = "Cluster"
+
+
+class TemplateCacheSpec(ApiModel):
+    """Desired state of an AIMTemplateCache."""
+
+    template_name: str = Field(
+        min_length=1,
+        max_length=253,
+        description="AIMServiceTemplate in the namespace, else AIMClusterServiceTemplate.",
+        json_schema_extra=validations(immutable("spec.templateName")),
+    )
+    template_scope: TemplateScope | None = Field(
+        default=None,
+        description="Look only at namespace (Namespace) or cluster (Cluster) templates.",
+    )
+    storage_class_name: str | None = Field(
+        default=None, max_length=253, description="Storage class of the cache PVCs."
+    )
+    env: list[EnvVar] | None = Field(
+        default=None, description="Environment of the downloads (credentials such as HF_TOKEN)."
+    )
+    image_pull_secrets: list[LocalObjectReference] | None = Field(
+        default=None, description="Secrets for pulling the download image."
+    )
+    runtime_config_name: str = Field(
+        default="default", min_length=1, max_length=253, description="Runtime config to apply."
+    )
+
+
+class CacheStatusValue(StrEnum):
+    """The coarse lifecycle state of a cache."""
+
+    PENDING = "Pending"
+    PROGRESSING = "Progressing"
+    AVAILABLE = "Available"
+    FAILED = "Failed"
+
+
+class CacheEntry(ApiModel):
+    """One model cache of a template cache."""
+
+    name: str = Field(description="Name of the AIMModelCache.")
+    source_uri: str = Field(description="What it caches.")
+    status: CacheStatusValue = Field(description="Its status.")
+    persistent_volume_claim: str | None = Field(default=None, description="Its PVC.")
+
+
+class TemplateCacheStatus(ApiModel):
+    """Observed state of an AIMTemplateCache, written by the function."""
+
+    status: CacheStatusValue = Field(
+        default=CacheStatusValue.PENDING, description="Lifecycle state."
+    )
+    resolved_runtime_config: ResolvedReference | None = Field(
+        default=None, description="The runtime config in use."
+    )
+    resolved_template: ResolvedReference | None = Field(default=None, description="The template.")
+    resolved_template_kind: str | None = Field(
+        default=None, description="AIMServiceTemplate or AIMClusterServiceTemplate."
+    )
+    model_caches: list[CacheEntry] | None = Field(
+        default=None, description="The model caches, one per model source."
+    )
+
+
+class ModelCacheSpec(ApiModel):
+    """Desired state of an AIMModelCache."""
+
+    source_uri: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="What to download: `hf://org/model` or `s3://bucket/key`.",
+        json_schema_extra=validations(
+            rule(
+                f"self.matches('{SOURCE_URI_RULE}')",
+                "sourceUri must be hf://<org>/<model> or s3://<bucket>/<key>, without spaces",
+            ),
+            immutable("spec.sourceUri"),
+        ),
+    )
+    model_id: str | None = Field(
+        default=None,
+        max_length=256,
+        pattern=MODEL_ID_PATTERN,
+        description="Canonical model id, `org/name`; sets the mount path in services.",
+    )
+    storage_class_name: str | None = Field(
+        default=None, max_length=253, description="Storage class of the PVC."
+    )
+    size: Quantity | None = Field(
+        default=None, description="PVC size before headroom; found by a size-check Job if unset."
+    )
+    env: list[EnvVar] | None = Field(
+        default=None, description="Environment of the download (credentials such as HF_TOKEN)."
+    )
+    model_download_image: str = Field(
+        default=DEFAULT_DOWNLOAD_IMAGE,
+        min_length=1,
+        max_length=1024,
+        description="Image of the download Job.",
+    )
+    image_pull_secrets: list[LocalObjectReference] | None = Field(
+        default=None, description="Secrets for pulling the download image."
+    )
+    runtime_config_name: str = Field(
+        default="default", min_length=1, max_length=253, description="Runtime config to apply."
+    )
+
+
+class ModelCacheStatus(ApiModel):
+    """Observed state of an AIMModelCache, written by the function."""
+
+    status: CacheStatusValue = Field(
+        default=CacheStatusValue.PENDING, description="Lifecycle state."
+    )
+    persistent_volume_claim: str | None = Field(default=None, description="Name of the PVC.")
+    size: Quantity | None = Field(default=None, description="Size of the model, once known.")
+    last_used: str | None = Field(
+        default=None, description="When a service last started with this cache (RFC 3339)."
+    )

@@ -1,0 +1,107 @@
+"""AIMRuntimeConfig / AIMClusterRuntimeConfig: defaults that models, templates and services read.
+
+A namespace's AIMRuntimeConfig is merged over the AIMClusterRuntimeConfig of the same name.
+Neither composes anything, so their status stays empty apart from Crossplane's conditions.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field
+
+from function.api.common import ApiModel, EnvVar, LocalObjectReference, ParentReference, StringMap
+
+# Gateway API's Duration: up to four <number><unit> parts, as HTTPRoute timeouts accept.
+DURATION_PATTERN = r"^([0-9]{1,5}(h|m|s|ms)){1,4}$"
+
+Duration = Annotated[str, Field(pattern=DURATION_PATTERN)]
+
+
+class RoutingConfig(ApiModel):
+    """Defaults for the HTTPRoutes of AIMServices."""
+
+    enabled: bool | None = Field(
+        default=None, description="Create an HTTPRoute for services (a service may override)."
+    )
+    gateway_ref: ParentReference | None = Field(
+        default=None, description="The Gateway the HTTPRoutes attach to."
+    )
+    path_template: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=512,
+        description=(
+            "HTTP path prefix, with JSONPath fragments in braces rendered against the "
+            "AIMService, e.g. `/{.metadata.namespace}/{.metadata.name}`."
+        ),
+    )
+    request_timeout: Duration | None = Field(
+        default=None, description="HTTPRoute request timeout, e.g. `60s` or `5m`."
+    )
+    annotations: StringMap | None = Field(
+        default=None, description="Annotations added to the HTTPRoutes."
+    )
+
+
+class ModelCreationScope(StrEnum):
+    """Where a model auto-created for `spec.model.image` should live."""
+
+    NAMESPACE = "Namespace"
+    CLUSTER = "Cluster"
+
+
+class ModelCreationConfig(ApiModel):
+    """How models auto-created for services are made."""
+
+    creation_scope: ModelCreationScope = Field(
+        default=ModelCreationScope.NAMESPACE,
+        description=(
+            "Scope of auto-created models. A service (namespaced) cannot compose cluster objects, "
+            "so Cluster creates the model in the service's namespace and says so in a warning."
+        ),
+    )
+    auto_discovery: bool = Field(
+        default=False, description="Auto-created models inspect their image and create templates."
+    )
+
+
+class ClusterRuntimeConfigSpec(ApiModel):
+    """Cluster-wide runtime defaults."""
+
+    default_storage_class_name: str | None = Field(
+        default=None,
+        max_length=253,
+        description="Storage class of model caches that do not name one.",
+    )
+    pvc_headroom_percent: int = Field(
+        default=10,
+        ge=0,
+        le=1000,
+        description="Extra space, in percent of the model size, given to model-cache PVCs.",
+    )
+    routing: RoutingConfig | None = Field(default=None, description="HTTP routing defaults.")
+    env: list[EnvVar] | None = Field(
+        default=None, description="Environment for every inference container."
+    )
+    model: ModelCreationConfig | None = Field(
+        default=None, description="How models auto-created from `spec.model.image` are made."
+    )
+
+
+class RuntimeConfigSpec(ClusterRuntimeConfigSpec):
+    """Namespace runtime defaults; also carries the namespace's credentials."""
+
+    service_account_name: str | None = Field(
+        default=None,
+        max_length=253,
+        description="Service account of discovery Jobs, cache downloads and inference pods.",
+    )
+    image_pull_secrets: list[LocalObjectReference] | None = Field(
+        default=None, description="Secrets for pulling model and runtime images."
+    )
+
+
+class RuntimeConfigStatus(ApiModel):
+    """Runtime configs are read, not reconciled: only Crossplane's conditions appear here."""

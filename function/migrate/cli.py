@@ -1,0 +1,83 @@
+"""The `aim-migrate` command: old AIM manifests in, canonical manifests out, and a report.
+
+    aim-migrate old.yaml [more.yaml ...] > new.yaml     # or `-` for standard input
+
+The converted YAML stream goes to standard output (or --output); the report, one block per
+manifest, goes to standard error. Exit status: 0 when everything was carried over, 1 when
+something could not be (the output is still written, for review), 2 on unreadable input.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+import click
+import yaml
+from pydantic import JsonValue, ValidationError
+
+from function.api.definitions import DEFINITIONS
+from function.migrate.rules import Migration, collect_context, migrate
+from function.errors import InvalidSpecError
+from function.state import parse_spec
+
+_SPECS = {d.kind.value: d.spec for d in DEFINITIONS}
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.File("r"))
+@click.option(
+    "--output", "-o", type=click.File("w"), default="-", help="Where to write the converted YAML."
+)
+@click.option("--quiet", "-q", is_flag=True, help="Report only what could not be carried.")
+def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
+    """Convert AIM manifests of API generations 000-002 into the canonical API."""
+    docs: list[JsonValue] = []
+    for f in files:
+        try:
+            docs.extend(d for d in yaml.safe_load_all(f) if d is not None)
+        except yaml.YAMLError as e:
+            raise click.ClickException(f"{f.name}: not YAML: {e}") from e
+    context = collect_context(docs)
+    results = [migrate(doc, context) for doc in docs]
+    for m in results:
+        _check(m)
+    output.write(yaml.safe_dump_all([m.manifest for m in results], sort_keys=False))
+    for m in results:
+        _report(m, quiet=quiet)
+    if any(m.not_carried for m in results):
+        sys.exit(1)
+
+
+def _check(m: Migration) -> None:
+    """Parse the result with the API models, so a conversion that is still invalid says so."""
+    if not isinstance(m.manifest, dict):
+        return
+    spec_model = _SPECS.get(str(m.manifest.get("kind")))
+    if spec_model is None or not str(m.manifest.get("apiVersion", "")).startswith("aim."):
+        return
+    try:
+        parse_spec(m.manifest, spec_model)
+    except (InvalidSpecError, ValidationError) as e:
+        m.not_carried.append(f"the result is not valid yet: {e}")
+
+
+def _report(m: Migration, *, quiet: bool) -> None:
+    if quiet and not m.not_carried:
+        return
+    arrow = m.source if m.source == m.target else f"{m.source} -> {m.target}"
+    lines = [arrow]
+    if not quiet:
+        lines += [f"  changed: {c}" for c in m.changes] or ["  unchanged"]
+    lines += [f"  NOT CARRIED: {n}" for n in m.not_carried]
+    click.echo("\n".join(lines), err=True)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()
+
+
+if __name__ == "__main__":
+    main()
+
