@@ -31,10 +31,11 @@ STARTUP_TIMEOUT_S: Final = 30.0
 
 @dataclass(frozen=True)
 class Tools:
-    """The Go-built binaries: the crossplane CLI and Crossplane core (the render engine)."""
+    """The Go-built binaries: the crossplane CLI, Crossplane core (the render engine), apicheck."""
 
     crossplane: Path
     core: Path
+    apicheck: Path
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,11 @@ def build_tools() -> Tools:
         msg = f"scripts/build-tools.sh failed with exit code {proc.returncode}"
         raise HarnessError(msg)
     bin_dir = Path(proc.stdout.strip().splitlines()[-1])
-    return Tools(crossplane=bin_dir / "crossplane", core=bin_dir / "crossplane-core")
+    return Tools(
+        crossplane=bin_dir / "crossplane",
+        core=bin_dir / "crossplane-core",
+        apicheck=bin_dir / "apicheck",
+    )
 
 
 @contextlib.contextmanager

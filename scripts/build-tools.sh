@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Go tools the project runs (the crossplane CLI and Crossplane core) from the Go module
-# proxy into a versioned cache directory outside the repository. Idempotent: a tool that is already
-# built at the pinned version is reused. Prints the directory holding the binaries on stdout (last
-# line); progress goes to stderr.
+# Builds the Go tools the project runs (the crossplane CLI, Crossplane core and our apicheck)
+# from the Go module proxy into a versioned cache directory outside the repository. Idempotent: a
+# tool already built at the pinned version (or, for apicheck, from the same sources) is reused.
+# Prints the directory holding the binaries on stdout (last line); progress goes to stderr.
 #
 #   AIM_CACHE_DIR   root of the cache (default: ${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane)
 set -euo pipefail
@@ -72,6 +72,26 @@ build crossplane-cli "$CLI_VERSION" "$bin/crossplane" github.com/crossplane/cli/
   "github.com/crossplane/cli/v2@$CLI_VERSION"
 build crossplane-core "$CORE_VERSION" "$bin/crossplane-core" github.com/crossplane/crossplane/v2/cmd/crossplane \
   "github.com/crossplane/crossplane/v2@$CORE_VERSION" "github.com/crossplane/crossplane/apis/v2@$CORE_VERSION"
+
+# apicheck is our own Go program (devtools/apicheck): the API server's validation code, offline.
+# It is rebuilt whenever its sources change; its go.sum pins every dependency.
+src="$(cd "$(dirname "$0")/.." && pwd)/devtools/apicheck"
+sum=$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)
+if [ "$(cat "$bin/apicheck.sum" 2>/dev/null)" = "$sum" ] && [ -x "$bin/apicheck" ]; then
+  log "apicheck: cached"
+else
+  log "apicheck: building (go output in $cache/tools/work/apicheck.log)"
+  t0=$(date +%s)
+  if ! (cd "$src" && GOFLAGS=-mod=readonly go build -trimpath -o "$bin/apicheck.tmp" .) \
+      >"$cache/tools/work/apicheck.log" 2>&1; then
+    log "apicheck: build failed; the end of $cache/tools/work/apicheck.log:"
+    tail -n 40 "$cache/tools/work/apicheck.log" >&2
+    exit 1
+  fi
+  mv "$bin/apicheck.tmp" "$bin/apicheck"
+  echo "$sum" >"$bin/apicheck.sum"
+  log "apicheck: built in $(( $(date +%s) - t0 ))s"
+fi
 
 log "tools ready in $(( $(date +%s) - start ))s: $bin"
 echo "$bin"

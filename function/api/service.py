@@ -79,6 +79,14 @@ class ServiceTemplateRef(ApiModel):
 class ServiceOverrides(ApiModel):
     """Profile settings over the template's; the service then runs on a derived template."""
 
+    model_config = ApiModel.model_config | {
+        "json_schema_extra": validations(
+            fixed_presence("metric", "spec.overrides.metric"),
+            fixed_presence("precision", "spec.overrides.precision"),
+            fixed_presence("hardware", "spec.overrides.hardware"),
+        ),
+    }
+
     metric: Metric | None = Field(
         default=None,
         description="Optimisation goal.",

@@ -8,13 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.render import ROOT, Tools, build_tools, serve_function
-
-
-@pytest.fixture(scope="session")
-def tools() -> Tools:
-    """The crossplane CLI and core, built once into the tools cache (reused when present)."""
-    return build_tools()
+from devtools.render import ROOT, serve_function
 
 
 @pytest.fixture(scope="session")

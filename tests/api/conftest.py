@@ -1,0 +1,26 @@
+"""Fixtures of the API tier: the CRDs Crossplane derives from our XRDs, and the seed documents."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from devtools.apicheck import xrd_crds
+from devtools.render import ROOT, Tools
+
+
+@pytest.fixture(scope="session")
+def crds_of_xrds(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """`crossplane xrd convert` of every generated XRD."""
+    return xrd_crds(tools, tmp_path_factory.mktemp("crds"))
+
+
+@pytest.fixture(scope="session")
+def seeds_dir() -> Path:
+    """The AIM seed documents (AIM_SEEDS_DIR, default ../shared/seeds)."""
+    path = Path(os.environ.get("AIM_SEEDS_DIR", ROOT.parent / "shared" / "seeds"))
+    if not any(path.glob("*.txt")):
+        pytest.fail(f"no seed documents under {path}; set AIM_SEEDS_DIR to their directory")
+    return path
