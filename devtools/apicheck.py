@@ -90,7 +90,9 @@ def xrd_crds(tools: Tools, out: Path) -> list[Path]:
     return paths
 
 
-def check_updates(tools: Tools, crds: Sequence[Path], updates: Sequence[Update]) -> dict[str, list[str]]:
+def check_updates(
+    tools: Tools, crds: Sequence[Path], updates: Sequence[Update]
+) -> dict[str, list[str]]:
     """Validate each update as the API server would; the error messages, keyed by name.
 
     Raises:

@@ -28,7 +28,9 @@ def immutable(path: str) -> dict[str, JsonValue]:
     The API server only evaluates it on updates where the field exists before and after; pair it
     with `fixed_presence` on the parent when removing or adding the field must be refused too.
     """
-    return rule("self == oldSelf", f"{path} is immutable; delete and recreate the object to change it")
+    return rule(
+        "self == oldSelf", f"{path} is immutable; delete and recreate the object to change it"
+    )
 
 
 def fixed_presence(field: str, path: str) -> dict[str, JsonValue]:

@@ -25,9 +25,7 @@ from function.api.hardware import Hardware, Metric, Precision, ProfileType
 class DiscoveryConfig(ApiModel):
     """Whether the model's image is inspected and templates are made from what it recommends."""
 
-    enabled: bool = Field(
-        default=False, description="Read the image's labels from its registry."
-    )
+    enabled: bool = Field(default=False, description="Read the image's labels from its registry.")
     auto_create_templates: bool = Field(
         default=True,
         description="Create a service template for each deployment the image recommends.",
@@ -42,7 +40,7 @@ class ProfileSelector(ApiModel):
 
 
 class CustomTemplate(ApiModel):
-    """A template generated for a custom model, inheriting `custom.hardware` unless it sets its own."""
+    """A template generated for a custom model; it inherits `custom.hardware` unless it has one."""
 
     name: str | None = Field(
         default=None, min_length=1, max_length=63, description="Name part of the template."

@@ -8,9 +8,9 @@ same steps (resolve, merge, build) in later issues.
 from __future__ import annotations
 
 from function import naming
-from function.api.meta import Kind
 from function.api.common import ResolvedReference
 from function.api.hardware import DEFAULT_GPU_RESOURCE, GpuRequirements
+from function.api.meta import Kind
 from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceStatusValue
 from function.api.template import ServiceTemplateSpec
 from function.build import Manifest

@@ -17,8 +17,8 @@ import yaml
 from pydantic import JsonValue, ValidationError
 
 from function.api.definitions import DEFINITIONS
-from function.migrate.rules import Migration, collect_context, migrate
 from function.errors import InvalidSpecError
+from function.migrate.rules import Migration, collect_context, migrate
 from function.state import parse_spec
 
 _SPECS = {d.kind.value: d.spec for d in DEFINITIONS}
@@ -37,7 +37,8 @@ def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
         try:
             docs.extend(d for d in yaml.safe_load_all(f) if d is not None)
         except yaml.YAMLError as e:
-            raise click.ClickException(f"{f.name}: not YAML: {e}") from e
+            msg = f"{f.name}: not YAML: {e}"
+            raise click.ClickException(msg) from e
     context = collect_context(docs)
     results = [migrate(doc, context) for doc in docs]
     for m in results:
@@ -80,4 +81,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-

@@ -80,7 +80,7 @@ def collect_context(docs: list[JsonValue]) -> Context:
     return Context(model_ids=ids)
 
 
-def _image(doc: Manifest, m: Migration, context: Context) -> None:
+def _image(doc: Manifest, m: Migration, _: Context) -> None:
     spec = _spec(doc)
     # Seed 000's AIMImage is cluster-scoped and keyed by spec.modelId; 001/002's is namespaced.
     if "modelId" in spec or doc.get("kind") == "AIMClusterImage":

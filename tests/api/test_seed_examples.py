@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import JsonValue
 
 from devtools.apicheck import validate_objects
 from devtools.render import Tools
@@ -23,14 +24,16 @@ def seed_manifests(seeds_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     found = []
     for seed in sorted(seeds_dir.glob("*.txt")):
         for block in re.findall(r"```yaml\n(.*?)```", seed.read_text(), re.DOTALL):
-            for doc in yaml.safe_load_all(block):
-                if (
-                    isinstance(doc, dict)
-                    and str(doc.get("apiVersion", "")).startswith("aim.silogen.ai/")
-                    and "kind" in doc
-                ):
-                    found.append((seed.name, doc))
+            found += [(seed.name, doc) for doc in yaml.safe_load_all(block) if _is_aim_object(doc)]
     return found
+
+
+def _is_aim_object(doc: Any) -> bool:
+    return (
+        isinstance(doc, dict)
+        and str(doc.get("apiVersion", "")).startswith("aim.silogen.ai/")
+        and "kind" in doc
+    )
 
 
 def test_seed_manifests_validate_after_migration(tools: Tools, seeds_dir: Path) -> None:
@@ -39,7 +42,7 @@ def test_seed_manifests_validate_after_migration(tools: Tools, seeds_dir: Path) 
     seeds = {name[:3] for name, _ in manifests}
     assert {"002", "004"} <= seeds, seeds
 
-    docs = [doc for _, doc in manifests]
+    docs: list[JsonValue] = [doc for _, doc in manifests]
     context = collect_context(docs)
     migrated = [migrate(doc, context) for doc in docs]
     for m in migrated:
@@ -47,7 +50,9 @@ def test_seed_manifests_validate_after_migration(tools: Tools, seeds_dir: Path) 
         if m.source.split("/")[0] in OLD_KINDS:
             assert m.changes, m.source
 
-    results = validate_objects(tools, [m.manifest for m in migrated])
+    results = validate_objects(
+        tools, [m.manifest for m in migrated if isinstance(m.manifest, dict)]
+    )
     assert len(results) == len(manifests)
     problems = [(name, errors) for name, errors in results if errors]
     assert problems == []
