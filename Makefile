@@ -1,7 +1,7 @@
 # The two commands of the README. Both install what they need (Python deps, Go-built tools).
 EXAMPLE ?= examples/aimservice-basic
 
-.PHONY: render test generate
+.PHONY: render test generate package
 
 render:  ## Render an example AIMService through the real Crossplane engine; print what it composes
 	@scripts/render $(EXAMPLE)
@@ -9,5 +9,8 @@ render:  ## Render an example AIMService through the real Crossplane engine; pri
 test:    ## Run every check: lockfile, ruff, mypy --strict, unit, render and schema tests
 	@scripts/test
 
-generate: ## Regenerate xrds/ and compositions/ from the API models
+generate: ## Regenerate xrds/, compositions/ and docs/api.md from the API models
 	@bash scripts/bootstrap.sh >/dev/null && .venv/bin/python -m devtools.xrds write
+
+package: ## Build the Configuration and Function packages into _output/ with crossplane xpkg build
+	@bash scripts/bootstrap.sh >/dev/null && .venv/bin/python -m devtools.packages

@@ -1,4 +1,4 @@
-"""Generate xrds/ and compositions/ from the API models, or check the committed files match.
+"""Generate xrds/, compositions/ and docs/api.md from the API models, or check they match.
 
 python -m devtools.xrds write    # regenerate
 python -m devtools.xrds check    # exit 1 and list the stale files if they differ
@@ -13,6 +13,7 @@ from typing import Final
 import yaml
 from pydantic import JsonValue
 
+from devtools.apidocs import api_markdown
 from function.api.definitions import DEFINITIONS, XrdDefinition
 from function.api.meta import API_VERSION, CATEGORY, GROUP, VERSION
 from function.api.schema import structural_schema
@@ -99,6 +100,7 @@ def generated_files() -> dict[Path, str]:
     for d in DEFINITIONS:
         files[Path("xrds") / f"{d.plural}.yaml"] = _dump(build_xrd(d))
         files[Path("compositions") / f"{d.plural}.yaml"] = _dump(build_composition(d))
+    files[Path("docs") / "api.md"] = api_markdown()
     return files
 
 

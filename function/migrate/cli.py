@@ -24,6 +24,10 @@ from function.state import parse_spec
 _SPECS = {d.kind.value: d.spec for d in DEFINITIONS}
 
 
+class _UnreadableInputError(click.ClickException):
+    exit_code = 2
+
+
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.File("r"))
 @click.option(
@@ -38,7 +42,7 @@ def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
             docs.extend(d for d in yaml.safe_load_all(f) if d is not None)
         except yaml.YAMLError as e:
             msg = f"{f.name}: not YAML: {e}"
-            raise click.ClickException(msg) from e
+            raise _UnreadableInputError(msg) from e
     context = collect_context(docs)
     results = [migrate(doc, context) for doc in docs]
     for m in results:

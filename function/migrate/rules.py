@@ -8,6 +8,7 @@ in the canonical API is reported, not invented around.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -210,8 +211,8 @@ def _drop_credentials(spec: dict[str, JsonValue], m: Migration) -> None:
         if key in spec:
             value = spec.pop(key)
             m.not_carried.append(
-                f"spec.{key}: {value!r} not carried; credentials are a namespace concern: set "
-                f"them in each namespace's AIMRuntimeConfig (spec.{key}) or on the models"
+                f"spec.{key}: {json.dumps(value)}; cluster runtime configs hold no credentials: "
+                f"set them in each namespace's AIMRuntimeConfig (spec.{key}) or on the models"
             )
 
 

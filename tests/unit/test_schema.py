@@ -9,8 +9,8 @@ from devtools.xrds import stale_files
 from function.api.schema import UnsupportedSchemaError, structural_schema
 
 
-def test_committed_xrds_and_compositions_match_the_models() -> None:
-    """Editing the models without `make generate` (or the YAML by hand) fails here."""
+def test_committed_xrds_compositions_and_api_docs_match_the_models() -> None:
+    """Editing the models without `make generate` (or the YAML or docs/api.md by hand) fails."""
     assert stale_files() == []
 
 

@@ -1,0 +1,154 @@
+"""aim-migrate: old-generation manifests become canonical ones, with an honest report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+
+from function.migrate.cli import cli
+from function.migrate.rules import Context, collect_context, migrate
+
+V = "aim.silogen.ai/v1alpha1"
+
+
+def old(kind: str, spec: dict[str, Any], name: str = "x", namespace: str | None = None) -> Any:
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": V, "kind": kind, "metadata": meta, "spec": spec}
+
+
+def spec_of(doc: Any) -> Any:
+    return doc["spec"]
+
+
+def test_seed_000_image_becomes_a_cluster_model_and_its_id_maps_references() -> None:
+    image = old("AIMImage", {"modelId": "meta/llama:1.1", "image": "ghcr.io/x/llama:1"}, "llama")
+    service = old("AIMService", {"aimModelId": "meta/llama:1.1"}, "chat", "ml")
+    context = collect_context([image, service])
+
+    model = migrate(image, context)
+    assert model.manifest["kind"] == "AIMClusterModel"  # type: ignore[index,call-overload]
+    assert spec_of(model.manifest) == {"image": "ghcr.io/x/llama:1"}
+    assert model.not_carried == []
+
+    svc = migrate(service, context)
+    assert spec_of(svc.manifest) == {"model": {"ref": "llama"}}
+    assert svc.not_carried == []
+
+
+def test_seed_001_namespaced_image_becomes_a_namespaced_model() -> None:
+    m = migrate(old("AIMImage", {"image": "ghcr.io/x/y:1"}, "y", "ml"), Context())
+    assert m.manifest["kind"] == "AIMModel"  # type: ignore[index,call-overload]
+    assert m.manifest["metadata"] == {"name": "y", "namespace": "ml"}  # type: ignore[index,call-overload]
+
+
+def test_a_model_id_that_cannot_be_mapped_is_reported() -> None:
+    m = migrate(old("AIMService", {"aimModelId": "meta/llama:1.1"}, "chat", "ml"), Context())
+    assert spec_of(m.manifest) == {"model": {"ref": "meta/llama:1.1"}}
+    [problem] = m.not_carried
+    assert problem.startswith("spec.aimModelId: 'meta/llama:1.1' is a model id, not a model name")
+
+
+def test_service_fields_of_seed_001() -> None:
+    m = migrate(
+        old(
+            "AIMService",
+            {
+                "aimImageName": "llama",
+                "templateRef": "llama-latency",
+                "cacheModel": True,
+                "overrides": {"precision": "fp8", "gpuSelector": {"count": 2, "model": "MI300X"}},
+                "routing": {"enabled": True, "routeTemplate": "/{.spec.aimImageName}/x"},
+            },
+            "chat",
+            "ml",
+        ),
+        Context(),
+    )
+    assert spec_of(m.manifest) == {
+        "cacheModel": True,
+        "overrides": {"precision": "fp8", "hardware": {"gpu": {"requests": 2, "model": "MI300X"}}},
+        "routing": {"enabled": True, "pathTemplate": "/{.spec.model.ref}/x"},
+        "model": {"ref": "llama"},
+        "template": {"name": "llama-latency"},
+    }
+    assert m.not_carried == []
+
+
+def test_cluster_config_keeps_seed_000_route_default_and_reports_credentials() -> None:
+    m = migrate(
+        old(
+            "AIMClusterConfig",
+            {
+                "routing": {"gateway": {"name": "gw"}},
+                "cacheStorageClassName": "rwx",
+                "imagePullSecrets": [{"name": "pull"}],
+            },
+            "default",
+        ),
+        Context(),
+    )
+    assert m.manifest["kind"] == "AIMClusterRuntimeConfig"  # type: ignore[index,call-overload]
+    assert spec_of(m.manifest) == {
+        "routing": {"gatewayRef": {"name": "gw"}, "enabled": True},
+        "defaultStorageClassName": "rwx",
+    }
+    [problem] = m.not_carried
+    assert problem.startswith('spec.imagePullSecrets: [{"name": "pull"}]')
+    assert "AIMRuntimeConfig" in problem
+
+
+def test_route_creation_turned_off_in_seed_000_stays_off() -> None:
+    m = migrate(old("AIMClusterConfig", {"routing": {"autoCreateRoute": False}}), Context())
+    assert spec_of(m.manifest) == {"routing": {"enabled": False}}
+
+
+def test_template_cache_and_model_cache() -> None:
+    tc = migrate(old("AIMTemplateCache", {"templateRef": "t"}, "t", "ml"), Context())
+    assert spec_of(tc.manifest) == {"templateName": "t"}
+    mc = migrate(old("ModelCache", {"sourceUri": "s3://b/k"}, "c", "ml"), Context())
+    assert mc.manifest["kind"] == "AIMModelCache"  # type: ignore[index,call-overload]
+
+
+def test_status_is_dropped_and_other_objects_pass_through() -> None:
+    with_status = old("AIMServiceTemplate", {"modelName": "llama"}, "t", "ml")
+    with_status["status"] = {"status": "Available"}
+    m = migrate(with_status, Context())
+    assert "status" not in m.manifest  # type: ignore[operator]
+    assert m.changes == ["status: dropped; the function writes status"]
+
+    secret: Any = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}
+    assert migrate(secret, Context()).manifest == secret
+    assert migrate(secret, Context()).changes == []
+
+
+def test_cli_exit_codes_and_report(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.yaml"
+    clean.write_text(yaml.safe_dump(old("AIMTemplateCache", {"templateRef": "t"}, "t", "ml")))
+    result = CliRunner().invoke(cli, [str(clean)])
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout)["spec"] == {"templateName": "t"}
+    assert "changed: spec.templateRef: renamed spec.templateName" in result.stderr
+
+    lossy = tmp_path / "lossy.yaml"
+    lossy.write_text(yaml.safe_dump(old("AIMService", {"aimModelId": "a/b:1"}, "s", "ml")))
+    result = CliRunner().invoke(cli, ["--quiet", str(lossy)])
+    assert result.exit_code == 1
+    assert "NOT CARRIED: spec.aimModelId" in result.stderr
+    assert "changed:" not in result.stderr
+
+    garbage = tmp_path / "garbage.yaml"
+    garbage.write_text("a: [unclosed\n")
+    result = CliRunner().invoke(cli, [str(garbage)])
+    assert result.exit_code == 2
+    assert "garbage.yaml: not YAML" in result.stderr
+
+
+def test_cli_refuses_a_missing_file() -> None:
+    result = CliRunner().invoke(cli, ["nope.yaml"])
+    assert result.exit_code == 2
+    assert "nope.yaml" in result.stderr
