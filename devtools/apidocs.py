@@ -29,25 +29,27 @@ def api_markdown() -> str:
 
 
 def _index() -> str:
-    rows = [
-        (
-            f"| [{d.kind}](#{d.kind.lower()}) | {d.scope} | `{'`, `'.join(d.short_names)}` | "
-            f"{d.description} |"
-        )
-        for d in DEFINITIONS
-    ]
+    rows = [_index_row(d) for d in DEFINITIONS]
     return "\n".join(
         ["## Kinds", "", "| Kind | Scope | Short names | What it is |", "|---|---|---|---|", *rows]
     )
 
 
+def _index_row(d: XrdDefinition) -> str:
+    short = "`, `".join(d.short_names)
+    return f"| [{d.kind}](#{d.kind.lower()}) | {d.scope} | `{short}` | {d.description} |"
+
+
 def _kind(d: XrdDefinition) -> str:
     columns = ", ".join(f"{c.name} (`{c.json_path}`)" for c in d.columns)
+    short = "`, `".join(d.short_names)
+    facts = (
+        f"`apiVersion: {API_VERSION}`, scope {d.scope}, `kubectl get {d.plural}` (or `{short}`)."
+    )
     lines = [
         f"## {d.kind}",
         "",
-        f"`apiVersion: {API_VERSION}`, scope {d.scope}, `kubectl get {d.plural}` "
-        f"(or `{'`, `'.join(d.short_names)}`). Columns: {columns}.",
+        f"{facts} Columns: {columns}.",
         "",
         _read(f"kinds/{d.kind}.md").strip(),
         "",
