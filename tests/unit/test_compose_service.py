@@ -176,6 +176,20 @@ STATUS_CASES = [
         want_conditions={"ModelReady": (ConditionStatus.FALSE, "Unsupported")},
         want_warning="spec.model.ref",
     ),
+    StatusCase(
+        "a custom model: not there yet, and the message names model.custom",
+        service(
+            model={
+                "custom": {
+                    "modelSources": [{"modelId": "a/b", "sourceUri": "hf://a/b"}],
+                    "hardware": {"gpu": {"requests": 1}},
+                }
+            }
+        ),
+        want_status="Failed",
+        want_conditions={"ModelReady": (ConditionStatus.FALSE, "Unsupported")},
+        want_warning="spec.model.custom",
+    ),
 ]
 
 
@@ -246,6 +260,17 @@ def test_inference_service_lands_on_the_template_gpu() -> None:
         "tolerations"
     ]
     assert (predictor["minReplicas"], predictor["maxReplicas"]) == (1, 1)
+
+
+def test_template_accepting_several_gpu_models_matches_all_their_device_ids() -> None:
+    """`gpu.models` (seed 004) lets the pods land on any of the listed GPUs."""
+    tpl = template(hardware={"gpu": {"requests": 1, "models": ["MI300X", "MI325X"]}})
+    comp = compose_service(Observed(service(), {}, fetched([], [tpl])))
+    predictor = isvc(comp)["spec"]["predictor"]
+    terms = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    [expression] = terms["nodeSelectorTerms"][0]["matchExpressions"]
+    assert set(MI300X_IDS) < set(expression["values"])
+    assert expression["values"] == sorted(expression["values"])
 
 
 def test_template_without_gpu_model_gets_no_affinity() -> None:
