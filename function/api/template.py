@@ -22,9 +22,7 @@ from function.api.common import (
     ResourceRequirements,
     StringMap,
 )
-from function.api.hardware import DEFAULT_GPU_RESOURCE, Hardware, Metric, Precision, ProfileType
-
-__all__ = ["DEFAULT_GPU_RESOURCE", "ServiceTemplateSpec"]
+from function.api.hardware import Hardware, Metric, Precision, ProfileType
 
 _IMMUTABLE_PROFILE = validations(
     fixed_presence("metric", "spec.metric"),
