@@ -104,10 +104,6 @@ class ServiceOverrides(ApiModel):
     )
 
 
-class ServiceRouting(RoutingConfig):
-    """HTTP routing of this service, over its runtime config's."""
-
-
 class AIMServiceSpec(ApiModel):
     """Desired state of an AIMService."""
 
@@ -158,8 +154,8 @@ class AIMServiceSpec(ApiModel):
     env: list[EnvVar] | None = Field(
         default=None, description="Environment of the inference container (highest precedence)."
     )
-    routing: ServiceRouting | None = Field(
-        default=None, description="HTTP routing through Gateway API."
+    routing: RoutingConfig | None = Field(
+        default=None, description="HTTP routing through Gateway API, over the runtime config's."
     )
     image_pull_secrets: list[LocalObjectReference] | None = Field(
         default=None, description="Secrets for pulling the model image."

@@ -57,7 +57,7 @@ class Context:
 def migrate(doc: JsonValue, context: Context) -> Migration:
     """Convert one manifest; anything that is not an old AIM manifest passes through unchanged."""
     m = Migration(source=_describe(doc), manifest=copy.deepcopy(doc))
-    if not isinstance(m.manifest, dict) or not _is_aim(m.manifest):
+    if not isinstance(m.manifest, dict) or not is_aim(m.manifest):
         return m
     rule = _RULES.get(str(m.manifest.get("kind")))
     if rule is not None:
@@ -72,7 +72,7 @@ def collect_context(docs: list[JsonValue]) -> Context:
     """Model ids declared by seed-000 AIMImages in this run, so references to them can be mapped."""
     ids: dict[str, str] = {}
     for doc in docs:
-        if isinstance(doc, dict) and _is_aim(doc) and doc.get("kind") == "AIMImage":
+        if isinstance(doc, dict) and is_aim(doc) and doc.get("kind") == "AIMImage":
             spec, meta = doc.get("spec"), doc.get("metadata")
             if isinstance(spec, dict) and isinstance(meta, dict):
                 model_id, name = spec.get("modelId"), meta.get("name")
@@ -171,8 +171,6 @@ def _template_cache(doc: Manifest, m: Migration, _: Context) -> None:
 
 def _model_cache(doc: Manifest, m: Migration, _: Context) -> None:
     _rename_kind(doc, Kind.MODEL_CACHE, m)
-    if not _namespace(doc):
-        m.changes.append("metadata.namespace: none given; AIMModelCache is namespaced")
 
 
 def _gpu_selector(parent: dict[str, JsonValue], path: str, m: Migration) -> None:
@@ -250,7 +248,8 @@ def _namespace(doc: Manifest) -> str | None:
     return ns if isinstance(ns, str) and ns else None
 
 
-def _is_aim(doc: Manifest) -> bool:
+def is_aim(doc: Manifest) -> bool:
+    """Whether the object belongs to the AIM API group (any generation)."""
     return str(doc.get("apiVersion", "")).split("/", 1)[0] == GROUP
 
 

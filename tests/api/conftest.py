@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.apicheck import xrd_crds
+from devtools.admission import xrd_crds
 from devtools.render import ROOT, Tools
 
 

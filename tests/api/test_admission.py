@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from devtools.apicheck import Update, check_updates, validate_objects
+from devtools.admission import Update, check_updates, validate_objects
 from devtools.render import Tools
 
 CLUSTER_KINDS = {"AIMClusterRuntimeConfig", "AIMClusterModel", "AIMClusterServiceTemplate"}

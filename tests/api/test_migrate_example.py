@@ -6,7 +6,7 @@ import subprocess
 
 import yaml
 
-from devtools.apicheck import validate_objects
+from devtools.admission import validate_objects
 from devtools.render import ROOT, Tools
 
 EXAMPLE = ROOT / "examples" / "migrate" / "old.yaml"

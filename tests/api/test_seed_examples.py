@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from pydantic import JsonValue
 
-from devtools.apicheck import validate_objects
+from devtools.admission import validate_objects
 from devtools.render import Tools
 from function.migrate.rules import collect_context, migrate
 
