@@ -68,3 +68,64 @@ def device_ids(model: str) -> tuple[str, ...]:
         msg = f"unknown AMD GPU model {model!r}; known models: {known}"
         raise UnknownGpuModelError(msg)
     return tuple(sorted(ids))
+
+
+# Memory per GPU, in GiB, for placement by `minVram` without reading Nodes.
+VRAM_GIB: Final = MappingProxyType(
+    {
+        "MI355X": 288,
+        "MI350X": 288,
+        "MI325X": 256,
+        "MI308X": 128,
+        "MI300X": 192,
+        "MI300A": 128,
+        "MI250X": 128,
+        "MI210": 64,
+        "MI100": 32,
+        "V710": 32,
+        "W7900": 48,
+        "W7800": 32,
+        "W6900X": 32,
+        "W6800": 32,
+        "W6800X": 32,
+        "V620": 32,
+        "RX9070": 16,
+        "RX7900": 24,
+        "RX6900": 16,
+        "RX6800": 16,
+    }
+)
+
+_QUANTITY: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTPE]i?|k)?$")
+_FACTOR: Final = MappingProxyType(
+    {
+        None: 1,
+        "k": 10**3,
+        "K": 10**3,
+        "M": 10**6,
+        "G": 10**9,
+        "T": 10**12,
+        "P": 10**15,
+        "E": 10**18,
+        "Ki": 2**10,
+        "Mi": 2**20,
+        "Gi": 2**30,
+        "Ti": 2**40,
+        "Pi": 2**50,
+        "Ei": 2**60,
+    }
+)
+
+
+def models_with_vram(min_vram: str | int) -> tuple[str, ...]:
+    """GPU models with at least `min_vram` (a Kubernetes quantity, e.g. `128Gi`) per GPU.
+
+    Raises:
+        ValueError: `min_vram` is not a memory quantity.
+    """
+    match = _QUANTITY.match(str(min_vram).strip())
+    if match is None:
+        msg = f"minVram {min_vram!r} is not a memory quantity such as 128Gi"
+        raise ValueError(msg)
+    wanted = float(match.group(1)) * _FACTOR[match.group(2)]
+    return tuple(sorted(m for m, gib in VRAM_GIB.items() if gib * 2**30 >= wanted))

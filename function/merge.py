@@ -1,22 +1,24 @@
 """Precedence rules for what several AIM objects contribute to one container.
 
-Container resources: GPU-derived defaults, then the template's, then the service's, key by key.
-Environment: AIM defaults, template profile, template env, service env, merged by name.
+Container resources: GPU-derived defaults, then the model's, the template's and the service's, key
+by key. Environment: AIM defaults, runtime config, template profile, template env, the custom
+model's id, service env, merged by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import json
+from collections.abc import Iterable, Mapping
 
 from pydantic import JsonValue
 
 from function.api.common import EnvVar, ResourceRequirements
-from function.api.template import ServiceTemplateSpec
 
 DEFAULT_ENV: Mapping[str, str] = {
     "AIM_CACHE_PATH": "/workspace/cache",
     "VLLM_ENABLE_METRICS": "true",
 }
+ENGINE_ARGS = "AIM_ENGINE_ARGS"
 
 ResourceMap = dict[str, dict[str, str]]
 
@@ -47,23 +49,53 @@ def merge_resources(base: ResourceMap, *overlays: ResourceRequirements | None) -
     return merged
 
 
-def merge_env(
-    template: ServiceTemplateSpec, service_env: Sequence[EnvVar] | None
-) -> list[dict[str, JsonValue]]:
-    """The inference container's environment, one entry per name, sorted by name."""
-    profile = {
-        "AIM_PROFILE_ID": template.profile_id,
-        "AIM_METRIC": template.metric,
-        "AIM_PRECISION": template.precision,
-    }
+def merge_env(*layers: Iterable[EnvVar]) -> list[dict[str, JsonValue]]:
+    """One entry per name, later layers winning, sorted by name.
+
+    `AIM_ENGINE_ARGS` holds a JSON object of engine flags; when two layers both give one, the
+    objects are deep-merged, so a service can change one flag without restating the template's.
+    """
     by_name: dict[str, dict[str, JsonValue]] = {}
-    layers: Iterable[Iterable[EnvVar]] = (
-        (EnvVar(name=k, value=v) for k, v in DEFAULT_ENV.items()),
-        (EnvVar(name=k, value=str(v)) for k, v in profile.items() if v is not None),
-        template.env or (),
-        service_env or (),
-    )
     for layer in layers:
         for var in layer:
-            by_name[var.name] = var.model_dump(exclude_none=True)
+            entry = var.model_dump(exclude_none=True)
+            previous = by_name.get(var.name)
+            if var.name == ENGINE_ARGS and previous is not None:
+                entry = _merge_engine_args(previous, entry)
+            by_name[var.name] = entry
     return [by_name[name] for name in sorted(by_name)]
+
+
+def literal_env(values: Mapping[str, str | None]) -> list[EnvVar]:
+    """Variables with literal values, leaving out the unset ones."""
+    return [EnvVar(name=k, value=v) for k, v in values.items() if v is not None]
+
+
+def _merge_engine_args(
+    previous: dict[str, JsonValue], entry: dict[str, JsonValue]
+) -> dict[str, JsonValue]:
+    old, new = _json_object(previous.get("value")), _json_object(entry.get("value"))
+    if old is None or new is None:
+        return entry
+    return {"name": ENGINE_ARGS, "value": json.dumps(_deep_merge(old, new), sort_keys=True)}
+
+
+def _json_object(value: JsonValue) -> dict[str, JsonValue] | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _deep_merge(base: dict[str, JsonValue], over: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    merged = dict(base)
+    for key, value in over.items():
+        current = merged.get(key)
+        if isinstance(current, dict) and isinstance(value, dict):
+            merged[key] = _deep_merge(current, value)
+        else:
+            merged[key] = value
+    return merged

@@ -21,6 +21,7 @@ _PREDICTOR_OVERHEAD: Final = len("-predictor-")
 _MIN_ISVC_NAME: Final = 10
 
 _INVALID: Final = re.compile(r"[^a-z0-9-]")
+_INVALID_RUN: Final = re.compile(r"[^a-z0-9-]+")
 
 HashInput = str | int | None
 
@@ -75,6 +76,68 @@ def inference_service_name(service: str, namespace: str) -> str:
         )
         raise NameTooLongError(msg)
     return derived_name([service], [namespace], max_length=limit)
+
+
+def image_model_name(image: str) -> str:
+    """Name of the AIMModel composed for `spec.model.image`: `<image name>-<tag>-<hash>`.
+
+    Raises:
+        ValueError: `image` has no name to derive one from.
+    """
+    name, tag = _image_name_and_tag(image)
+    return derived_name([_collapse(name), _collapse(tag)], [image])
+
+
+def custom_model_name(base_image: str, sources: Sequence[tuple[str, str, str | None]]) -> str:
+    """Name of the AIMModel composed for `spec.model.custom`, from its first model id.
+
+    `sources` are (modelId, sourceUri, AWS_ENDPOINT_URL or None): the same weights from another
+    endpoint are another model.
+    """
+    inputs: list[HashInput] = [base_image]
+    for model_id, uri, endpoint in sources:
+        inputs += [model_id, uri] + ([endpoint] if endpoint else [])
+    return derived_name([sources[0][0]], inputs)
+
+
+def derived_template_name(
+    base: str, *, gpu: str | None, count: int | None, precision: str | None, metric: str | None
+) -> str:
+    """Name of the AIMServiceTemplate derived from `base` with a service's overrides."""
+    parts = [base, "ovr"]
+    inputs: list[HashInput] = []
+    if gpu:
+        parts.append(gpu.lower())
+        inputs += ["gpu", gpu]
+    if count:
+        parts.append(f"{count}gpu")
+        inputs += ["count", count]
+    if precision:
+        parts.append(precision)
+        inputs += ["precision", precision]
+    if metric:
+        parts.append(metric)
+        inputs += ["metric", metric]
+    return derived_name(parts, inputs, hash_length=4)
+
+
+def _image_name_and_tag(image: str) -> tuple[str, str]:
+    ref = image.strip()
+    digest = ""
+    if "@" in ref:
+        ref, digest = ref.split("@", 1)
+    last = ref.rsplit("/", 1)[-1]
+    name, _, tag = last.partition(":")
+    if digest.startswith("sha256:") and not tag:
+        tag = digest.removeprefix("sha256:")[:6]
+    if not name:
+        msg = f"{image!r} is not an image reference such as registry/org/name:tag"
+        raise ValueError(msg)
+    return name, tag or "latest"
+
+
+def _collapse(part: str) -> str:
+    return _INVALID_RUN.sub("-", part.lower()).strip("-")
 
 
 def _go_json(value: HashInput) -> str:

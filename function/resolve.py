@@ -2,17 +2,25 @@
 
 A lookup asks Crossplane for both candidates at once (one extra call, not two) and resolves to
 one of three outcomes, kept apart on purpose: `Pending` (Crossplane has not fetched them yet),
-`Absent` (fetched, nothing matched) and `Found`.
+`Absent` (fetched, nothing matched) and `Found`. A listing asks for every object of a kind, for
+searches by content (a model by image, the templates of a model); `None` again means "not yet".
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
+from pydantic import BaseModel, JsonValue
+
+from function.api.common import ResolvedReference
 from function.api.meta import API_VERSION, Kind, Scope
 from function.build import Manifest
 from function.state import Requirement
+from function.status import aim_status
+
+SpecT = TypeVar("SpecT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -62,12 +70,91 @@ class Lookup:
 
     def resolve(self, required: Mapping[str, tuple[Manifest, ...]]) -> Resolution:
         """Resolve from what Crossplane fetched; a namespaced match wins."""
-        namespaced = required.get(self.key)
-        if namespaced:
-            return Found(namespaced[0], self.namespaced_kind, Scope.NAMESPACE)
-        cluster = required.get(self._cluster_key)
-        if cluster:
-            return Found(cluster[0], self.cluster_kind, Scope.CLUSTER)
-        if namespaced is None or cluster is None:
+        fetched = self.fetch(required)
+        if fetched is None:
+            namespaced = required.get(self.key)
+            if namespaced:
+                return Found(namespaced[0], self.namespaced_kind, Scope.NAMESPACE)
             return Pending()
+        namespaced_obj, cluster_obj = fetched
+        if namespaced_obj is not None:
+            return Found(namespaced_obj, self.namespaced_kind, Scope.NAMESPACE)
+        if cluster_obj is not None:
+            return Found(cluster_obj, self.cluster_kind, Scope.CLUSTER)
         return Absent()
+
+    def fetch(
+        self, required: Mapping[str, tuple[Manifest, ...]]
+    ) -> tuple[Manifest | None, Manifest | None] | None:
+        """Both candidates (each None when absent), or None until Crossplane fetched both."""
+        namespaced = required.get(self.key)
+        cluster = required.get(self._cluster_key)
+        if namespaced is None or cluster is None:
+            return None
+        return (namespaced[0] if namespaced else None, cluster[0] if cluster else None)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Every object of one kind: in a namespace, or cluster-wide for a cluster-scoped kind."""
+
+    key: str
+    kind: Kind
+    namespace: str | None = None
+
+    def requirement(self) -> Requirement:
+        """What to ask Crossplane for (no name: Crossplane lists the kind)."""
+        return Requirement(self.key, API_VERSION, self.kind, namespace=self.namespace)
+
+    def items(self, required: Mapping[str, tuple[Manifest, ...]]) -> tuple[Manifest, ...] | None:
+        """The listed objects, or None when Crossplane has not listed them yet."""
+        return required.get(self.key)
+
+
+@dataclass(frozen=True)
+class Resolved(Generic[SpecT]):
+    """An AIM object a reference resolved to, with its parsed spec."""
+
+    manifest: Manifest
+    kind: Kind
+    scope: Scope
+    spec: SpecT
+
+    @property
+    def name(self) -> str:
+        """The object's name."""
+        return str(_metadata(self.manifest).get("name", ""))
+
+    @property
+    def labels(self) -> Mapping[str, JsonValue]:
+        """The object's labels."""
+        return labels_of(self.manifest)
+
+    @property
+    def status(self) -> str | None:
+        """Its `status.status`, None until its composer reported one."""
+        return aim_status(self.manifest)
+
+    def reference(self) -> ResolvedReference:
+        """How status records it."""
+        meta = _metadata(self.manifest)
+        uid = meta.get("uid")
+        namespace = meta.get("namespace")
+        return ResolvedReference(
+            name=self.name,
+            namespace=namespace if isinstance(namespace, str) else None,
+            scope=self.scope,
+            kind=self.kind,
+            uid=uid if isinstance(uid, str) else None,
+        )
+
+
+def _metadata(manifest: Manifest) -> Mapping[str, JsonValue]:
+    meta = manifest.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def labels_of(manifest: Manifest) -> Mapping[str, JsonValue]:
+    """An object's labels, empty when it has none."""
+    labels = _metadata(manifest).get("labels")
+    return labels if isinstance(labels, dict) else {}

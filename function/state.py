@@ -77,12 +77,16 @@ class Condition:
 
 @dataclass(frozen=True)
 class Requirement:
-    """An object the composer needs Crossplane to fetch, by name."""
+    """Objects the composer needs Crossplane to fetch: one by name, or every one of a kind.
+
+    With `match_name` unset Crossplane lists every object of the kind (in `namespace`, or in the
+    whole cluster for cluster-scoped kinds).
+    """
 
     name: str
     api_version: str
     kind: str
-    match_name: str
+    match_name: str | None = None
     namespace: str | None = None
 
 
@@ -173,3 +177,19 @@ def parse_spec(manifest: Manifest, model: type[SpecT]) -> SpecT:
         first = e.errors()[0]
         path = ".".join(["spec", *(str(p) for p in first["loc"])])
         raise InvalidSpecError(field=path, problem=first["msg"].lower()) from e
+
+
+def parse_status(manifest: Manifest, model: type[SpecT]) -> SpecT | None:
+    """An AIM object's status as far as this function wrote it; None when it cannot be read.
+
+    Crossplane and other writers add fields (conditions, for one) that the model does not know;
+    those are left out rather than failing the parse.
+    """
+    status = manifest.get("status")
+    if not isinstance(status, dict):
+        return None
+    known = {f.alias or name for name, f in model.model_fields.items()}
+    try:
+        return model.model_validate({k: v for k, v in status.items() if k in known})
+    except ValidationError:
+        return None

@@ -1,46 +1,125 @@
-"""The condition types and reasons AIM objects report, and readiness rules per composed kind."""
+"""Conditions, the health of each thing a service depends on, and readiness of composed kinds.
+
+A composer reports one `Health` per component (runtime config, model, template, ...). Each becomes
+a `<Component>Ready` condition, and the worst of them decides the coarse `status.status`: a user
+reading `kubectl get` sees the headline, and the condition that caused it says why.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from enum import StrEnum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
 
 from pydantic import JsonValue
+
+from function.state import Condition, ConditionStatus
 
 
 class ConditionType(StrEnum):
     """AIM condition types set by the function (Crossplane owns Ready and Synced)."""
 
+    RUNTIME_CONFIG_READY = "RuntimeConfigReady"
     MODEL_READY = "ModelReady"
     TEMPLATE_READY = "TemplateReady"
+    CACHE_READY = "CacheReady"
     INFERENCE_SERVICE_READY = "InferenceServiceReady"
+    HTTP_ROUTE_READY = "HTTPRouteReady"
 
 
 class Reason(StrEnum):
     """Machine-readable reasons for AIM conditions."""
 
     RESOLVING = "Resolving"
-    UNSUPPORTED = "Unsupported"
     RESOLVED = "Resolved"
-    TEMPLATE_NOT_SPECIFIED = "TemplateNotSpecified"
+    INVALID = "InvalidSpec"
+    RUNTIME_CONFIG_RESOLVED = "RuntimeConfigResolved"
+    DEFAULT_RUNTIME_CONFIG_ABSENT = "DefaultRuntimeConfigNotFound"
+    RUNTIME_CONFIG_NOT_FOUND = "RuntimeConfigNotFound"
+    MODEL_RESOLVED = "ModelResolved"
+    MODEL_NOT_FOUND = "ModelNotFound"
+    MODEL_AMBIGUOUS = "ModelAmbiguous"
+    CREATING_MODEL = "CreatingModel"
+    MODEL_NOT_READY = "ModelNotReady"
     TEMPLATE_NOT_FOUND = "TemplateNotFound"
+    TEMPLATE_NOT_READY = "TemplateNotReady"
     TEMPLATE_INVALID = "TemplateInvalid"
+    TEMPLATE_MODEL_MISMATCH = "TemplateModelMismatch"
+    TEMPLATE_SELECTION_AMBIGUOUS = "TemplateSelectionAmbiguous"
+    CREATING_DERIVED_TEMPLATE = "CreatingDerivedTemplate"
+    WAITING = "WaitingForDependencies"
     CREATING = "Creating"
     READY = "Ready"
+    GATEWAY_NOT_CONFIGURED = "GatewayNotConfigured"
+    ROUTE_TEMPLATE_INVALID = "RouteTemplateInvalid"
+    ROUTE_PENDING = "HTTPRoutePending"
+    ROUTE_ACCEPTED = "HTTPRouteAccepted"
+    ROUTE_BACKEND_UNRESOLVED = "HTTPRouteBackendNotResolved"
+
+
+class State(IntEnum):
+    """How far along one component is; lower is worse, and the worst decides the headline."""
+
+    FAILED = 0
+    """The user must change something."""
+    DEGRADED = 1
+    """Something that worked is broken, or only part of the service can work."""
+    PENDING = 2
+    """Waiting for something upstream (a model, a template) to exist or become ready."""
+    PROGRESSING = 3
+    """Our own objects exist and are on their way to ready."""
+    READY = 4
+
+
+@dataclass(frozen=True)
+class Health:
+    """What one component reports: its condition, its state, and why."""
+
+    condition: ConditionType
+    state: State
+    reason: str
+    message: str
+
+    def to_condition(self) -> Condition:
+        """Positive polarity: True only when ready; Unknown while its inputs are being fetched."""
+        if self.state is State.READY:
+            status = ConditionStatus.TRUE
+        elif self.reason == Reason.RESOLVING:
+            status = ConditionStatus.UNKNOWN
+        else:
+            status = ConditionStatus.FALSE
+        return Condition(self.condition, status, self.reason, self.message)
+
+
+def worst(healths: Iterable[Health]) -> State:
+    """The state of the least healthy component; PENDING when nothing was reported yet."""
+    return min((h.state for h in healths), default=State.PENDING)
 
 
 def condition_is_true(obj: Mapping[str, JsonValue], condition_type: str) -> bool:
     """Whether `status.conditions` of an observed object has `condition_type` set to True."""
-    status = obj.get("status")
-    if not isinstance(status, dict):
-        return False
-    conditions = status.get("conditions")
-    if not isinstance(conditions, list):
-        return False
-    return any(
-        isinstance(c, dict) and c.get("type") == condition_type and c.get("status") == "True"
-        for c in conditions
-    )
+    return find_condition(status_of(obj).get("conditions"), condition_type).get("status") == "True"
+
+
+def find_condition(conditions: JsonValue, condition_type: str) -> Mapping[str, JsonValue]:
+    """The condition of that type in a `conditions` list, or an empty mapping."""
+    if isinstance(conditions, list):
+        for c in conditions:
+            if isinstance(c, dict) and c.get("type") == condition_type:
+                return c
+    return {}
+
+
+def status_of(obj: Mapping[str, JsonValue] | None) -> Mapping[str, JsonValue]:
+    """An object's `status`, empty when it has none yet."""
+    status = obj.get("status") if obj is not None else None
+    return status if isinstance(status, dict) else {}
+
+
+def aim_status(obj: Mapping[str, JsonValue] | None) -> str | None:
+    """The `status.status` value AIM objects report, if any."""
+    value = status_of(obj).get("status")
+    return value if isinstance(value, str) else None
 
 
 def inference_service_ready(observed: Mapping[str, JsonValue] | None) -> bool:

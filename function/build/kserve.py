@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from pydantic import JsonValue
 
@@ -14,27 +15,53 @@ SHM_SIZE = "8Gi"
 SHM_MOUNT_PATH = "/dev/shm"  # noqa: S108 - the shared-memory mount, not a temporary file
 
 
+@dataclass(frozen=True)
+class Scaling:
+    """Replica bounds: fixed when `autoscaled` is False (min == max)."""
+
+    min_replicas: int
+    max_replicas: int
+    autoscaled: bool = False
+
+
+@dataclass(frozen=True)
+class CacheMount:
+    """A model cache PVC mounted into the inference container."""
+
+    volume: str
+    claim_name: str
+    mount_path: str
+
+
 def build_inference_service(  # noqa: PLR0913 - one keyword per field of the manifest is the point
     *,
     name: str,
     namespace: str,
     labels: Mapping[str, str],
     image: str,
-    replicas: int,
+    scaling: Scaling,
     resources: Mapping[str, Mapping[str, str]],
     env: Sequence[Mapping[str, JsonValue]],
     gpu_device_ids: Sequence[str],
     image_pull_secrets: Sequence[str] = (),
     service_account_name: str | None = None,
+    caches: Sequence[CacheMount] = (),
 ) -> Manifest:
     """An InferenceService running `image` as a custom predictor container.
 
     Pods land on AMD GPU nodes through the GPU resource request plus a required node affinity on
     the device ids of the wanted GPU model (when there is one), and tolerate the GPU node taint.
     """
+    mounts: list[JsonValue] = [{"name": "dshm", "mountPath": SHM_MOUNT_PATH}]
+    volumes: list[JsonValue] = [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}}
+    ]
+    for c in caches:
+        mounts.append({"name": c.volume, "mountPath": c.mount_path})
+        volumes.append({"name": c.volume, "persistentVolumeClaim": {"claimName": c.claim_name}})
     predictor: Manifest = {
-        "minReplicas": replicas,
-        "maxReplicas": replicas,
+        "minReplicas": scaling.min_replicas,
+        "maxReplicas": scaling.max_replicas,
         "tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
         "containers": [
             {
@@ -43,10 +70,10 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
                 "ports": [{"name": "http", "containerPort": INFERENCE_PORT, "protocol": "TCP"}],
                 "env": [dict(e) for e in env],
                 "resources": {k: dict(v) for k, v in resources.items()},
-                "volumeMounts": [{"name": "dshm", "mountPath": SHM_MOUNT_PATH}],
+                "volumeMounts": mounts,
             },
         ],
-        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}}],
+        "volumes": volumes,
     }
     if gpu_device_ids:
         predictor["affinity"] = {
@@ -78,9 +105,10 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
             "namespace": namespace,
             "labels": dict(labels),
             "annotations": {
-                # Fixed replica count: no autoscaler, and never Knative (scale-to-zero on GPUs
-                # would reload hundreds of gigabytes of weights on the first request).
-                "serving.kserve.io/autoscalerClass": "none",
+                # KServe's own HPA between min and max replicas, or none for a fixed count; never
+                # Knative (scale-to-zero on GPUs reloads hundreds of gigabytes of weights on the
+                # first request).
+                "serving.kserve.io/autoscalerClass": "hpa" if scaling.autoscaled else "none",
                 "serving.kserve.io/deploymentMode": "RawDeployment",
             },
         },

@@ -1,294 +1,645 @@
-"""AIMService composer: template resolution, the InferenceService it composes, and its status."""
+"""AIMService composer: resolution, selection, overrides, the objects it composes, its status.
+
+`reconcile` stands in for Crossplane's required-resources loop (the real loop runs in the render
+tests): it answers each requirement from a pool of objects by kind, name and namespace, and calls
+the composer again until the requirements stop changing.
+"""
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 import pytest
 
 from function.build import Manifest
-from function.compose.service import INFERENCE_SERVICE, compose_service
+from function.compose.service import (
+    DERIVED_TEMPLATE,
+    HTTP_ROUTE,
+    INFERENCE_SERVICE,
+    MODEL,
+    compose_service,
+)
 from function.errors import InvalidSpecError
-from function.state import Composition, ConditionStatus, Observed
+from function.state import Composition, Observed
 
-NAMESPACE = "ml-team"
+NS = "ml-team"
 IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
 MI300X_IDS = ["74a1", "74a9", "74b5", "74bd"]
+API = "aim.silogen.ai/v1alpha1"
+CLUSTER_KINDS = {"AIMClusterModel", "AIMClusterServiceTemplate", "AIMClusterRuntimeConfig"}
 
 
 def service(**spec: Any) -> Any:
-    base: dict[str, Any] = {
-        "model": {"image": IMAGE},
+    body: dict[str, Any] = {
+        "model": {"ref": "qwen3"},
         "template": {"name": "tpl"},
         "replicas": 1,
         "runtimeConfigName": "default",
     }
-    base.update(spec)
+    body.update({k: v for k, v in spec.items() if v is not None})
+    for k, v in spec.items():
+        if v is None:
+            body.pop(k, None)
     return {
-        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "apiVersion": API,
         "kind": "AIMService",
-        "metadata": {"name": "qwen-chat", "namespace": NAMESPACE, "uid": "svc-uid"},
-        "spec": base,
+        "metadata": {"name": "qwen-chat", "namespace": NS, "uid": "0b5e-uid"},
+        "spec": body,
     }
 
 
-def template(kind: str = "AIMClusterServiceTemplate", **spec: Any) -> Any:
+def obj(kind: str, name: str, spec: dict[str, Any], status: str | None = None) -> Any:
+    meta: dict[str, Any] = {"name": name, "uid": f"uid-{name}"}
+    if kind not in CLUSTER_KINDS:
+        meta["namespace"] = NS
+    out: dict[str, Any] = {"apiVersion": API, "kind": kind, "metadata": meta, "spec": spec}
+    if status is not None:
+        out["status"] = {"status": status}
+    return out
+
+
+def model(
+    name: str = "qwen3", kind: str = "AIMModel", status: str | None = "Ready", **spec: Any
+) -> Any:
+    return obj(kind, name, {"image": IMAGE, **spec}, status)
+
+
+def template(
+    name: str = "tpl",
+    kind: str = "AIMServiceTemplate",
+    status: str | None = "Available",
+    **spec: Any,
+) -> Any:
     body: dict[str, Any] = {
         "modelName": "qwen3",
         "metric": "latency",
         "precision": "fp8",
+        "type": "optimized",
         "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
     }
     body.update(spec)
-    meta: dict[str, Any] = {"name": "tpl"}
-    if kind == "AIMServiceTemplate":
-        meta["namespace"] = NAMESPACE
-    return {"apiVersion": "aim.silogen.ai/v1alpha1", "kind": kind, "metadata": meta, "spec": body}
+    return obj(kind, name, body, status)
 
 
-def fetched(namespaced: list[Manifest], cluster: list[Manifest]) -> dict[str, tuple[Manifest, ...]]:
-    return {"template": tuple(namespaced), "template-cluster": tuple(cluster)}
+def config(kind: str = "AIMRuntimeConfig", name: str = "default", **spec: Any) -> Any:
+    return obj(kind, name, spec)
 
 
-READY_ISVC: Manifest = {
-    "apiVersion": "serving.kserve.io/v1beta1",
-    "kind": "InferenceService",
-    "metadata": {"name": "qwen-chat-a04542d9"},
-    "status": {"conditions": [{"type": "Ready", "status": "True"}]},
-}
+def answer(comp: Composition, pool: list[Manifest]) -> dict[str, tuple[Manifest, ...]]:
+    """What Crossplane would fetch for the composer's requirements."""
+    fetched = {}
+    for r in comp.requirements:
+        fetched[r.name] = tuple(
+            o
+            for o in pool
+            if o["kind"] == r.kind
+            and (r.match_name is None or cast("Any", o)["metadata"]["name"] == r.match_name)
+            and (r.namespace is None or cast("Any", o)["metadata"].get("namespace") == r.namespace)
+        )
+    return fetched
+
+
+def reconcile(
+    xr: Manifest, pool: list[Manifest], observed: dict[str, Manifest] | None = None
+) -> Composition:
+    """Call the composer as Crossplane does: until its requirements stabilise (at most 6 calls)."""
+    required: dict[str, tuple[Manifest, ...]] = {}
+    asked: list[Any] = []
+    for _ in range(6):
+        comp = compose_service(Observed(xr, observed or {}, required))
+        if comp.requirements == asked:
+            return comp
+        asked = comp.requirements
+        required = answer(comp, pool)
+    pytest.fail("requirements did not stabilise")
+
+
+WORLD = [model(), template()]
+
+
+def status(comp: Composition) -> Any:
+    return comp.status
 
 
 def isvc(comp: Composition) -> Any:
-    return cast("Any", comp.resources[INFERENCE_SERVICE].manifest)
+    return comp.resources[INFERENCE_SERVICE].manifest
 
 
 def container(comp: Composition) -> Any:
     return isvc(comp)["spec"]["predictor"]["containers"][0]
 
 
-def conditions(comp: Composition) -> dict[str, tuple[ConditionStatus, str]]:
-    return {c.type: (c.status, c.reason) for c in comp.conditions}
+def env(comp: Composition) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container(comp)["env"]}
 
 
-@dataclass(frozen=True)
-class StatusCase:
-    reason: str
-    xr: Manifest
-    required: dict[str, tuple[Manifest, ...]] = field(default_factory=dict)
-    observed: dict[str, Manifest] = field(default_factory=dict)
-    want_status: str = ""
-    want_conditions: dict[str, tuple[ConditionStatus, str]] = field(default_factory=dict)
-    want_isvc: bool = False
-    want_ready: bool = False
-    want_warning: str = ""
+def conditions(comp: Composition) -> dict[str, tuple[str, str]]:
+    return {c.type: (c.status.value, c.reason) for c in comp.conditions}
 
 
-STATUS_CASES = [
-    StatusCase(
-        "templates not fetched yet: wait, compose nothing, warn nobody",
+def ready(kind: str = "InferenceService", **status: Any) -> Any:
+    return {"apiVersion": "v1", "kind": kind, "metadata": {"name": "x"}, "status": status}
+
+
+READY_ISVC = ready(conditions=[{"type": "Ready", "status": "True"}])
+
+
+# --- the life of a service: Pending -> Starting -> Running, and every way it can stop -----------
+
+CASES: list[tuple[str, Any, list[Any], dict[str, Any], str, dict[str, tuple[str, str]], set[str]]]
+CASES = [
+    (
+        "model not Ready yet: Pending, nothing composed",
         service(),
-        want_status="Pending",
-        want_conditions={"TemplateReady": (ConditionStatus.UNKNOWN, "Resolving")},
+        [model(status="Progressing"), template()],
+        {},
+        "Pending",
+        {"ModelReady": ("False", "ModelNotReady"), "TemplateReady": ("True", "Resolved")},
+        set(),
     ),
-    StatusCase(
-        "namespace template fetched, cluster lookup not answered: the namespace one is enough",
+    (
+        "template still in discovery: Pending",
         service(),
-        required={"template": (template("AIMServiceTemplate"),)},
-        want_status="Starting",
-        want_conditions={
-            "TemplateReady": (ConditionStatus.TRUE, "Resolved"),
-            "InferenceServiceReady": (ConditionStatus.FALSE, "Creating"),
+        [model(), template(status="Progressing")],
+        {},
+        "Pending",
+        {"TemplateReady": ("False", "TemplateNotReady")},
+        set(),
+    ),
+    (
+        "template's GPU is on no node: Pending, and the message says so",
+        service(),
+        [model(), template(status="NotAvailable")],
+        {},
+        "Pending",
+        {"TemplateReady": ("False", "TemplateNotReady")},
+        set(),
+    ),
+    (
+        "model Ready, template Available: Starting with the InferenceService composed",
+        service(),
+        WORLD,
+        {},
+        "Starting",
+        {
+            "RuntimeConfigReady": ("True", "DefaultRuntimeConfigNotFound"),
+            "ModelReady": ("True", "ModelResolved"),
+            "TemplateReady": ("True", "Resolved"),
+            "InferenceServiceReady": ("False", "Creating"),
         },
-        want_isvc=True,
+        {INFERENCE_SERVICE},
     ),
-    StatusCase(
-        "both lookups answered and empty: the template does not exist",
+    (
+        "KServe reports Ready: Running",
         service(),
-        required=fetched([], []),
-        want_status="Failed",
-        want_conditions={"TemplateReady": (ConditionStatus.FALSE, "TemplateNotFound")},
-        want_warning="spec.template.name: neither AIMServiceTemplate 'tpl'",
+        WORLD,
+        {INFERENCE_SERVICE: READY_ISVC},
+        "Running",
+        {"InferenceServiceReady": ("True", "Ready")},
+        {INFERENCE_SERVICE},
     ),
-    StatusCase(
-        "cluster template found, InferenceService not observed yet: starting",
+    (
+        "model named but absent in both scopes: Failed",
         service(),
-        required=fetched([], [template()]),
-        want_status="Starting",
-        want_conditions={
-            "TemplateReady": (ConditionStatus.TRUE, "Resolved"),
-            "InferenceServiceReady": (ConditionStatus.FALSE, "Creating"),
-        },
-        want_isvc=True,
+        [template()],
+        {},
+        "Failed",
+        {"ModelReady": ("False", "ModelNotFound")},
+        set(),
     ),
-    StatusCase(
-        "KServe reports the InferenceService Ready: running, and the resource is ready",
+    (
+        "template named but absent: Failed",
         service(),
-        required=fetched([], [template()]),
-        observed={INFERENCE_SERVICE: READY_ISVC},
-        want_status="Running",
-        want_conditions={
-            "TemplateReady": (ConditionStatus.TRUE, "Resolved"),
-            "InferenceServiceReady": (ConditionStatus.TRUE, "Ready"),
-        },
-        want_isvc=True,
-        want_ready=True,
+        [model()],
+        {},
+        "Failed",
+        {"TemplateReady": ("False", "TemplateNotFound")},
+        set(),
     ),
-    StatusCase(
-        "template as Crossplane stores it, with spec.crossplane: used like any other",
+    (
+        "named runtime config absent: Failed",
+        service(runtimeConfigName="team-a"),
+        WORLD,
+        {},
+        "Failed",
+        {"RuntimeConfigReady": ("False", "RuntimeConfigNotFound")},
+        set(),
+    ),
+    (
+        "model Failed: the service is Failed too",
         service(),
-        required=fetched([], [template(crossplane={"compositionRef": {"name": "c"}})]),
-        want_status="Starting",
-        want_conditions={
-            "TemplateReady": (ConditionStatus.TRUE, "Resolved"),
-            "InferenceServiceReady": (ConditionStatus.FALSE, "Creating"),
-        },
-        want_isvc=True,
+        [model(status="Failed"), template()],
+        {},
+        "Failed",
+        {"ModelReady": ("False", "ModelNotReady")},
+        set(),
     ),
-    StatusCase(
-        "template names a GPU nobody makes: no InferenceService, the template is blamed",
+    (
+        "template names a GPU nobody makes: Failed, the template is blamed",
         service(),
-        required=fetched([], [template(hardware={"gpu": {"requests": 1, "model": "MI999X"}})]),
-        want_status="Failed",
-        want_conditions={"TemplateReady": (ConditionStatus.FALSE, "TemplateInvalid")},
-        want_warning="AIMClusterServiceTemplate 'tpl' cannot be used: unknown AMD GPU model",
+        [model(), template(hardware={"gpu": {"requests": 1, "model": "MI999X"}})],
+        {},
+        "Failed",
+        {"TemplateReady": ("False", "TemplateInvalid")},
+        set(),
     ),
-    StatusCase(
-        "template with a field of the wrong type: no InferenceService, the template is blamed",
+    (
+        "template of another model: Failed, not a silently wrong deployment",
         service(),
-        required=fetched([], [template(hardware={"gpu": {"requests": "many"}})]),
-        want_status="Failed",
-        want_conditions={"TemplateReady": (ConditionStatus.FALSE, "TemplateInvalid")},
-        want_warning="AIMClusterServiceTemplate 'tpl' cannot be used: spec.hardware.gpu.requests",
+        [model(), template(modelName="llama")],
+        {},
+        "Failed",
+        {"TemplateReady": ("False", "TemplateModelMismatch")},
+        set(),
     ),
-    StatusCase(
-        "no template named: auto-selection is not there yet, and the user is told",
-        service(template=None),
-        want_status="Failed",
-        want_conditions={"TemplateReady": (ConditionStatus.FALSE, "TemplateNotSpecified")},
-        want_warning="spec.template.name",
-    ),
-    StatusCase(
-        "a model by reference: not there yet, and the user is told to use an image",
-        service(model={"ref": "qwen3"}),
-        want_status="Failed",
-        want_conditions={"ModelReady": (ConditionStatus.FALSE, "Unsupported")},
-        want_warning="spec.model.ref",
-    ),
-    StatusCase(
-        "a custom model: not there yet, and the message names model.custom",
-        service(
-            model={
-                "custom": {
-                    "modelSources": [{"modelId": "a/b", "sourceUri": "hf://a/b"}],
-                    "hardware": {"gpu": {"requests": 1}},
-                }
-            }
-        ),
-        want_status="Failed",
-        want_conditions={"ModelReady": (ConditionStatus.FALSE, "Unsupported")},
-        want_warning="spec.model.custom",
+    (
+        "template with a field of the wrong type: Failed, the template is blamed",
+        service(),
+        [model(), template(hardware={"gpu": {"requests": "many"}})],
+        {},
+        "Failed",
+        {"TemplateReady": ("False", "TemplateInvalid")},
+        set(),
     ),
 ]
 
 
-@pytest.mark.parametrize("case", STATUS_CASES, ids=lambda c: c.reason)
-def test_status_follows_what_is_known(case: StatusCase) -> None:
-    """Each reconcile state gives its status, conditions, resources and warnings."""
-    comp = compose_service(Observed(case.xr, case.observed, case.required))
-
-    assert case.want_status == comp.status["status"]
-    assert case.want_conditions == conditions(comp)
-    assert case.want_isvc == (INFERENCE_SERVICE in comp.resources)
-    if case.want_isvc:
-        assert case.want_ready == comp.resources[INFERENCE_SERVICE].ready
-    if case.want_warning:
-        assert len(comp.warnings) == 1
-        assert case.want_warning in comp.warnings[0]
+@pytest.mark.parametrize(
+    ("xr", "pool", "observed", "want", "want_conditions", "want_resources"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_status_follows_the_world(
+    xr: Any,
+    pool: list[Any],
+    observed: dict[str, Any],
+    want: str,
+    want_conditions: dict[str, tuple[str, str]],
+    want_resources: set[str],
+) -> None:
+    comp = reconcile(xr, pool, observed)
+    assert status(comp)["status"] == want
+    assert want_conditions.items() <= conditions(comp).items()
+    assert set(comp.resources) == want_resources
+    if want in {"Failed", "Degraded"}:
+        assert comp.warnings, "a user-facing failure is also an event"
     else:
         assert comp.warnings == []
 
 
-def test_requirements_ask_for_namespace_then_cluster_template_every_time() -> None:
-    """Both lookups are declared on every call, or Crossplane would stop answering them."""
-    for required in ({}, fetched([], [template()])):
-        comp = compose_service(Observed(service(), {}, required))
-        asked = {(r.name, r.kind, r.match_name, r.namespace) for r in comp.requirements}
-        assert asked == {
-            ("template", "AIMServiceTemplate", "tpl", NAMESPACE),
-            ("template-cluster", "AIMClusterServiceTemplate", "tpl", None),
-        }
+def test_before_crossplane_answers_everything_is_unknown_not_missing() -> None:
+    """First call: nothing fetched yet, so nothing is reported missing."""
+    comp = compose_service(Observed(service(), {}, {}))
+    assert status(comp)["status"] == "Pending"
+    assert conditions(comp)["ModelReady"] == ("Unknown", "Resolving")
+    assert conditions(comp)["TemplateReady"] == ("Unknown", "Resolving")
+    assert comp.warnings == []
+    assert comp.resources == {}
+
+
+def test_requirements_are_the_same_whatever_the_answers() -> None:
+    """Crossplane stops calling once requirements repeat; they must not depend on answers."""
+    first = compose_service(Observed(service(), {}, {})).requirements
+    assert reconcile(service(), WORLD).requirements == first
+    assert {(r.name, r.kind, r.match_name, r.namespace) for r in first} == {
+        ("runtime-config", "AIMRuntimeConfig", "default", NS),
+        ("runtime-config-cluster", "AIMClusterRuntimeConfig", "default", None),
+        ("model", "AIMModel", "qwen3", NS),
+        ("model-cluster", "AIMClusterModel", "qwen3", None),
+        ("template", "AIMServiceTemplate", "tpl", NS),
+        ("template-cluster", "AIMClusterServiceTemplate", "tpl", None),
+    }
+
+
+# --- model resolution ---------------------------------------------------------------------------
+
+
+def test_model_by_name_falls_back_to_cluster_scope() -> None:
+    comp = reconcile(service(), [model(kind="AIMClusterModel"), template()])
+    assert status(comp)["resolvedModel"] == {
+        "name": "qwen3",
+        "scope": "Cluster",
+        "kind": "AIMClusterModel",
+        "uid": "uid-qwen3",
+    }
+
+
+def test_namespace_model_shadows_cluster_model() -> None:
+    pool = [model(kind="AIMClusterModel", image="other:1"), model(), template()]
+    comp = reconcile(service(), pool)
+    assert status(comp)["resolvedModel"]["scope"] == "Namespace"
+    assert container(comp)["image"] == IMAGE
+
+
+def test_model_by_image_reuses_the_one_model_with_that_image() -> None:
+    pool = [model(name="qwen3"), model(name="other", image="x:1"), template()]
+    comp = reconcile(service(model={"image": IMAGE}), pool)
+    assert status(comp)["resolvedModel"]["name"] == "qwen3"
+    assert MODEL not in comp.resources
+
+
+def test_model_by_image_prefers_the_namespace_match() -> None:
+    pool = [model(name="qwen3"), model(name="cq", kind="AIMClusterModel"), template()]
+    comp = reconcile(service(model={"image": IMAGE}), pool)
+    assert status(comp)["resolvedModel"]["name"] == "qwen3"
+
+
+def test_model_by_image_with_two_matches_lists_them() -> None:
+    pool = [model(name="qwen3"), model(name="qwen3-copy"), template()]
+    comp = reconcile(service(model={"image": IMAGE}, template=None), pool)
+    assert status(comp)["status"] == "Failed"
+    assert conditions(comp)["ModelReady"] == ("False", "ModelAmbiguous")
+    assert "qwen3, qwen3-copy" in comp.warnings[0]
+    assert "spec.model.ref" in comp.warnings[0]
+
+
+def test_model_by_image_tie_is_broken_by_the_named_template() -> None:
+    pool = [model(name="qwen3"), model(name="qwen3-copy"), template()]
+    comp = reconcile(service(model={"image": IMAGE}), pool)
+    assert status(comp)["resolvedModel"]["name"] == "qwen3"
+    assert INFERENCE_SERVICE in comp.resources
+
+
+def test_model_by_new_image_composes_a_model_and_waits_for_it() -> None:
+    comp = reconcile(
+        service(model={"image": "ghcr.io/silogen/aim-dummy:0.1.10"}, template=None), []
+    )
+    desired = comp.resources[MODEL]
+    manifest = cast("Any", desired.manifest)
+    assert manifest["kind"] == "AIMModel"
+    assert manifest["metadata"]["name"] == "aim-dummy-0-1-10-9bf80281"
+    assert manifest["metadata"]["namespace"] == NS
+    assert manifest["metadata"]["labels"]["aim.silogen.ai/origin"] == "auto-generated"
+    assert manifest["spec"]["image"] == "ghcr.io/silogen/aim-dummy:0.1.10"
+    assert manifest["spec"]["discovery"]["enabled"] is False
+    assert not desired.ready
+    assert status(comp)["status"] == "Pending"
+    assert conditions(comp)["ModelReady"] == ("False", "CreatingModel")
+
+
+def test_composed_model_stays_the_service_model() -> None:
+    """Once composed, the model is ours: an equal model appearing later does not replace it."""
+    xr = service(model={"image": IMAGE}, template=None)
+    ours = cast("Any", reconcile(xr, []).resources[MODEL].manifest)
+    observed_model = {**copy.deepcopy(ours), "status": {"status": "Ready"}}
+    tpl = template(modelName=ours["metadata"]["name"])
+    comp = reconcile(xr, [model(name="late-copy"), tpl], {MODEL: observed_model})
+    assert status(comp)["resolvedModel"]["name"] == ours["metadata"]["name"]
+    assert comp.resources[MODEL].ready
+    assert INFERENCE_SERVICE in comp.resources
+
+
+def test_runtime_config_asks_for_cluster_models_and_discovery() -> None:
+    """A namespaced XR cannot compose a cluster model: namespace model plus a warning."""
+    cfg = config(
+        kind="AIMClusterRuntimeConfig", model={"creationScope": "Cluster", "autoDiscovery": True}
+    )
+    comp = reconcile(service(model={"image": IMAGE}, template=None), [cfg])
+    manifest = cast("Any", comp.resources[MODEL].manifest)
+    assert manifest["metadata"]["namespace"] == NS
+    assert manifest["spec"]["discovery"]["enabled"] is True
+    assert len(comp.warnings) == 1
+    assert "creationScope: Cluster" in comp.warnings[0]
+
+
+CUSTOM = {
+    "custom": {
+        "baseImage": "amdenterpriseai/aim-base:0.9",
+        "modelSources": [{"modelId": "Qwen/Qwen2-0.5B", "sourceUri": "hf://Qwen/Qwen2-0.5B"}],
+        "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
+    }
+}
+
+
+def test_custom_model_is_composed_from_the_inline_weights() -> None:
+    xr = service(model=CUSTOM, template=None, env=[{"name": "HF_TOKEN", "value": "t"}])
+    comp = reconcile(xr, [])
+    manifest = cast("Any", comp.resources[MODEL].manifest)
+    assert manifest["metadata"]["name"] == "qwen-qwen2-0-5b-8cd3ca3d"
+    assert manifest["metadata"]["labels"]["aim.silogen.ai/custom-model"] == "true"
+    assert manifest["spec"]["image"] == "amdenterpriseai/aim-base:0.9"
+    assert manifest["spec"]["modelSources"] == CUSTOM["custom"]["modelSources"]
+    assert manifest["spec"]["custom"]["hardware"]["gpu"]["models"] == ["MI300X"]
+    assert manifest["spec"]["env"] == [{"name": "HF_TOKEN", "value": "t"}]
+
+
+def test_custom_model_reuses_an_equal_namespace_model() -> None:
+    existing = model(
+        name="shared-qwen2",
+        image="amdenterpriseai/aim-base:0.9",
+        modelSources=CUSTOM["custom"]["modelSources"],
+        custom={"hardware": {"gpu": {"requests": 1}}},
+    )
+    tpl = template(
+        modelName="shared-qwen2",
+        type="unoptimized",
+        modelSources=CUSTOM["custom"]["modelSources"],
+    )
+    comp = reconcile(service(model=CUSTOM, template={"allowUnoptimized": True}), [existing, tpl])
+    assert MODEL not in comp.resources
+    assert status(comp)["resolvedModel"]["name"] == "shared-qwen2"
+    assert container(comp)["image"] == "amdenterpriseai/aim-base:0.9"
+    assert env(comp)["AIM_MODEL_ID"] == "Qwen/Qwen2-0.5B"
+
+
+# --- template resolution and auto-selection -----------------------------------------------------
 
 
 def test_namespace_template_shadows_cluster_template() -> None:
-    """A team's own template of the same name wins over the platform's."""
-    ns_tpl = template("AIMServiceTemplate", hardware={"gpu": {"requests": 2, "model": "MI325X"}})
-    comp = compose_service(Observed(service(), {}, fetched([ns_tpl], [template()])))
-
-    assert comp.status["resolvedTemplate"] == {
-        "name": "tpl",
-        "namespace": NAMESPACE,
-        "scope": "Namespace",
-        "kind": "AIMServiceTemplate",
-    }
+    pool = [
+        model(),
+        template(kind="AIMClusterServiceTemplate"),
+        template(hardware={"gpu": {"requests": 2, "model": "MI325X"}}),
+    ]
+    comp = reconcile(service(), pool)
+    assert status(comp)["resolvedTemplate"]["scope"] == "Namespace"
     assert container(comp)["resources"]["limits"]["amd.com/gpu"] == "2"
 
 
+def test_explicit_cluster_template() -> None:
+    comp = reconcile(service(), [model(), template(kind="AIMClusterServiceTemplate")])
+    assert status(comp)["resolvedTemplate"] == {
+        "name": "tpl",
+        "scope": "Cluster",
+        "kind": "AIMClusterServiceTemplate",
+        "uid": "uid-tpl",
+    }
+
+
+def auto(**spec: Any) -> Any:
+    return service(**{"template": None, **spec})
+
+
+def test_auto_selection_picks_the_best_profile() -> None:
+    pool = [
+        model(),
+        template("fp16", precision="fp16"),
+        template("fp8"),
+        template("mi210", hardware={"gpu": {"requests": 1, "model": "MI210"}}),
+    ]
+    comp = reconcile(auto(), pool)
+    assert status(comp)["resolvedTemplate"]["name"] == "fp8"
+
+
+def test_auto_selection_tie_is_reported_not_broken() -> None:
+    comp = reconcile(auto(), [model(), template("a"), template("b")])
+    assert status(comp)["status"] == "Pending"
+    assert conditions(comp)["TemplateReady"] == ("False", "TemplateSelectionAmbiguous")
+    message = comp.conditions[2].message
+    assert "a (namespace): optimized, 1 x MI300X, latency, fp8" in message
+    assert "b (namespace)" in message
+    assert "spec.template.name" in message
+    assert INFERENCE_SERVICE not in comp.resources
+
+
+def test_auto_selection_explains_why_nothing_qualifies() -> None:
+    pool = [model(), template("slow", status="Progressing"), template("raw", type="unoptimized")]
+    comp = reconcile(auto(), pool)
+    assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
+    message = comp.conditions[2].message
+    assert "slow (namespace): not Available (status Progressing)" in message
+    assert "raw (namespace): unoptimized profile; set spec.template.allowUnoptimized" in message
+
+
+def test_auto_selection_takes_unoptimized_when_allowed() -> None:
+    pool = [model(), template("raw", type="unoptimized")]
+    comp = reconcile(auto(template={"allowUnoptimized": True}), pool)
+    assert status(comp)["resolvedTemplate"]["name"] == "raw"
+
+
+def test_auto_selection_is_sticky() -> None:
+    """A better template appearing later does not move a service that runs on another."""
+    xr = auto()
+    xr["status"] = {"resolvedTemplate": {"name": "fp16", "scope": "Namespace"}}
+    pool = [model(), template("fp16", precision="fp16"), template("fp8")]
+    assert status(reconcile(xr, pool))["resolvedTemplate"]["name"] == "fp16"
+
+
+def test_models_default_template_wins_over_ranking() -> None:
+    pool = [model(defaultServiceTemplate="fp16"), template("fp16", precision="fp16"), template()]
+    assert status(reconcile(auto(), pool))["resolvedTemplate"]["name"] == "fp16"
+
+
+def test_cluster_templates_do_not_serve_a_namespace_model_of_the_same_name() -> None:
+    pool = [model(), template("c", kind="AIMClusterServiceTemplate")]
+    comp = reconcile(auto(), pool)
+    assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
+    assert "has no templates yet" in comp.conditions[2].message
+
+
+def test_no_templates_and_discovery_off_tells_the_user_what_to_do() -> None:
+    comp = reconcile(auto(), [model()])
+    assert "discovery is disabled" in comp.conditions[2].message
+
+
+# --- overrides ----------------------------------------------------------------------------------
+
+OVERRIDES = {"precision": "fp16", "hardware": {"gpu": {"requests": 2, "model": "MI325X"}}}
+
+
+def test_overrides_compose_a_derived_template_and_wait_for_it() -> None:
+    comp = reconcile(service(overrides=OVERRIDES), WORLD)
+    derived = cast("Any", comp.resources[DERIVED_TEMPLATE].manifest)
+    assert derived["kind"] == "AIMServiceTemplate"
+    assert derived["metadata"]["name"].startswith("tpl-ovr-mi325x-2gpu-fp16-")
+    assert derived["metadata"]["labels"]["aim.silogen.ai/origin"] == "derived"
+    assert derived["spec"]["modelName"] == "qwen3"
+    assert derived["spec"]["precision"] == "fp16"
+    assert derived["spec"]["metric"] == "latency"
+    assert derived["spec"]["hardware"]["gpu"] == {
+        "requests": 2,
+        "model": "MI325X",
+        "resourceName": "amd.com/gpu",
+    }
+    assert conditions(comp)["TemplateReady"] == ("False", "CreatingDerivedTemplate")
+    assert INFERENCE_SERVICE not in comp.resources
+
+
+def test_service_runs_on_the_derived_template_once_available() -> None:
+    xr = service(overrides=OVERRIDES)
+    derived = copy.deepcopy(reconcile(xr, WORLD).resources[DERIVED_TEMPLATE].manifest)
+    derived["status"] = {"status": "Available"}
+    comp = reconcile(xr, WORLD, {DERIVED_TEMPLATE: derived})
+    assert comp.resources[DERIVED_TEMPLATE].ready
+    assert status(comp)["resolvedTemplate"]["name"] == cast("Any", derived)["metadata"]["name"]
+    assert env(comp)["AIM_PRECISION"] == "fp16"
+    assert container(comp)["resources"]["limits"]["amd.com/gpu"] == "2"
+    ids = isvc(comp)["spec"]["predictor"]["affinity"]["nodeAffinity"]
+    assert ids["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+        "matchExpressions"
+    ][0]["values"] == ["74a5", "74b9"]
+
+
+def test_overrides_that_change_nothing_compose_nothing() -> None:
+    comp = reconcile(service(overrides={"precision": "fp8"}), WORLD)
+    assert DERIVED_TEMPLATE not in comp.resources
+    assert INFERENCE_SERVICE in comp.resources
+
+
+def test_overrides_filter_auto_selection() -> None:
+    pool = [model(), template("fp16", precision="fp16"), template("fp8")]
+    comp = reconcile(auto(overrides={"precision": "fp16"}), pool)
+    assert status(comp)["resolvedTemplate"]["name"] == "fp16"
+    assert DERIVED_TEMPLATE not in comp.resources
+
+
+# --- the InferenceService -----------------------------------------------------------------------
+
+
 def test_inference_service_lands_on_the_template_gpu() -> None:
-    """The GPU request, device-id affinity and GPU toleration place pods on the right GPUs."""
-    comp = compose_service(Observed(service(), {}, fetched([], [template()])))
+    comp = reconcile(service(), WORLD)
     manifest = isvc(comp)
     predictor = manifest["spec"]["predictor"]
-
     assert manifest["metadata"]["name"] == "qwen-chat-a04542d9"
-    assert manifest["metadata"]["namespace"] == NAMESPACE
+    assert manifest["metadata"]["labels"]["aim.silogen.ai/model"] == "qwen3"
     assert container(comp)["image"] == IMAGE
     assert container(comp)["resources"] == {
         "requests": {"cpu": "4", "memory": "32Gi", "amd.com/gpu": "1"},
         "limits": {"memory": "48Gi", "amd.com/gpu": "1"},
     }
     terms = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    assert terms["nodeSelectorTerms"] == [
-        {
-            "matchExpressions": [
-                {"key": "amd.com/gpu.device-id", "operator": "In", "values": MI300X_IDS}
-            ]
-        }
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "amd.com/gpu.device-id", "operator": "In", "values": MI300X_IDS}
     ]
     assert {"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in predictor[
         "tolerations"
     ]
     assert (predictor["minReplicas"], predictor["maxReplicas"]) == (1, 1)
+    annotations = manifest["metadata"]["annotations"]
+    assert annotations["serving.kserve.io/autoscalerClass"] == "none"
 
 
-def test_template_accepting_several_gpu_models_matches_all_their_device_ids() -> None:
-    """`gpu.models` (seed 004) lets the pods land on any of the listed GPUs."""
-    tpl = template(hardware={"gpu": {"requests": 1, "models": ["MI300X", "MI325X"]}})
-    comp = compose_service(Observed(service(), {}, fetched([], [tpl])))
-    predictor = isvc(comp)["spec"]["predictor"]
-    terms = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    [expression] = terms["nodeSelectorTerms"][0]["matchExpressions"]
-    assert set(MI300X_IDS) < set(expression["values"])
-    assert expression["values"] == sorted(expression["values"])
+def test_gpu_count_comes_from_discovery_when_the_template_has_none() -> None:
+    tpl = template(hardware={"gpu": {"model": "MI300X"}})
+    tpl["status"]["profile"] = {"metadata": {"gpu_count": 4, "gpu": "MI300X"}}
+    comp = reconcile(service(), [model(), tpl])
+    assert container(comp)["resources"]["limits"]["amd.com/gpu"] == "4"
+
+
+def test_min_vram_places_on_every_gpu_with_enough_memory() -> None:
+    tpl = template(hardware={"gpu": {"requests": 1, "minVram": "250Gi"}})
+    comp = reconcile(service(), [model(), tpl])
+    expression = isvc(comp)["spec"]["predictor"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"][0]["matchExpressions"][0]
+    # MI325X (256 GiB), MI350X and MI355X (288 GiB); not MI300X (192 GiB).
+    assert expression["values"] == ["74a5", "74b9", "75a0", "75a3", "75b0", "75b3"]
 
 
 def test_template_without_gpu_model_gets_no_affinity() -> None:
-    """Without a GPU model there is nothing to pin to; any node with the resource will do."""
-    tpl = template(hardware={"gpu": {"requests": 1}})
-    comp = compose_service(Observed(service(), {}, fetched([], [tpl])))
+    comp = reconcile(service(), [model(), template(hardware={"gpu": {"requests": 1}})])
     assert "affinity" not in isvc(comp)["spec"]["predictor"]
 
 
-def test_resources_service_over_template_over_gpu_defaults() -> None:
-    """Service resources win over the template's, which win over the GPU-derived defaults."""
+def test_resources_service_over_template_over_model_over_gpu_defaults() -> None:
     tpl = template(
         hardware={"gpu": {"requests": 2, "model": "MI300X", "resourceName": "amd.com/xgmi"}},
-        resources={"requests": {"cpu": "6", "memory": "40Gi"}},
+        resources={"requests": {"cpu": "6"}},
     )
+    mdl = model(resources={"requests": {"cpu": "5", "memory": "40Gi"}})
     svc = service(resources={"requests": {"cpu": 10}, "limits": {"amd.com/xgmi": 4}})
-    comp = compose_service(Observed(svc, {}, fetched([], [tpl])))
-
+    comp = reconcile(svc, [mdl, tpl])
     assert container(comp)["resources"] == {
         "requests": {"cpu": "10", "memory": "40Gi", "amd.com/xgmi": "2"},
         "limits": {"memory": "96Gi", "amd.com/xgmi": "4"},
@@ -296,46 +647,171 @@ def test_resources_service_over_template_over_gpu_defaults() -> None:
 
 
 def test_environment_layers_merge_by_name_and_sort() -> None:
-    """Defaults, template profile, template env, service env: later wins, one entry per name."""
-    tpl = template(
-        env=[{"name": "VLLM_ENABLE_METRICS", "value": "false"}, {"name": "T", "value": "t"}]
+    cfg = config(
+        env=[
+            {"name": "VLLM_ENABLE_METRICS", "value": "false"},
+            {"name": "AIM_ENGINE_ARGS", "value": '{"max-model-len": 8192, "tp": {"size": 1}}'},
+        ]
     )
+    tpl = template(profileId="p1", env=[{"name": "T", "value": "t"}])
     svc = service(
         env=[
             {"name": "AIM_METRIC", "value": "throughput"},
+            {"name": "AIM_ENGINE_ARGS", "value": '{"tp": {"size": 2}}'},
             {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
         ]
     )
-    comp = compose_service(Observed(svc, {}, fetched([], [tpl])))
-
+    comp = reconcile(svc, [cfg, model(), tpl])
     assert container(comp)["env"] == [
         {"name": "AIM_CACHE_PATH", "value": "/workspace/cache"},
+        {"name": "AIM_ENGINE_ARGS", "value": '{"max-model-len": 8192, "tp": {"size": 2}}'},
         {"name": "AIM_METRIC", "value": "throughput"},
         {"name": "AIM_PRECISION", "value": "fp8"},
+        {"name": "AIM_PROFILE_ID", "value": "p1"},
         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
         {"name": "T", "value": "t"},
         {"name": "VLLM_ENABLE_METRICS", "value": "false"},
     ]
 
 
-def test_pull_secrets_and_service_account_reach_the_pods() -> None:
-    """The service's pod identity settings are passed through."""
-    svc = service(imagePullSecrets=[{"name": "regcred"}], serviceAccountName="inference")
-    predictor = isvc(compose_service(Observed(svc, {}, fetched([], [template()]))))["spec"][
-        "predictor"
+def test_runtime_config_of_the_namespace_merges_over_the_cluster_one() -> None:
+    cluster = config(
+        kind="AIMClusterRuntimeConfig",
+        env=[{"name": "A", "value": "cluster"}, {"name": "B", "value": "cluster"}],
+        routing={"enabled": True, "gatewayRef": {"name": "gw", "namespace": "gateways"}},
+    )
+    namespaced = config(
+        env=[{"name": "B", "value": "team"}],
+        routing={"pathTemplate": "/team/{.metadata.name}"},
+        serviceAccountName="team-sa",
+        imagePullSecrets=[{"name": "team-pull"}],
+    )
+    comp = reconcile(service(imagePullSecrets=[{"name": "mine"}]), [cluster, namespaced, *WORLD])
+    assert status(comp)["resolvedRuntimeConfig"] == {
+        "name": "default",
+        "namespace": NS,
+        "scope": "Merged",
+    }
+    assert (env(comp)["A"], env(comp)["B"]) == ("cluster", "team")
+    predictor = isvc(comp)["spec"]["predictor"]
+    assert predictor["serviceAccountName"] == "team-sa"
+    assert predictor["imagePullSecrets"] == [{"name": "mine"}, {"name": "team-pull"}]
+    assert status(comp)["routing"]["path"] == "/team/qwen-chat"
+
+
+def test_min_and_max_replicas_turn_on_kserve_autoscaling() -> None:
+    comp = reconcile(service(minReplicas=2, maxReplicas=5), WORLD)
+    predictor = isvc(comp)["spec"]["predictor"]
+    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (2, 5)
+    assert isvc(comp)["metadata"]["annotations"]["serving.kserve.io/autoscalerClass"] == "hpa"
+
+
+# --- routing ------------------------------------------------------------------------------------
+
+GATEWAY = {"name": "inference", "namespace": "gateways"}
+
+
+def routed(**routing: Any) -> Any:
+    return service(routing={"enabled": True, "gatewayRef": GATEWAY, **routing})
+
+
+def route(comp: Composition) -> Any:
+    return comp.resources[HTTP_ROUTE].manifest
+
+
+def test_route_default_path_is_namespace_and_uid() -> None:
+    comp = reconcile(routed(), WORLD)
+    rule = route(comp)["spec"]["rules"][0]
+    assert rule["matches"][0]["path"] == {"type": "PathPrefix", "value": "/ml-team/0b5e-uid"}
+    assert rule["backendRefs"][0]["name"] == "qwen-chat-a04542d9-predictor"
+    assert route(comp)["spec"]["parentRefs"] == [
+        {**GATEWAY, "group": "gateway.networking.k8s.io", "kind": "Gateway"}
     ]
-    assert predictor["imagePullSecrets"] == [{"name": "regcred"}]
-    assert predictor["serviceAccountName"] == "inference"
+    assert status(comp)["routing"] == {
+        "path": "/ml-team/0b5e-uid",
+        "httpRoute": "qwen-chat-a04542d9",
+    }
+    assert conditions(comp)["HTTPRouteReady"] == ("False", "Creating")
+
+
+def test_route_path_from_the_service_template() -> None:
+    xr = routed(pathTemplate="/{.metadata.namespace}/{.metadata.labels['team']}/chat/")
+    xr["metadata"]["labels"] = {"team": "ML-Team"}
+    comp = reconcile(xr, WORLD)
+    assert status(comp)["routing"]["path"] == "/ml-team/chat"
+
+
+def test_route_invalid_template_degrades_and_keeps_the_inference_service() -> None:
+    comp = reconcile(routed(pathTemplate="/{.metadata.labels['missing']}"), WORLD)
+    assert status(comp)["status"] == "Degraded"
+    assert conditions(comp)["HTTPRouteReady"] == ("False", "RouteTemplateInvalid")
+    assert set(comp.resources) == {INFERENCE_SERVICE}
+    assert "spec.routing.pathTemplate" in comp.warnings[0]
+
+
+def test_route_without_gateway_fails_and_creates_nothing() -> None:
+    comp = reconcile(service(routing={"enabled": True}), WORLD)
+    assert status(comp)["status"] == "Failed"
+    assert conditions(comp)["HTTPRouteReady"] == ("False", "GatewayNotConfigured")
+    assert comp.resources == {}
+
+
+def test_route_accepted_by_our_gateway_is_ready() -> None:
+    parent = {
+        "parentRef": GATEWAY,
+        "controllerName": "example.com/gw",
+        "conditions": [
+            {"type": "Accepted", "status": "True"},
+            {"type": "ResolvedRefs", "status": "True"},
+        ],
+    }
+    observed = {INFERENCE_SERVICE: READY_ISVC, HTTP_ROUTE: ready("HTTPRoute", parents=[parent])}
+    comp = reconcile(routed(), WORLD, observed)
+    assert conditions(comp)["HTTPRouteReady"] == ("True", "HTTPRouteAccepted")
+    assert comp.resources[HTTP_ROUTE].ready
+    assert status(comp)["status"] == "Running"
+
+
+def test_route_rejected_by_the_gateway_fails_with_its_reason() -> None:
+    parent = {
+        "parentRef": GATEWAY,
+        "conditions": [{"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners"}],
+    }
+    observed = {HTTP_ROUTE: ready("HTTPRoute", parents=[parent])}
+    comp = reconcile(routed(), WORLD, observed)
+    assert conditions(comp)["HTTPRouteReady"] == ("False", "NotAllowedByListeners")
+    assert status(comp)["status"] == "Failed"
+
+
+def test_route_status_for_another_gateway_does_not_count() -> None:
+    parent = {
+        "parentRef": {"name": "other", "namespace": "gateways"},
+        "conditions": [{"type": "Accepted", "status": "True"}],
+    }
+    comp = reconcile(routed(), WORLD, {HTTP_ROUTE: ready("HTTPRoute", parents=[parent])})
+    assert conditions(comp)["HTTPRouteReady"] == ("False", "HTTPRoutePending")
+
+
+# --- never tear down; deterministic; bad input ---------------------------------------------------
+
+
+def test_existing_inference_service_is_kept_when_its_template_goes_missing() -> None:
+    running = reconcile(service(), WORLD, {INFERENCE_SERVICE: READY_ISVC})
+    observed = {INFERENCE_SERVICE: {**isvc(running), "status": READY_ISVC["status"]}}
+    comp = reconcile(service(), [model()], observed)
+    assert status(comp)["status"] == "Failed"
+    assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
+    kept = cast("Any", comp.resources[INFERENCE_SERVICE].manifest)
+    assert kept["spec"] == isvc(running)["spec"]
+    assert "status" not in kept
 
 
 def test_same_input_same_output() -> None:
-    """Composition is deterministic, so Crossplane sees no spurious changes."""
-    observed = Observed(service(), {}, fetched([], [template()]))
+    observed = Observed(service(), {}, answer(compose_service(Observed(service())), WORLD))
     assert compose_service(observed) == compose_service(copy.deepcopy(observed))
 
 
 def test_namespace_too_long_is_a_spec_error_naming_the_field() -> None:
-    """A namespace KServe cannot fit in its names stops composition with the field named."""
     xr = service()
     xr["metadata"]["namespace"] = "n" * 50
     with pytest.raises(InvalidSpecError) as e:
@@ -344,7 +820,6 @@ def test_namespace_too_long_is_a_spec_error_naming_the_field() -> None:
 
 
 def test_wrong_spec_shape_names_the_field() -> None:
-    """A spec the XRD would have refused (render skips admission) is reported by field path."""
     with pytest.raises(InvalidSpecError) as e:
         compose_service(Observed(service(replicas="two"), {}, {}))
     assert e.value.field == "spec.replicas"

@@ -84,15 +84,26 @@ def test_a_bug_in_a_composer_is_a_fatal_result_not_a_grpc_error() -> None:
 
 def test_composition_is_written_to_the_response() -> None:
     """Resources, readiness, status, conditions and requirements reach Crossplane."""
-    req = request("AIMService", {"model": {"image": "img"}, "template": {"name": "tpl"}})
+    req = request("AIMService", {"model": {"ref": "m"}, "template": {"name": "tpl"}})
+    aim = "aim.silogen.ai/v1alpha1"
     tpl: dict[str, Any] = {
-        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "apiVersion": aim,
         "kind": "AIMClusterServiceTemplate",
         "metadata": {"name": "tpl"},
         "spec": {"modelName": "m", "hardware": {"gpu": {"requests": 1, "model": "MI300X"}}},
+        "status": {"status": "Available"},
     }
-    req.required_resources["template"].SetInParent()
+    model: dict[str, Any] = {
+        "apiVersion": aim,
+        "kind": "AIMClusterModel",
+        "metadata": {"name": "m"},
+        "spec": {"image": "img"},
+        "status": {"status": "Ready"},
+    }
+    for key in ("runtime-config", "runtime-config-cluster", "model", "template"):
+        req.required_resources[key].SetInParent()
     req.required_resources["template-cluster"].items.add().resource.update(tpl)
+    req.required_resources["model-cluster"].items.add().resource.update(model)
 
     rsp = run(FunctionRunner(), req)
 
@@ -102,8 +113,20 @@ def test_composition_is_written_to_the_response() -> None:
     assert resource.struct_to_dict(desired.resource)["kind"] == "InferenceService"
     status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
     assert status["status"] == "Starting"
-    assert {c.type for c in rsp.conditions} == {"TemplateReady", "InferenceServiceReady"}
-    assert set(rsp.requirements.resources) == {"template", "template-cluster"}
+    assert {c.type for c in rsp.conditions} == {
+        "RuntimeConfigReady",
+        "ModelReady",
+        "TemplateReady",
+        "InferenceServiceReady",
+    }
+    assert set(rsp.requirements.resources) == {
+        "runtime-config",
+        "runtime-config-cluster",
+        "model",
+        "model-cluster",
+        "template",
+        "template-cluster",
+    }
     assert rsp.meta.tag == "t"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from function import gpu
 from function.gpu import UnknownGpuModelError, device_ids
 
 
@@ -26,3 +27,12 @@ def test_unknown_model_names_the_known_ones() -> None:
     """A typo gets an error that lists what would have worked, not an affinity nobody matches."""
     with pytest.raises(UnknownGpuModelError, match=r"'MI999X'.*MI300X"):
         device_ids("MI999X")
+
+
+def test_models_with_vram_reads_kubernetes_quantities() -> None:
+    assert gpu.models_with_vram("256Gi") == ("MI325X", "MI350X", "MI355X")
+    assert "MI300X" in gpu.models_with_vram("192Gi")
+    assert "MI300X" in gpu.models_with_vram("200G")  # 200 GB is 186 GiB
+    assert gpu.models_with_vram("1Ti") == ()
+    with pytest.raises(ValueError, match="minVram"):
+        gpu.models_with_vram("lots")

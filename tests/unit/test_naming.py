@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from function import naming
 from function.naming import (
     NameTooLongError,
     derived_name,
@@ -93,3 +94,23 @@ def test_namespace_too_long_for_kserve_names_is_an_error() -> None:
     """Instead of an InferenceService KServe cannot name, the user gets told why."""
     with pytest.raises(NameTooLongError, match="namespace"):
         inference_service_name("chat", "n" * 50)
+
+
+def test_names_of_composed_models_and_derived_templates_match_the_operator() -> None:
+    """Examples from the AIM operator's behaviour reference (computed there, not by us)."""
+    assert naming.image_model_name("ghcr.io/silogen/aim-dummy:0.1.10") == (
+        "aim-dummy-0-1-10-9bf80281"
+    )
+    sources = [("Qwen/Qwen2-0.5B", "hf://Qwen/Qwen2-0.5B", None)]
+    assert naming.custom_model_name("amdenterpriseai/aim-base:0.9", sources) == (
+        "qwen-qwen2-0-5b-8cd3ca3d"
+    )
+    assert naming.derived_template_name(
+        "my-template", gpu="MI325X", count=None, precision="fp16", metric=None
+    ) == ("my-template-ovr-mi325x-fp16-ac2b")
+
+
+def test_image_model_name_handles_digests_and_missing_tags() -> None:
+    assert naming.image_model_name("reg.io/org/model").startswith("model-latest-")
+    digest = "reg.io/org/model@sha256:abcdef0123456789"
+    assert naming.image_model_name(digest).startswith("model-abcdef-")

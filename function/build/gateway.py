@@ -1,0 +1,59 @@
+"""Gateway API HTTPRoute (gateway.networking.k8s.io/v1) in front of a KServe predictor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+from function.build import Manifest
+
+PREDICTOR_PORT = 80
+"""Port of the Service KServe creates for a predictor (it forwards to the container's 8000)."""
+
+
+def build_http_route(  # noqa: PLR0913 - one keyword per field of the manifest is the point
+    *,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    parent: Mapping[str, JsonValue],
+    path: str,
+    backend_service: str,
+    request_timeout: str | None = None,
+) -> Manifest:
+    """Route `<path>/...` on the parent Gateway to the predictor, with the prefix stripped.
+
+    Clients call `http://<gateway><path>/v1/chat/completions`; the model server sees
+    `/v1/chat/completions`, as if it were called directly.
+    """
+    rule: Manifest = {
+        "matches": [{"path": {"type": "PathPrefix", "value": path}}],
+        "filters": [
+            {
+                "type": "URLRewrite",
+                "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}},
+            },
+        ],
+        "backendRefs": [
+            {
+                "group": "",
+                "kind": "Service",
+                "name": backend_service,
+                "namespace": namespace,
+                "port": PREDICTOR_PORT,
+            },
+        ],
+    }
+    if request_timeout:
+        rule["timeouts"] = {"request": request_timeout}
+    metadata: Manifest = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": metadata,
+        "spec": {"parentRefs": [dict(parent)], "rules": [rule]},
+    }

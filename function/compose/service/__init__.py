@@ -1,0 +1,224 @@
+"""AIMService: from a model and a template to an InferenceService on AMD GPUs, and an HTTPRoute.
+
+Each call resolves the runtime config, the model and the template from what Crossplane fetched,
+then composes what those allow: an AIMModel or a derived AIMServiceTemplate when the service needs
+one, the InferenceService once the model is Ready and the template Available, and the HTTPRoute
+when routing is on. Every step reports a condition; the worst decides `status.status`.
+
+Two rules keep users' workloads safe. A service that is Failed creates nothing new (the user has
+to fix something first). And an object that exists is never dropped from the desired state just
+because an input went missing or unready: it is kept as it is until it can be composed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+from function import naming
+from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
+from function.build import Manifest
+from function.compose.service import inference, model, routing, template
+from function.compose.service.inference import INFERENCE_SERVICE
+from function.compose.service.model import MODEL
+from function.compose.service.routing import HTTP_ROUTE
+from function.compose.service.template import DERIVED_TEMPLATE
+from function.errors import InvalidSpecError
+from function.resolve import Found
+from function.runtimeconfig import RuntimeConfig
+from function.runtimeconfig import lookup as runtime_config_lookup
+from function.runtimeconfig import resolve as resolve_runtime_config
+from function.state import Composition, Desired, Observed, parse_spec
+from function.status import (
+    ConditionType,
+    Health,
+    Reason,
+    State,
+    inference_service_ready,
+    worst,
+)
+
+__all__ = ["DERIVED_TEMPLATE", "HTTP_ROUTE", "INFERENCE_SERVICE", "MODEL", "compose_service"]
+
+_HEADLINE = {
+    State.FAILED: ServiceStatusValue.FAILED,
+    State.DEGRADED: ServiceStatusValue.DEGRADED,
+    State.PENDING: ServiceStatusValue.PENDING,
+    State.PROGRESSING: ServiceStatusValue.STARTING,
+    State.READY: ServiceStatusValue.RUNNING,
+}
+
+
+def compose_service(observed: Observed) -> Composition:
+    """Compose one AIMService."""
+    spec = parse_spec(observed.composite, AIMServiceSpec)
+    isvc_name = _inference_service_name(observed)
+    comp = Composition()
+
+    config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
+    comp.requirements += [
+        *config_lookup.requirements(),
+        *model.requirements(spec, observed.namespace),
+        *template.requirements(spec, observed.namespace),
+    ]
+    config_health, config = resolve_runtime_config(config_lookup, observed.required)
+    models = model.resolve_model(observed, spec, config, _explicit_template_model(observed, spec))
+    templates = template.resolve_template(observed, spec, models.model)
+    route = routing.compose_route(
+        observed, spec.routing, config.spec.routing if config else None, isvc_name
+    )
+
+    healths = [config_health, models.health, templates.health]
+    if route.health is not None:
+        healths.append(route.health)
+    failed = worst(healths) is State.FAILED
+    isvc, isvc_health = _inference_service(
+        observed,
+        spec=spec,
+        name=isvc_name,
+        config=config,
+        models=models,
+        templates=templates,
+        blocked=failed,
+    )
+    healths.insert(3, isvc_health)
+
+    desired = {
+        MODEL: models.desired,
+        DERIVED_TEMPLATE: templates.desired,
+        INFERENCE_SERVICE: isvc,
+        HTTP_ROUTE: route.desired or (_kept(observed, HTTP_ROUTE) if route.health else None),
+    }
+    for key, value in desired.items():
+        if value is not None and (not failed or key in observed.resources):
+            comp.resources[key] = value
+
+    comp.conditions = [h.to_condition() for h in healths]
+    comp.warnings = [
+        *models.warnings,
+        *(h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}),
+    ]
+    comp.status = AIMServiceStatus(
+        status=_HEADLINE[worst(healths)],
+        resolved_runtime_config=config.ref if config else None,
+        resolved_model=models.model.reference() if models.model else None,
+        resolved_template=templates.template.reference() if templates.template else None,
+        inference_service=isvc_name if INFERENCE_SERVICE in comp.resources else None,
+        routing=RoutingStatus(path=route.path, http_route=_name(comp.resources[HTTP_ROUTE]))
+        if HTTP_ROUTE in comp.resources
+        else None,
+    ).model_dump(mode="json", exclude_none=True)
+    return comp
+
+
+def _inference_service(  # noqa: PLR0913 - the inputs of one decision
+    observed: Observed,
+    *,
+    spec: AIMServiceSpec,
+    name: str,
+    config: RuntimeConfig | None,
+    models: model.ModelOutcome,
+    templates: template.TemplateOutcome,
+    blocked: bool,
+) -> tuple[Desired | None, Health]:
+    """The InferenceService once its inputs are ready; the existing one, kept, until then."""
+    current = observed.resources.get(INFERENCE_SERVICE)
+    ready = inference_service_ready(current)
+    if (
+        models.ready
+        and templates.ready
+        and config is not None
+        and models.model
+        and templates.template
+    ):
+        try:
+            manifest = inference.build(
+                observed,
+                spec=spec,
+                name=name,
+                model=models.model,
+                template=templates.template,
+                config=config,
+            )
+        except ValueError as e:
+            return _kept(observed, INFERENCE_SERVICE), _isvc_health(
+                State.FAILED,
+                Reason.TEMPLATE_INVALID,
+                f"{templates.template.kind} {templates.template.name!r} cannot be placed: {e}",
+            )
+        if ready:
+            health = _isvc_health(State.READY, Reason.READY, f"InferenceService {name!r} is Ready")
+        else:
+            health = _isvc_health(
+                State.PROGRESSING,
+                Reason.CREATING,
+                f"InferenceService {name!r} is not Ready yet (KServe has not reported Ready)",
+            )
+        return Desired(manifest, ready=ready), health
+    until = (
+        "the service is no longer Failed"
+        if blocked
+        else "the model is Ready and the template Available"
+    )
+    if current is not None:
+        return _kept(observed, INFERENCE_SERVICE), _isvc_health(
+            State.READY if ready else State.PROGRESSING,
+            Reason.READY if ready else Reason.CREATING,
+            f"InferenceService {name!r} is kept as it is until {until}",
+        )
+    return None, _isvc_health(
+        State.PENDING, Reason.WAITING, f"InferenceService {name!r} is created once {until}"
+    )
+
+
+def _kept(observed: Observed, key: str) -> Desired | None:
+    """An existing composed object, as it is: spec and identity, without what the server adds."""
+    current = observed.resources.get(key)
+    if current is None:
+        return None
+    meta = current.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    kept_meta: Manifest = {
+        k: meta[k] for k in ("name", "namespace", "labels", "annotations") if k in meta
+    }
+    manifest: Manifest = {
+        "apiVersion": current.get("apiVersion"),
+        "kind": current.get("kind"),
+        "metadata": kept_meta,
+    }
+    if "spec" in current:
+        manifest["spec"] = current["spec"]
+    ready = key != INFERENCE_SERVICE or inference_service_ready(current)
+    return Desired(manifest, ready=ready)
+
+
+def _explicit_template_model(observed: Observed, spec: AIMServiceSpec) -> str | None:
+    """The model the explicitly named template serves, to pick among models sharing an image."""
+    if spec.template is None or spec.template.name is None:
+        return None
+    found = template.explicit_lookup(spec.template.name, observed.namespace).resolve(
+        observed.required
+    )
+    if isinstance(found, Found):
+        tpl_spec = found.manifest.get("spec")
+        name = tpl_spec.get("modelName") if isinstance(tpl_spec, dict) else None
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _inference_service_name(observed: Observed) -> str:
+    try:
+        return naming.inference_service_name(observed.name, observed.namespace)
+    except naming.NameTooLongError as e:
+        raise InvalidSpecError(field="metadata.namespace", problem=str(e)) from e
+
+
+def _name(desired: Desired) -> str | None:
+    meta: Mapping[str, JsonValue] | JsonValue = desired.manifest.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _isvc_health(state: State, reason: Reason, message: str) -> Health:
+    return Health(ConditionType.INFERENCE_SERVICE_READY, state, reason, message)

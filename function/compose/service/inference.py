@@ -1,0 +1,122 @@
+"""The KServe InferenceService of a service: its model's image with the template's profile.
+
+Precedence, lowest first. Resources: per-GPU defaults, the model's, the template's, the service's.
+Environment: AIM defaults, the runtime config's, the template's profile, the template's env, the
+custom model's id, the service's. The GPU count is the template's, else what discovery found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from function import labels
+from function.api.common import LocalObjectReference
+from function.api.hardware import DEFAULT_GPU_RESOURCE
+from function.api.model import ModelSpec
+from function.api.service import AIMServiceSpec
+from function.api.template import ServiceTemplateSpec, TemplateStatus
+from function.build import Manifest
+from function.build.kserve import CacheMount, Scaling, build_inference_service
+from function.merge import (
+    DEFAULT_ENV,
+    gpu_default_resources,
+    literal_env,
+    merge_env,
+    merge_resources,
+)
+from function.placement import placement
+from function.resolve import Resolved
+from function.runtimeconfig import RuntimeConfig
+from function.state import Observed, parse_status
+
+INFERENCE_SERVICE = "inference-service"
+"""Composition-resource name of the InferenceService."""
+
+
+def build(  # noqa: PLR0913 - everything an InferenceService is made of
+    observed: Observed,
+    *,
+    spec: AIMServiceSpec,
+    name: str,
+    model: Resolved[ModelSpec],
+    template: Resolved[ServiceTemplateSpec],
+    config: RuntimeConfig,
+    caches: Sequence[CacheMount] = (),
+) -> Manifest:
+    """The InferenceService manifest.
+
+    Raises:
+        ValueError: the template names a GPU model or minimum VRAM no AMD GPU has (template
+            resolution checks this first, with `function.placement`).
+    """
+    tpl = template.spec
+    status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
+    profile = status.profile.metadata if status.profile and status.profile.metadata else None
+    gpu = tpl.hardware.gpu if tpl.hardware else None
+    gpu_count = gpu.requests if gpu and gpu.requests is not None else None
+    if gpu_count is None:
+        gpu_count = profile.gpu_count if profile and profile.gpu_count else 0
+    metric = tpl.metric or (profile.metric if profile else None)
+    precision = tpl.precision or (profile.precision if profile else None)
+    model_id = next(
+        (s.model_id for s in (tpl.model_sources or model.spec.model_sources or ())), None
+    )
+
+    isvc_labels = {
+        "app.kubernetes.io/name": "aim",
+        "app.kubernetes.io/component": "inference",
+        **labels.MANAGED_BY,
+        labels.SERVICE: labels.value(observed.name),
+        labels.TEMPLATE: labels.value(template.name),
+        labels.MODEL: labels.value(model.name),
+    }
+    if metric:
+        isvc_labels[labels.METRIC] = labels.value(metric)
+    if precision:
+        isvc_labels[labels.PRECISION] = labels.value(precision)
+
+    return build_inference_service(
+        name=name,
+        namespace=observed.namespace,
+        labels=isvc_labels,
+        image=model.spec.image,
+        scaling=_scaling(spec),
+        resources=merge_resources(
+            gpu_default_resources(gpu.resource_name if gpu else DEFAULT_GPU_RESOURCE, gpu_count),
+            model.spec.resources,
+            tpl.resources,
+            spec.resources,
+        ),
+        env=merge_env(
+            literal_env(dict(DEFAULT_ENV)),
+            config.spec.env or (),
+            literal_env(
+                {"AIM_PROFILE_ID": tpl.profile_id, "AIM_METRIC": metric, "AIM_PRECISION": precision}
+            ),
+            tpl.env or (),
+            literal_env({"AIM_MODEL_ID": model_id}),
+            spec.env or (),
+        ),
+        gpu_device_ids=placement(gpu, profile.gpu if profile else None),
+        image_pull_secrets=_union(
+            spec.image_pull_secrets, model.spec.image_pull_secrets, config.spec.image_pull_secrets
+        ),
+        service_account_name=spec.service_account_name or config.spec.service_account_name,
+        caches=caches,
+    )
+
+
+def _scaling(spec: AIMServiceSpec) -> Scaling:
+    if spec.min_replicas is None and spec.max_replicas is None:
+        return Scaling(spec.replicas, spec.replicas)
+    low = spec.min_replicas or 1
+    return Scaling(low, spec.max_replicas or low, autoscaled=True)
+
+
+def _union(*lists: Sequence[LocalObjectReference] | None) -> list[str]:
+    """Secret names from every list, once each, in order of precedence."""
+    names: dict[str, None] = {}
+    for refs in lists:
+        for ref in refs or ():
+            names.setdefault(ref.name)
+    return list(names)

@@ -1,0 +1,331 @@
+"""Which model a service serves: by name, by image, or custom weights it composes a model for.
+
+`spec.model.ref` names an AIMModel in the namespace, else an AIMClusterModel. `spec.model.image`
+reuses the one model with that image (a namespace match shadows cluster matches, as names do),
+else the service composes an AIMModel for the image. `spec.model.custom` reuses a namespace model
+with the same base image and sources, else composes one. A model the service composed stays its
+model from then on, even if an equal one appears elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from function import labels, naming
+from function.api.common import EnvVar, LocalObjectReference, ModelSource
+from function.api.meta import Kind, Scope
+from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec
+from function.api.runtimeconfig import ModelCreationScope
+from function.api.service import AIMServiceSpec
+from function.build import Manifest
+from function.build.aim import build_aim_object
+from function.errors import InvalidSpecError
+from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved
+from function.runtimeconfig import RuntimeConfig
+from function.state import Desired, Observed, Requirement, parse_spec
+from function.status import ConditionType, Health, Reason, State
+
+MODEL = "model"
+"""Composition-resource name of the AIMModel a service composes."""
+
+_ENDPOINT = "AWS_ENDPOINT_URL"
+
+
+@dataclass(frozen=True)
+class ModelOutcome:
+    """The model to serve (once known), its health, and the AIMModel to compose, if any."""
+
+    health: Health
+    model: Resolved[ModelSpec] | None = None
+    desired: Desired | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ready(self) -> bool:
+        """The model reports Ready, so its templates and image can be trusted."""
+        return self.health.state is State.READY
+
+
+def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
+    """What Crossplane must fetch to resolve the model; the same on every call."""
+    if spec.model.ref is not None:
+        return _ref_lookup(spec.model.ref, namespace).requirements()
+    reqs = [_namespace_models(namespace).requirement()]
+    if spec.model.image is not None:
+        reqs.append(_CLUSTER_MODELS.requirement())
+    return reqs
+
+
+def resolve_model(
+    observed: Observed,
+    spec: AIMServiceSpec,
+    config: RuntimeConfig | None,
+    template_model: str | None = None,
+) -> ModelOutcome:
+    """Resolve `spec.model`. `template_model` (the explicit template's model) breaks image ties."""
+    if spec.model.ref is not None:
+        return _by_ref(observed, spec.model.ref)
+    composed = observed.resources.get(MODEL)
+    if spec.model.image is not None:
+        return _by_image(
+            observed,
+            spec=spec,
+            image=spec.model.image,
+            config=config,
+            composed=composed,
+            template_model=template_model,
+        )
+    return _custom(observed, spec, config, composed)
+
+
+def _by_ref(observed: Observed, name: str) -> ModelOutcome:
+    match _ref_lookup(name, observed.namespace).resolve(observed.required):
+        case Pending():
+            return ModelOutcome(_health(State.PENDING, Reason.RESOLVING, f"looking up {name!r}"))
+        case Absent():
+            return ModelOutcome(
+                _health(
+                    State.FAILED,
+                    Reason.MODEL_NOT_FOUND,
+                    f"spec.model.ref: neither AIMModel {name!r} in namespace "
+                    f"{observed.namespace!r} nor AIMClusterModel {name!r} exists; create it or "
+                    "name an existing model (kubectl get aimmodels,aimclustermodels)",
+                )
+            )
+        case Found() as found:
+            return _use(found)
+
+
+def _by_image(  # noqa: PLR0913 - the inputs of one decision
+    observed: Observed,
+    *,
+    spec: AIMServiceSpec,
+    image: str,
+    config: RuntimeConfig | None,
+    composed: Manifest | None,
+    template_model: str | None,
+) -> ModelOutcome:
+    if composed is not None:
+        return _compose(observed, spec, config, composed)
+    namespaced = _namespace_models(observed.namespace).items(observed.required)
+    cluster = _CLUSTER_MODELS.items(observed.required)
+    if namespaced is None or cluster is None:
+        return ModelOutcome(
+            _health(State.PENDING, Reason.RESOLVING, f"looking for models with image {image}")
+        )
+    for kind, scope, objects in (
+        (Kind.MODEL, Scope.NAMESPACE, namespaced),
+        (Kind.CLUSTER_MODEL, Scope.CLUSTER, cluster),
+    ):
+        matches = [m for m in objects if _spec_field(m, "image") == image]
+        if template_model is not None and len(matches) > 1:
+            matches = [m for m in matches if _name(m) == template_model] or matches
+        if len(matches) == 1:
+            return _use(Found(matches[0], kind, scope))
+        if len(matches) > 1:
+            names = ", ".join(sorted(_name(m) for m in matches))
+            return ModelOutcome(
+                _health(
+                    State.FAILED,
+                    Reason.MODEL_AMBIGUOUS,
+                    f"spec.model.image: {len(matches)} {kind}s serve {image} ({names}); name "
+                    "one with spec.model.ref instead",
+                )
+            )
+    return _compose(observed, spec, config, None)
+
+
+def _custom(
+    observed: Observed,
+    spec: AIMServiceSpec,
+    config: RuntimeConfig | None,
+    composed: Manifest | None,
+) -> ModelOutcome:
+    if composed is not None:
+        return _compose(observed, spec, config, composed)
+    custom = spec.model.custom
+    assert custom is not None  # noqa: S101 - the XRD requires exactly one of ref, image, custom
+    namespaced = _namespace_models(observed.namespace).items(observed.required)
+    if namespaced is None:
+        return ModelOutcome(
+            _health(State.PENDING, Reason.RESOLVING, "looking for an equal custom model")
+        )
+    wanted = _source_keys(custom.model_sources)
+    for m in namespaced:
+        if _spec_field(m, "image") != custom.base_image:
+            continue
+        try:
+            candidate = parse_spec(m, ModelSpec)
+        except InvalidSpecError:
+            continue
+        if _source_keys(candidate.model_sources or ()) == wanted:
+            return _use(Found(m, Kind.MODEL, Scope.NAMESPACE))
+    return _compose(observed, spec, config, None)
+
+
+def _compose(
+    observed: Observed,
+    spec: AIMServiceSpec,
+    config: RuntimeConfig | None,
+    composed: Manifest | None,
+) -> ModelOutcome:
+    """The AIMModel this service composes; its observed state, once it exists, says if ready."""
+    if config is None:
+        return ModelOutcome(
+            _health(State.PENDING, Reason.RESOLVING, "waiting for the runtime config")
+        )
+    try:
+        manifest, model_spec = _model_manifest(observed, spec, config)
+    except ValueError as e:
+        return ModelOutcome(_health(State.FAILED, Reason.INVALID, f"spec.model.image: {e}"))
+    warnings: tuple[str, ...] = ()
+    creation = config.spec.model
+    if creation is not None and creation.creation_scope is ModelCreationScope.CLUSTER:
+        warnings = (
+            (
+                "runtime config asks for cluster-scoped auto-created models (spec.model."
+                "creationScope: Cluster), but a namespaced AIMService cannot compose cluster "
+                f"objects: AIMModel {_name(manifest)!r} lives in namespace {observed.namespace!r}"
+            ),
+        )
+    model = Resolved(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
+    if composed is None or model.status is None:
+        source = spec.model.image or model_spec.image
+        health = _health(
+            State.PENDING,
+            Reason.CREATING_MODEL,
+            f"AIMModel {model.name!r} is being created for {source}",
+        )
+    else:
+        health = _model_health(model)
+    ready = model.status == "Ready"
+    return ModelOutcome(health, model, Desired(manifest, ready=ready), warnings)
+
+
+def _model_manifest(
+    observed: Observed, spec: AIMServiceSpec, config: RuntimeConfig
+) -> tuple[Manifest, ModelSpec]:
+    creation = config.spec.model
+    auto_discovery = creation.auto_discovery if creation is not None else False
+    pull_secrets = spec.image_pull_secrets or None
+    common_labels = {
+        **labels.MANAGED_BY,
+        labels.ORIGIN: labels.AUTO_GENERATED,
+        labels.SERVICE: labels.value(observed.name),
+    }
+    if spec.model.image is not None:
+        name = naming.image_model_name(spec.model.image)
+        model_spec = ModelSpec(
+            image=spec.model.image,
+            discovery=DiscoveryConfig(enabled=auto_discovery),
+            runtime_config_name=spec.runtime_config_name,
+            image_pull_secrets=_copy(pull_secrets),
+            service_account_name=spec.service_account_name,
+        )
+        model_labels = common_labels
+    else:
+        custom = spec.model.custom
+        assert custom is not None  # noqa: S101 - the XRD requires exactly one of ref, image, custom
+        name = naming.custom_model_name(custom.base_image, _source_keys(custom.model_sources))
+        model_spec = ModelSpec(
+            image=custom.base_image,
+            model_sources=list(custom.model_sources),
+            custom=CustomModelConfig(hardware=custom.hardware),
+            runtime_config_name=spec.runtime_config_name,
+            image_pull_secrets=_copy(pull_secrets),
+            service_account_name=spec.service_account_name,
+            env=_copy_env(spec.env),
+        )
+        model_labels = {**common_labels, labels.CUSTOM_MODEL: "true"}
+    manifest = build_aim_object(
+        Kind.MODEL,
+        name=name,
+        namespace=observed.namespace,
+        labels=model_labels,
+        spec=model_spec,
+    )
+    return manifest, model_spec
+
+
+def _use(found: Found) -> ModelOutcome:
+    try:
+        spec = parse_spec(found.manifest, ModelSpec)
+    except InvalidSpecError as e:
+        return ModelOutcome(
+            _health(State.FAILED, Reason.INVALID, f"{found.kind} {_name(found.manifest)!r}: {e}")
+        )
+    model = Resolved(found.manifest, found.kind, found.scope, spec)
+    return ModelOutcome(_model_health(model), model)
+
+
+def _model_health(model: Resolved[ModelSpec]) -> Health:
+    which = f"{model.kind} {model.name!r}"
+    match model.status:
+        case "Ready":
+            return _health(State.READY, Reason.MODEL_RESOLVED, f"{which} is Ready")
+        case "Failed":
+            return _health(
+                State.FAILED,
+                Reason.MODEL_NOT_READY,
+                f"{which} is Failed; its conditions say why (kubectl describe)",
+            )
+        case "Degraded":
+            return _health(State.DEGRADED, Reason.MODEL_NOT_READY, f"{which} is Degraded")
+        case status:
+            return _health(
+                State.PENDING,
+                Reason.MODEL_NOT_READY,
+                f"{which} is {status or 'not reconciled yet'}; waiting for it to become Ready",
+            )
+
+
+def _ref_lookup(name: str, namespace: str) -> Lookup:
+    return Lookup(
+        key="model",
+        name=name,
+        namespace=namespace,
+        namespaced_kind=Kind.MODEL,
+        cluster_kind=Kind.CLUSTER_MODEL,
+    )
+
+
+def _namespace_models(namespace: str) -> Listing:
+    return Listing("models", Kind.MODEL, namespace)
+
+
+_CLUSTER_MODELS = Listing("cluster-models", Kind.CLUSTER_MODEL)
+
+
+def _source_keys(sources: Sequence[ModelSource]) -> list[tuple[str, str, str | None]]:
+    """What makes two custom models the same weights: id, URI and S3 endpoint, in order."""
+    return [
+        (
+            s.model_id,
+            s.source_uri,
+            next((e.value for e in s.env or () if e.name == _ENDPOINT), None),
+        )
+        for s in sources
+    ]
+
+
+def _copy(refs: Sequence[LocalObjectReference] | None) -> list[LocalObjectReference] | None:
+    return list(refs) if refs else None
+
+
+def _copy_env(env: Sequence[EnvVar] | None) -> list[EnvVar] | None:
+    return list(env) if env else None
+
+
+def _spec_field(obj: Manifest, key: str) -> object:
+    spec = obj.get("spec")
+    return spec.get(key) if isinstance(spec, dict) else None
+
+
+def _name(obj: Manifest) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+
+
+def _health(state: State, reason: Reason, message: str) -> Health:
+    return Health(ConditionType.MODEL_READY, state, reason, message)

@@ -1,0 +1,176 @@
+"""The HTTPRoute that exposes a service through a Gateway, and whether the Gateway accepted it.
+
+Each setting comes from the service, else its runtime config. The route does not wait for the
+InferenceService: it can be accepted before the model is up, and it points at the predictor
+Service KServe will create under a name known in advance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+from function import labels, naming
+from function.api.common import ParentReference
+from function.api.runtimeconfig import RoutingConfig
+from function.build.gateway import build_http_route
+from function.routepath import RoutePathError, render_path
+from function.state import Desired, Observed
+from function.status import ConditionType, Health, Reason, State, find_condition, status_of
+
+HTTP_ROUTE = "http-route"
+"""Composition-resource name of the HTTPRoute."""
+
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+
+
+@dataclass(frozen=True)
+class RouteOutcome:
+    """Routing's health (None when routing is off), the path, and the HTTPRoute to compose."""
+
+    health: Health | None = None
+    path: str | None = None
+    desired: Desired | None = None
+
+
+def compose_route(
+    observed: Observed,
+    service: RoutingConfig | None,
+    config: RoutingConfig | None,
+    isvc_name: str,
+) -> RouteOutcome:
+    """Decide the HTTPRoute from the service's routing settings over the runtime config's."""
+    if not _pick(service, config, "enabled"):
+        return RouteOutcome()
+    gateway = _pick(service, config, "gateway_ref")
+    if not isinstance(gateway, ParentReference):
+        return RouteOutcome(
+            _health(
+                State.FAILED,
+                Reason.GATEWAY_NOT_CONFIGURED,
+                "routing is enabled but no Gateway is named; set spec.routing.gatewayRef on "
+                "the service or spec.routing.gatewayRef in its runtime config",
+            )
+        )
+    template = _pick(service, config, "path_template")
+    try:
+        path = (
+            render_path(template, observed.composite)
+            if isinstance(template, str)
+            else _default_path(observed)
+        )
+    except RoutePathError as e:
+        source = (
+            "spec.routing.pathTemplate"
+            if service and service.path_template
+            else ("the runtime config's spec.routing.pathTemplate")
+        )
+        return RouteOutcome(
+            _health(
+                State.DEGRADED,
+                Reason.ROUTE_TEMPLATE_INVALID,
+                f"{source}: {e}; no HTTPRoute is created or changed until it renders",
+            )
+        )
+
+    parent = gateway.model_dump(mode="json", exclude_none=True)
+    parent.setdefault("group", GATEWAY_GROUP)
+    parent.setdefault("kind", "Gateway")
+    annotations = {
+        **((config.annotations if config else None) or {}),
+        **((service.annotations if service else None) or {}),
+    }
+    timeout = _pick(service, config, "request_timeout")
+    manifest = build_http_route(
+        name=naming.derived_name([observed.name], [observed.namespace]),
+        namespace=observed.namespace,
+        labels={
+            **labels.MANAGED_BY,
+            "app.kubernetes.io/component": "routing",
+            labels.SERVICE: labels.value(observed.name),
+        },
+        annotations=annotations,
+        parent=parent,
+        path=path,
+        backend_service=f"{isvc_name}-predictor",
+        request_timeout=timeout if isinstance(timeout, str) else None,
+    )
+    health = route_health(observed.resources.get(HTTP_ROUTE), parent, observed.namespace)
+    return RouteOutcome(health, path, Desired(manifest, ready=health.state is State.READY))
+
+
+def route_health(
+    route: Mapping[str, JsonValue] | None, parent: Mapping[str, JsonValue], namespace: str
+) -> Health:
+    """What the Gateway said about the route, in `status.parents[]` for our parent."""
+    if route is None:
+        return _health(State.PROGRESSING, Reason.CREATING, "the HTTPRoute is being created")
+    parents = status_of(route).get("parents")
+    ours = next(
+        (
+            p
+            for p in (parents if isinstance(parents, list) else [])
+            if isinstance(p, dict) and _same_parent(p.get("parentRef"), parent, namespace)
+        ),
+        None,
+    )
+    gateway = f"Gateway {parent.get('name')!s}"
+    if ours is None:
+        return _health(
+            State.PROGRESSING,
+            Reason.ROUTE_PENDING,
+            f"{gateway} has not reported on the HTTPRoute yet",
+        )
+    accepted = find_condition(ours.get("conditions"), "Accepted")
+    if accepted.get("status") == "False":
+        return _health(
+            State.FAILED,
+            str(accepted.get("reason") or "NotAccepted"),
+            f"{gateway} rejected the HTTPRoute: {accepted.get('message', '')}",
+        )
+    resolved = find_condition(ours.get("conditions"), "ResolvedRefs")
+    if resolved.get("status") == "False":
+        return _health(
+            State.PROGRESSING,
+            Reason.ROUTE_BACKEND_UNRESOLVED,
+            f"{gateway} cannot resolve the backend yet: {resolved.get('message', '')}",
+        )
+    if accepted.get("status") == "True":
+        return _health(State.READY, Reason.ROUTE_ACCEPTED, f"{gateway} accepted the HTTPRoute")
+    return _health(State.PROGRESSING, Reason.ROUTE_PENDING, f"{gateway} has not accepted it yet")
+
+
+def _default_path(observed: Observed) -> str:
+    uid = observed.metadata.get("uid")
+    if not isinstance(uid, str) or not uid:
+        msg = (
+            "the default path /<namespace>/<uid> needs metadata.uid, which objects read from a "
+            "file do not have; set spec.routing.pathTemplate"
+        )
+        raise RoutePathError(msg)
+    return render_path(f"/{observed.namespace}/{uid}", {})
+
+
+def _same_parent(ref: JsonValue, parent: Mapping[str, JsonValue], namespace: str) -> bool:
+    if not isinstance(ref, dict):
+        return False
+    return (
+        ref.get("name") == parent.get("name")
+        and (ref.get("namespace") or namespace) == (parent.get("namespace") or namespace)
+        and (ref.get("sectionName") == parent.get("sectionName"))
+    )
+
+
+def _pick(service: RoutingConfig | None, config: RoutingConfig | None, field: str) -> object:
+    """The service's value when set, else the runtime config's."""
+    for source in (service, config):
+        value = getattr(source, field, None) if source is not None else None
+        if value is not None:
+            return value
+    return None
+
+
+def _health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.HTTP_ROUTE_READY, state, reason, message)

@@ -1,0 +1,348 @@
+"""Which template a service runs on, and the derived template its `overrides` call for.
+
+An explicit `spec.template.name` resolves namespace first, then cluster. Without one, the model's
+`defaultServiceTemplate` is used when it exists, else auto-selection picks among the model's
+templates (`function.selection`), explaining every candidate it passed over. With `overrides` that
+change the chosen template's profile, the service composes a derived AIMServiceTemplate (the
+chosen one with the overrides applied) and runs on it once discovery made it Available.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from function import labels, naming
+from function.api.hardware import Hardware
+from function.api.meta import Kind, Scope
+from function.api.model import ModelSpec
+from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceOverrides
+from function.api.template import ServiceTemplateSpec, TemplateStatus
+from function.build.aim import build_aim_object
+from function.errors import InvalidSpecError
+from function.placement import placement
+from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved, labels_of
+from function.selection import Candidate, Selection, Wanted, select
+from function.state import Desired, Observed, Requirement, parse_spec, parse_status
+from function.status import ConditionType, Health, Reason, State
+
+DERIVED_TEMPLATE = "derived-template"
+"""Composition-resource name of the AIMServiceTemplate derived from overrides."""
+
+AVAILABLE = "Available"
+
+Template = Resolved[ServiceTemplateSpec]
+
+
+@dataclass(frozen=True)
+class TemplateOutcome:
+    """The template to serve with (derived or chosen), its health, and a derived one to compose."""
+
+    health: Health
+    template: Template | None = None
+    desired: Desired | None = None
+
+    @property
+    def ready(self) -> bool:
+        """The template is Available: discovery finished and its GPUs exist."""
+        return self.health.state is State.READY
+
+
+def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
+    """What Crossplane must fetch to resolve the template; the same on every call."""
+    if spec.template is not None and spec.template.name is not None:
+        return explicit_lookup(spec.template.name, namespace).requirements()
+    return [_namespace_templates(namespace).requirement(), _CLUSTER_TEMPLATES.requirement()]
+
+
+def resolve_template(
+    observed: Observed, spec: AIMServiceSpec, model: Resolved[ModelSpec] | None
+) -> TemplateOutcome:
+    """Choose the template, then apply the overrides to it."""
+    if spec.template is not None and spec.template.name is not None:
+        chosen = _explicit(observed, spec.template.name, model)
+    elif model is None:
+        return TemplateOutcome(
+            _health(State.PENDING, Reason.RESOLVING, "waiting for the model to choose a template")
+        )
+    else:
+        chosen = _auto(observed, spec, model)
+    if isinstance(chosen, Health):
+        return TemplateOutcome(chosen)
+    return _with_overrides(observed, spec, chosen)
+
+
+def _explicit(
+    observed: Observed, name: str, model: Resolved[ModelSpec] | None
+) -> Template | Health:
+    match explicit_lookup(name, observed.namespace).resolve(observed.required):
+        case Pending():
+            return _health(State.PENDING, Reason.RESOLVING, f"looking up template {name!r}")
+        case Absent():
+            return _health(
+                State.FAILED,
+                Reason.TEMPLATE_NOT_FOUND,
+                f"spec.template.name: neither AIMServiceTemplate {name!r} in namespace "
+                f"{observed.namespace!r} nor AIMClusterServiceTemplate {name!r} exists; create "
+                "it, name an existing template, or leave the name out to auto-select",
+            )
+        case Found() as found:
+            template = _parse(found)
+            if isinstance(template, Health):
+                return template
+            if model is not None and template.spec.model_name != model.name:
+                return _health(
+                    State.FAILED,
+                    Reason.TEMPLATE_MODEL_MISMATCH,
+                    f"spec.template.name: {template.kind} {name!r} is for model "
+                    f"{template.spec.model_name!r}, but spec.model resolves to {model.kind} "
+                    f"{model.name!r}; name a template of that model or leave the name out",
+                )
+            return template
+
+
+def _auto(
+    observed: Observed, spec: AIMServiceSpec, model: Resolved[ModelSpec]
+) -> Template | Health:
+    namespaced = _namespace_templates(observed.namespace).items(observed.required)
+    cluster = _CLUSTER_TEMPLATES.items(observed.required)
+    if namespaced is None or cluster is None:
+        return _health(State.PENDING, Reason.RESOLVING, f"listing templates of {model.name!r}")
+    candidates = [
+        t
+        for t in (
+            *(_parse(Found(m, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE)) for m in namespaced),
+            # A cluster template's modelName is an AIMClusterModel: it serves a namespace model
+            # of the same name only by accident, so those are not candidates.
+            *(
+                _parse(Found(m, Kind.CLUSTER_SERVICE_TEMPLATE, Scope.CLUSTER))
+                for m in (cluster if model.scope is Scope.CLUSTER else ())
+            ),
+        )
+        if not isinstance(t, Health) and t.spec.model_name == model.name
+    ]
+    default = model.spec.default_service_template
+    if default is not None:
+        for t in sorted(candidates, key=lambda t: t.scope is not Scope.NAMESPACE):
+            if t.name == default:
+                return t
+    by_name = {(t.name, t.scope is Scope.NAMESPACE): t for t in candidates}
+    sticky = _sticky(observed)
+    selection = select(
+        [_candidate(t) for t in candidates],
+        allow_unoptimized=bool(spec.template and spec.template.allow_unoptimized),
+        wanted=_wanted(spec.overrides),
+        sticky=next((t.name for t in candidates if labels.value(t.name) == sticky), None),
+    )
+    if selection.chosen is not None:
+        return by_name[(selection.chosen.name, selection.chosen.namespaced)]
+    return _unselected(model, selection, len(candidates))
+
+
+def _unselected(model: Resolved[ModelSpec], selection: Selection, count: int) -> Health:
+    if selection.tied:
+        tied = "; ".join(f"{c.label}: {c.describe()}" for c in selection.tied)
+        return _health(
+            State.PENDING,
+            Reason.TEMPLATE_SELECTION_AMBIGUOUS,
+            f"{len(selection.tied)} templates of model {model.name!r} tie for best (Available, "
+            f"eligible, equal profile rank): {tied}; set spec.template.name to one of them",
+        )
+    if count == 0:
+        hint = (
+            "its discovery is disabled (spec.discovery.enabled), so create a template for it"
+            if not (model.spec.discovery and model.spec.discovery.enabled)
+            and not model.spec.model_sources
+            else "templates appear once the model's discovery creates them"
+        )
+        return _health(
+            State.PENDING,
+            Reason.TEMPLATE_NOT_FOUND,
+            f"model {model.name!r} has no templates yet; {hint}",
+        )
+    why = "; ".join(f"{r.candidate.label}: {r.why}" for r in selection.rejected)
+    not_ready = all(r.why.startswith("not Available") for r in selection.rejected)
+    return _health(
+        State.PENDING,
+        Reason.TEMPLATE_NOT_READY if not_ready else Reason.TEMPLATE_NOT_FOUND,
+        f"no template of model {model.name!r} can be used yet: {why}",
+    )
+
+
+def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) -> TemplateOutcome:
+    derived_spec = _apply(base.spec, spec)
+    if derived_spec is None:
+        return TemplateOutcome(_template_health(base), base)
+    overrides = spec.overrides
+    assert overrides is not None  # noqa: S101 - _apply returns None without overrides
+    gpu = overrides.hardware.gpu if overrides.hardware else None
+    name = naming.derived_template_name(
+        base.name,
+        gpu=gpu.model if gpu else None,
+        count=gpu.requests if gpu else None,
+        precision=overrides.precision,
+        metric=overrides.metric,
+    )
+    manifest = build_aim_object(
+        Kind.SERVICE_TEMPLATE,
+        name=name,
+        namespace=observed.namespace,
+        labels={
+            **labels.MANAGED_BY,
+            labels.ORIGIN: labels.DERIVED,
+            labels.SERVICE: labels.value(observed.name),
+            labels.BASE_TEMPLATE: labels.value(base.name),
+        },
+        spec=derived_spec,
+    )
+    current = observed.resources.get(DERIVED_TEMPLATE)
+    derived = Resolved(current or manifest, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE, derived_spec)
+    desired = Desired(manifest, ready=derived.status == AVAILABLE)
+    if current is None or derived.status is None:
+        health = _health(
+            State.PENDING,
+            Reason.CREATING_DERIVED_TEMPLATE,
+            f"AIMServiceTemplate {name!r} ({base.kind} {base.name!r} with spec.overrides) is "
+            "being created; the service runs on it once it is Available",
+        )
+        return TemplateOutcome(health, derived, desired)
+    return TemplateOutcome(_template_health(derived), derived, desired)
+
+
+def _apply(base: ServiceTemplateSpec, spec: AIMServiceSpec) -> ServiceTemplateSpec | None:
+    """The base spec with the overrides, or None when they change nothing."""
+    o = spec.overrides
+    if o is None:
+        return None
+    changes: dict[str, object] = {}
+    if o.metric is not None and o.metric != base.metric:
+        changes["metric"] = o.metric
+    if o.precision is not None and o.precision != base.precision:
+        changes["precision"] = o.precision
+    if o.hardware is not None and _dump(o.hardware) != _dump(base.hardware):
+        changes["hardware"] = o.hardware
+    if not changes:
+        return None
+    changes["runtime_config_name"] = spec.runtime_config_name
+    if spec.image_pull_secrets:
+        changes["image_pull_secrets"] = spec.image_pull_secrets
+    return base.model_copy(update=changes)
+
+
+def _template_health(template: Template) -> Health:
+    which = f"{template.kind} {template.name!r}"
+    observed = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
+    profile = observed.profile.metadata if observed.profile else None
+    discovered = profile.gpu if profile else None
+    try:
+        placement(template.spec.hardware.gpu if template.spec.hardware else None, discovered)
+    except ValueError as e:
+        return _health(State.FAILED, Reason.TEMPLATE_INVALID, f"{which} cannot be used: {e}")
+    match template.status:
+        case "Available":
+            return _health(State.READY, Reason.RESOLVED, f"using {which}")
+        case "Failed":
+            return _health(
+                State.FAILED, Reason.TEMPLATE_NOT_READY, f"{which} is Failed; see its conditions"
+            )
+        case "Degraded":
+            return _health(State.DEGRADED, Reason.TEMPLATE_NOT_READY, f"{which} is Degraded")
+        case "NotAvailable":
+            return _health(
+                State.PENDING,
+                Reason.TEMPLATE_NOT_READY,
+                f"{which} is NotAvailable: no node has the GPU it needs",
+            )
+        case status:
+            return _health(
+                State.PENDING,
+                Reason.TEMPLATE_NOT_READY,
+                f"{which} is {status or 'not reconciled yet'}; waiting for it to become Available",
+            )
+
+
+def _parse(found: Found) -> Template | Health:
+    try:
+        spec = parse_spec(found.manifest, ServiceTemplateSpec)
+    except InvalidSpecError as e:
+        meta = found.manifest.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        return _health(
+            State.FAILED, Reason.TEMPLATE_INVALID, f"{found.kind} {name!r} cannot be used: {e}"
+        )
+    return Resolved(found.manifest, found.kind, found.scope, spec)
+
+
+def _candidate(t: Template) -> Candidate:
+    status = _status(t)
+    profile = status.profile.metadata if status.profile and status.profile.metadata else None
+    gpu = t.spec.hardware.gpu if t.spec.hardware else None
+    gpu_model = (gpu.model or (gpu.models[0] if gpu.models else None)) if gpu else None
+    return Candidate(
+        name=t.name,
+        namespaced=t.scope is Scope.NAMESPACE,
+        status=t.status,
+        type=t.spec.type,
+        gpu=gpu_model or (profile.gpu if profile else None),
+        gpu_count=(gpu.requests if gpu and gpu.requests else None)
+        or (profile.gpu_count if profile else None),
+        metric=(profile.metric if profile else None) or t.spec.metric,
+        precision=(profile.precision if profile else None) or t.spec.precision,
+    )
+
+
+def _status(t: Template) -> TemplateStatus:
+    return parse_status(t.manifest, TemplateStatus) or TemplateStatus()
+
+
+def _wanted(overrides: ServiceOverrides | None) -> Wanted | None:
+    if overrides is None:
+        return None
+    gpu = overrides.hardware.gpu if overrides.hardware else None
+    return Wanted(
+        metric=overrides.metric,
+        precision=overrides.precision,
+        gpu=gpu.model if gpu else None,
+        gpu_count=gpu.requests if gpu else None,
+    )
+
+
+def _sticky(observed: Observed) -> str | None:
+    """The template the service already runs on (the base of its derived template, if any).
+
+    As a label value, which is how a derived template records its base.
+    """
+    derived = observed.resources.get(DERIVED_TEMPLATE)
+    if derived is not None:
+        base = labels_of(derived).get(labels.BASE_TEMPLATE)
+        if isinstance(base, str):
+            return base
+    status = parse_status(observed.composite, AIMServiceStatus)
+    if status is not None and status.resolved_template is not None:
+        return labels.value(status.resolved_template.name)
+    return None
+
+
+def _dump(hardware: Hardware | None) -> object:
+    return hardware.model_dump(mode="json", exclude_none=True) if hardware else None
+
+
+def explicit_lookup(name: str, namespace: str) -> Lookup:
+    """The lookup of an explicitly named template, namespace first."""
+    return Lookup(
+        key="template",
+        name=name,
+        namespace=namespace,
+        namespaced_kind=Kind.SERVICE_TEMPLATE,
+        cluster_kind=Kind.CLUSTER_SERVICE_TEMPLATE,
+    )
+
+
+def _namespace_templates(namespace: str) -> Listing:
+    return Listing("templates", Kind.SERVICE_TEMPLATE, namespace)
+
+
+_CLUSTER_TEMPLATES = Listing("cluster-templates", Kind.CLUSTER_SERVICE_TEMPLATE)
+
+
+def _health(state: State, reason: Reason, message: str) -> Health:
+    return Health(ConditionType.TEMPLATE_READY, state, reason, message)

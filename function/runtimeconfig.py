@@ -1,0 +1,136 @@
+"""The runtime config an AIM object uses: its namespace's AIMRuntimeConfig over the cluster's.
+
+Both are looked up by the same name (`spec.runtimeConfigName`, default `default`). The namespace's
+wins field by field: objects merge recursively, lists are replaced, except `env`, which merges by
+variable name. A missing `default` is normal (no defaults); any other missing name is a mistake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+from function.api.common import ResolvedReference
+from function.api.meta import Kind, Scope
+from function.api.runtimeconfig import RuntimeConfigSpec
+from function.build import Manifest
+from function.errors import InvalidSpecError
+from function.resolve import Lookup
+from function.state import parse_spec
+from function.status import ConditionType, Health, Reason, State
+
+DEFAULT_NAME = "default"
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """The merged runtime config, and which objects it came from (None: no config at all)."""
+
+    spec: RuntimeConfigSpec
+    ref: ResolvedReference | None
+
+
+def lookup(name: str, namespace: str) -> Lookup:
+    """Both scopes of the runtime config `name`."""
+    return Lookup(
+        key="runtime-config",
+        name=name,
+        namespace=namespace,
+        namespaced_kind=Kind.RUNTIME_CONFIG,
+        cluster_kind=Kind.CLUSTER_RUNTIME_CONFIG,
+    )
+
+
+def resolve(
+    config_lookup: Lookup, required: Mapping[str, tuple[Manifest, ...]]
+) -> tuple[Health, RuntimeConfig | None]:
+    """The merged config once both scopes were fetched; None while waiting or when unusable."""
+    name = config_lookup.name
+    fetched = config_lookup.fetch(required)
+    if fetched is None:
+        return _health(State.PENDING, Reason.RESOLVING, f"looking up runtime config {name!r}"), None
+    namespaced, cluster = fetched
+    if namespaced is None and cluster is None:
+        if name == DEFAULT_NAME:
+            return _health(
+                State.READY,
+                Reason.DEFAULT_RUNTIME_CONFIG_ABSENT,
+                "no runtime config named 'default' exists; using built-in defaults",
+            ), RuntimeConfig(RuntimeConfigSpec(), None)
+        return _health(
+            State.FAILED,
+            Reason.RUNTIME_CONFIG_NOT_FOUND,
+            f"spec.runtimeConfigName: neither AIMRuntimeConfig {name!r} in namespace "
+            f"{config_lookup.namespace!r} nor AIMClusterRuntimeConfig {name!r} exists; create "
+            "it, or leave the field unset to use 'default'",
+        ), None
+
+    merged = merge_specs(_spec(cluster), _spec(namespaced))
+    try:
+        spec = parse_spec({"spec": merged}, RuntimeConfigSpec)
+    except InvalidSpecError as e:
+        return _health(
+            State.FAILED, Reason.INVALID, f"runtime config {name!r} cannot be used: {e}"
+        ), None
+    ref = _reference(name, config_lookup.namespace, namespaced, cluster)
+    return _health(
+        State.READY,
+        Reason.RUNTIME_CONFIG_RESOLVED,
+        f"using {ref.kind} {name!r}" if ref.kind else f"using {name!r} of both scopes",
+    ), RuntimeConfig(spec, ref)
+
+
+def merge_specs(base: Mapping[str, JsonValue], over: Mapping[str, JsonValue]) -> Manifest:
+    """`over` on top of `base`: objects merge, lists are replaced, `env` merges by name."""
+    merged: Manifest = dict(base)
+    for key, value in over.items():
+        current = merged.get(key)
+        if isinstance(current, dict) and isinstance(value, dict):
+            merged[key] = merge_specs(current, value)
+        elif key == "env" and isinstance(current, list) and isinstance(value, list):
+            merged[key] = merge_env_lists(current, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def merge_env_lists(base: list[JsonValue], over: list[JsonValue]) -> list[JsonValue]:
+    """Environment variables by name; `over` wins and keeps its position after `base`'s."""
+    names = {e.get("name") for e in over if isinstance(e, dict)}
+    kept = [e for e in base if not (isinstance(e, dict) and e.get("name") in names)]
+    return kept + list(over)
+
+
+def _spec(obj: Manifest | None) -> Mapping[str, JsonValue]:
+    spec = obj.get("spec") if obj else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def _reference(
+    name: str, namespace: str, namespaced: Manifest | None, cluster: Manifest | None
+) -> ResolvedReference:
+    if namespaced is not None and cluster is not None:
+        return ResolvedReference(name=name, namespace=namespace, scope=Scope.MERGED)
+    if namespaced is not None:
+        return ResolvedReference(
+            name=name,
+            namespace=namespace,
+            scope=Scope.NAMESPACE,
+            kind=Kind.RUNTIME_CONFIG,
+            uid=_uid(namespaced),
+        )
+    return ResolvedReference(
+        name=name, scope=Scope.CLUSTER, kind=Kind.CLUSTER_RUNTIME_CONFIG, uid=_uid(cluster)
+    )
+
+
+def _uid(obj: Manifest | None) -> str | None:
+    meta = obj.get("metadata") if obj else None
+    uid = meta.get("uid") if isinstance(meta, dict) else None
+    return uid if isinstance(uid, str) else None
+
+
+def _health(state: State, reason: Reason, message: str) -> Health:
+    return Health(ConditionType.RUNTIME_CONFIG_READY, state, reason, message)
