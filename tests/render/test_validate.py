@@ -37,11 +37,11 @@ def test_example_manifests_validate_against_the_xrds(tools: Tools, example: Path
 def test_rendered_objects_validate_against_real_crds(
     tools: Tools, function_target: str, crds: Path, example: Path, tmp_path: Path
 ) -> None:
-    """Every composed object is valid for its real CRD (KServe, Gateway API)."""
+    """Every composed object is valid for its real schema: KServe, Gateway API, AIM XRDs."""
     objects = composed_objects(tools, function_target, example)
     rendered = tmp_path / "rendered.yaml"
     rendered.write_text(yaml.safe_dump_all(objects))
-    assert_valid(tools, [crds / "kserve", crds / "gateway-api"], rendered)
+    assert_valid(tools, [crds / "kserve", crds / "gateway-api", XRDS], rendered)
 
 
 def test_full_rendered_xr_validates_against_its_xrd(
