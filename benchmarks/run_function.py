@@ -1,103 +1,242 @@
-"""Latency of one RunFunction call for the AIMService slice, over loopback gRPC.
+"""RunFunction latency and throughput for a fully resolved AIMService, beside a no-op function.
 
     .venv/bin/python benchmarks/run_function.py [--calls N]
 
-Starts `function-aim --insecure` as a separate process (as Crossplane would reach it) and times
-sequential calls from a gRPC client. The baseline, measured in the same run against the same
-server, is the cheapest call the function answers (an unknown kind: dispatch and a FATAL result),
-so the difference is what composing an AIMService costs on top of gRPC and protobuf.
+Starts `function-aim --insecure` and `benchmarks/noop_function.py` (the same SDK and server
+setup, answering without composing) as separate processes, as Crossplane would reach them, and
+drives both over loopback gRPC with the same request at concurrency 1 and 64. The request is
+what Crossplane sends once everything is fetched: a routed AIMService choosing its template
+among a realistic catalog, with its InferenceService and HTTPRoute observed. The difference
+between the two rows is what composing costs on top of gRPC, protobuf and the SDK.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
-import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from devtools.render import ROOT, serve_function
+from devtools.render import serve_function
+from function.build import Manifest
+from function.state import struct_to_dict
 
-EXAMPLE = ROOT / "examples" / "aimservice-basic"
+API = "aim.silogen.ai/v1alpha1"
+NS = "ml-team"
+GPUS = ("MI300X", "MI325X", "MI355X", "MI210")
+PRECISIONS = ("fp8", "fp16", "bf16")
+CONCURRENCY = (1, 64)
 
 
-def slice_request() -> fnv1.RunFunctionRequest:
-    """The request Crossplane sends on the second call: XR plus the resolved template lookups."""
+def aim(kind: str, name: str, spec: dict[str, Any], status: str, *, namespaced: bool) -> Manifest:
+    """An AIM object as the API server would return it."""
+    meta: dict[str, Any] = {"name": name, "uid": f"uid-{name}", "resourceVersion": "4711"}
+    if namespaced:
+        meta["namespace"] = NS
+    return {
+        "apiVersion": API,
+        "kind": kind,
+        "metadata": meta,
+        "spec": spec,
+        "status": {"status": status},
+    }
+
+
+def templates(model: str, kind: str, *, namespaced: bool) -> list[Any]:
+    """A model's templates as discovery would create them: each GPU x precision x metric."""
+    out = []
+    for gpu in GPUS:
+        for precision in PRECISIONS:
+            for metric in ("latency", "throughput"):
+                spec = {
+                    "modelName": model,
+                    "type": "optimized",
+                    "metric": metric,
+                    "precision": precision,
+                    "hardware": {"gpu": {"requests": 1, "model": gpu}},
+                }
+                status = "Available" if gpu != "MI355X" else "NotAvailable"
+                name = f"{model}-{gpu.lower()}-{metric}-{precision}"
+                out.append(aim(kind, name, spec, status, namespaced=namespaced))
+    return out
+
+
+def resolved_request() -> fnv1.RunFunctionRequest:
+    """The last call of a reconcile: every requirement answered, composed objects observed."""
     req = fnv1.RunFunctionRequest()
     req.meta.tag = "bench"
-    xr = yaml.safe_load((EXAMPLE / "xr.yaml").read_text())
-    xr["metadata"]["uid"] = "00000000-0000-0000-0000-000000000001"
-    req.observed.composite.resource.update(xr)
-    req.required_resources["template"].SetInParent()
-    tpl = yaml.safe_load((EXAMPLE / "required.yaml").read_text())
-    req.required_resources["template-cluster"].items.add().resource.update(tpl)
+    req.observed.composite.resource.update(
+        {
+            "apiVersion": API,
+            "kind": "AIMService",
+            "metadata": {"name": "qwen-chat", "namespace": NS, "uid": "7f3c2a1e-uid"},
+            "spec": {
+                "model": {"ref": "qwen3-32b"},
+                "replicas": 2,
+                "runtimeConfigName": "default",
+                "env": [
+                    {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "t"}}}
+                ],
+                "routing": {
+                    "enabled": True,
+                    "gatewayRef": {"name": "inference", "namespace": "gw"},
+                },
+            },
+            "status": {
+                "status": "Running",
+                "resolvedTemplate": {"name": "qwen3-32b-mi325x-latency-fp8", "scope": "Cluster"},
+            },
+        }
+    )
+    cluster_config = aim(
+        "AIMClusterRuntimeConfig",
+        "default",
+        {"env": [{"name": "A", "value": "1"}]},
+        "",
+        namespaced=False,
+    )
+    ns_config = aim(
+        "AIMRuntimeConfig", "default", {"serviceAccountName": "sa"}, "", namespaced=True
+    )
+    model = aim(
+        "AIMClusterModel",
+        "qwen3-32b",
+        {"image": "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"},
+        "Ready",
+        namespaced=False,
+    )
+    required = {
+        "runtime-config": [ns_config],
+        "runtime-config-cluster": [cluster_config],
+        "model": [],
+        "model-cluster": [model],
+        "templates": templates("llama-8b", "AIMServiceTemplate", namespaced=True),
+        "cluster-templates": [
+            t
+            for m in ("qwen3-32b", "llama-70b", "mistral-7b")
+            for t in templates(m, "AIMClusterServiceTemplate", namespaced=False)
+        ],
+    }
+    for key, items in required.items():
+        req.required_resources[key].SetInParent()
+        for item in items:
+            req.required_resources[key].items.add().resource.update(item)
     return req
 
 
-def baseline_request() -> fnv1.RunFunctionRequest:
-    """The cheapest call: a kind no composer handles."""
-    req = fnv1.RunFunctionRequest()
-    req.observed.composite.resource.update({"apiVersion": "x/v1", "kind": "Nothing"})
-    return req
+def with_observed(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse
+) -> fnv1.RunFunctionRequest:
+    """The request again, with what the first answer composed now observed and ready."""
+    out = fnv1.RunFunctionRequest()
+    out.CopyFrom(req)
+    for name, desired in rsp.desired.resources.items():
+        manifest = struct_to_dict(desired.resource)
+        meta = manifest["metadata"]
+        assert isinstance(meta, dict)  # noqa: S101 - every composed object has metadata
+        meta["uid"] = f"uid-{name}"
+        out.observed.resources[name].resource.update(manifest)
+    out.observed.resources["inference-service"].resource.update(
+        {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    )
+    out.observed.resources["http-route"].resource.update(
+        {
+            "status": {
+                "parents": [
+                    {
+                        "parentRef": {"name": "inference", "namespace": "gw"},
+                        "controllerName": "example.com/gw",
+                        "conditions": [{"type": "Accepted", "status": "True"}],
+                    }
+                ]
+            }
+        }
+    )
+    return out
 
 
-def measure(
-    stub: grpcv1.FunctionRunnerServiceStub, req: fnv1.RunFunctionRequest, calls: int
-) -> list[float]:
-    """Milliseconds per call, after a warm-up."""
-    for _ in range(min(100, calls)):
-        stub.RunFunction(req)
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        stub.RunFunction(req)
-        times.append((time.perf_counter() - start) * 1000)
-    return times
+@dataclass(frozen=True)
+class Figures:
+    """Latency percentiles (ms) and calls per second of one run."""
+
+    p50: float
+    p99: float
+    rate: float
+
+
+async def drive(target: str, req: fnv1.RunFunctionRequest, calls: int, concurrency: int) -> Figures:
+    """`calls` RunFunction calls from `concurrency` concurrent callers on one channel."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
+        for _ in range(min(200, calls)):
+            await stub.RunFunction(req)
+        times: list[float] = []
+
+        async def caller(n: int) -> None:
+            for _ in range(n):
+                start = time.perf_counter()
+                await stub.RunFunction(req)
+                times.append((time.perf_counter() - start) * 1000)
+
+        share = calls // concurrency
+        began = time.perf_counter()
+        await asyncio.gather(*(caller(share) for _ in range(concurrency)))
+        elapsed = time.perf_counter() - began
+    q = statistics.quantiles(times, n=100)
+    return Figures(p50=q[49], p99=q[98], rate=len(times) / elapsed)
 
 
 def rss_mib(pid: int) -> float:
-    """Resident memory of the server process."""
+    """Resident memory of a server process."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
 
-def report(name: str, times: list[float]) -> None:
-    """One line of percentiles and throughput."""
-    q = statistics.quantiles(times, n=100)
-    total_s = sum(times) / 1000
-    print(
-        f"{name:<10} calls={len(times):5d}  p50={q[49]:.3f} ms  p95={q[94]:.3f} ms  "
-        f"p99={q[98]:.3f} ms  throughput={len(times) / total_s:,.0f}/s"
-    )
-
-
-def main() -> None:
-    """Measure baseline and slice, print both and the difference."""
+def main(argv: Sequence[str] | None = None) -> None:
+    """Measure both functions at each concurrency and print a table."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=2000)
-    args = parser.parse_args()
+    parser.add_argument("--calls", type=int, default=3200, help="calls per run (per row)")
+    args = parser.parse_args(argv)
+    noop_program = (str(Path(__file__).with_name("noop_function.py")),)
 
-    with serve_function() as server, grpc.insecure_channel(server.target) as channel:
+    with serve_function() as aim_server, serve_function(program=noop_program) as noop_server:
+        first = resolved_request()
+        channel = grpc.insecure_channel(aim_server.target)
         stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
-        rsp = stub.RunFunction(slice_request())
-        assert not rsp.results, rsp.results  # noqa: S101 - the benchmark must time the real path
-        assert "inference-service" in rsp.desired.resources  # noqa: S101
-        baseline = measure(stub, baseline_request(), args.calls)
-        composed = measure(stub, slice_request(), args.calls)
-        rss = rss_mib(server.pid)
-    report("baseline", baseline)
-    report("aimservice", composed)
-    print(
-        f"difference p50={statistics.median(composed) - statistics.median(baseline):.3f} ms "
-        f"(request {slice_request().ByteSize()} B, response {rsp.ByteSize()} B); "
-        f"server RSS after {2 * args.calls} calls: {rss:.1f} MiB"
-    )
+        req = with_observed(first, stub.RunFunction(first))
+        rsp = stub.RunFunction(req)
+        channel.close()
+        status = struct_to_dict(rsp.desired.composite.resource)["status"]
+        # The benchmark must time the real path: a Running service with both objects composed.
+        assert isinstance(status, dict)  # noqa: S101
+        assert status["status"] == "Running", status  # noqa: S101
+        assert set(rsp.desired.resources) == {"inference-service", "http-route"}  # noqa: S101
+        assert not rsp.results, rsp.results  # noqa: S101
+
+        objects = sum(len(r.items) for r in req.required_resources.values())
+        print(
+            f"request {req.ByteSize():,} B ({objects} required objects), "
+            f"response {rsp.ByteSize():,} B, {args.calls} calls per row"
+        )
+        print(f"{'function':<12}{'concurrency':>12}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}")
+        for concurrency in CONCURRENCY:
+            for name, server in (("no-op", noop_server), ("function-aim", aim_server)):
+                f = asyncio.run(drive(server.target, req, args.calls, concurrency))
+                print(f"{name:<12}{concurrency:>12}{f.p50:>10.2f}{f.p99:>10.2f}{f.rate:>10,.0f}")
+        print(
+            f"RSS after the runs: function-aim {rss_mib(aim_server.pid):.0f} MiB, "
+            f"no-op {rss_mib(noop_server.pid):.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

@@ -84,11 +84,13 @@ def build_tools() -> Tools:
 
 
 @contextlib.contextmanager
-def serve_function(*extra_args: str) -> Iterator[Server]:
-    """Run `function-aim --insecure` on a free loopback port until the block ends."""
+def serve_function(
+    *extra_args: str, program: Sequence[str] = ("-m", "function.main")
+) -> Iterator[Server]:
+    """Run `function-aim --insecure` (or another SDK function) on a free loopback port."""
     port = _free_port()
     target = f"127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "function.main", "--insecure", "--address", target, *extra_args]
+    cmd = [sys.executable, *program, "--insecure", "--address", target, *extra_args]
     with subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     ) as proc:
@@ -188,7 +190,7 @@ def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             err = proc.stderr.read() if proc.stderr else ""
-            msg = f"function-aim exited with code {proc.returncode} on start:\n{err[-2000:]}"
+            msg = f"{proc.args!r} exited with code {proc.returncode} on start:\n{err[-2000:]}"
             raise HarnessError(msg)
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
             return

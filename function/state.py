@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from function.build import Manifest
@@ -112,15 +113,39 @@ class Composition:
 def read_observed(req: fnv1.RunFunctionRequest) -> Observed:
     """Convert the request's observed state and resolved requirements to plain values."""
     return Observed(
-        composite=resource.struct_to_dict(req.observed.composite.resource),
-        resources={
-            name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
-        },
+        composite=struct_to_dict(req.observed.composite.resource),
+        resources={name: struct_to_dict(r.resource) for name, r in req.observed.resources.items()},
         required={
-            name: tuple(resource.struct_to_dict(item.resource) for item in resources.items)
+            name: tuple(struct_to_dict(item.resource) for item in resources.items)
             for name, resources in req.required_resources.items()
         },
     )
+
+
+def struct_to_dict(struct: struct_pb2.Struct) -> Manifest:
+    """A protobuf Struct as plain Python values, with whole numbers as ints.
+
+    The SDK's converter goes through protobuf's generic JSON printer; with a catalog of templates
+    in the request that was two thirds of a call's time, and this direct walk is several times
+    faster (see benchmarks/run_function.py).
+    """
+    return {key: _value(v) for key, v in struct.fields.items()}
+
+
+def _value(v: struct_pb2.Value) -> JsonValue:
+    kind = v.WhichOneof("kind")
+    if kind == "struct_value":
+        return {key: _value(x) for key, x in v.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_value(x) for x in v.list_value.values]
+    if kind == "string_value":
+        return v.string_value
+    if kind == "number_value":
+        number = v.number_value
+        return int(number) if number.is_integer() else number
+    if kind == "bool_value":
+        return v.bool_value
+    return None
 
 
 _STATUS = {

@@ -17,6 +17,7 @@ from function.api.meta import Kind, Scope
 from function.api.model import ModelSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceOverrides
 from function.api.template import ServiceTemplateSpec, TemplateStatus
+from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
 from function.placement import placement
@@ -107,19 +108,18 @@ def _auto(
     cluster = _CLUSTER_TEMPLATES.items(observed.required)
     if namespaced is None or cluster is None:
         return _health(State.PENDING, Reason.RESOLVING, f"listing templates of {model.name!r}")
-    candidates = [
-        t
-        for t in (
-            *(_parse(Found(m, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE)) for m in namespaced),
-            # A cluster template's modelName is an AIMClusterModel: it serves a namespace model
-            # of the same name only by accident, so those are not candidates.
-            *(
-                _parse(Found(m, Kind.CLUSTER_SERVICE_TEMPLATE, Scope.CLUSTER))
-                for m in (cluster if model.scope is Scope.CLUSTER else ())
-            ),
-        )
-        if not isinstance(t, Health) and t.spec.model_name == model.name
+    # A cluster template's modelName is an AIMClusterModel: it serves a namespace model of the
+    # same name only by accident, so those are not candidates.
+    found = [
+        *(Found(m, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE) for m in namespaced),
+        *(
+            Found(m, Kind.CLUSTER_SERVICE_TEMPLATE, Scope.CLUSTER)
+            for m in (cluster if model.scope is Scope.CLUSTER else ())
+        ),
     ]
+    # Filtering on the raw field first parses only the model's templates, not the catalog.
+    parsed = (_parse(f) for f in found if _model_name(f.manifest) == model.name)
+    candidates = [t for t in parsed if not isinstance(t, Health)]
     default = model.spec.default_service_template
     if default is not None:
         for t in sorted(candidates, key=lambda t: t.scope is not Scope.NAMESPACE):
@@ -270,6 +270,11 @@ def _parse(found: Found) -> Template | Health:
             State.FAILED, Reason.TEMPLATE_INVALID, f"{found.kind} {name!r} cannot be used: {e}"
         )
     return Resolved(found.manifest, found.kind, found.scope, spec)
+
+
+def _model_name(manifest: Manifest) -> object:
+    spec = manifest.get("spec")
+    return spec.get("modelName") if isinstance(spec, dict) else None
 
 
 def _candidate(t: Template) -> Candidate:
