@@ -123,7 +123,7 @@ class Resolved(Generic[SpecT]):
     @property
     def name(self) -> str:
         """The object's name."""
-        return str(_metadata(self.manifest).get("name", ""))
+        return name_of(self.manifest)
 
     @property
     def labels(self) -> Mapping[str, JsonValue]:
@@ -152,6 +152,12 @@ class Resolved(Generic[SpecT]):
 def _metadata(manifest: Manifest) -> Mapping[str, JsonValue]:
     meta = manifest.get("metadata")
     return meta if isinstance(meta, dict) else {}
+
+
+def name_of(manifest: Manifest) -> str:
+    """An object's name, empty when it has none."""
+    name = _metadata(manifest).get("name")
+    return name if isinstance(name, str) else ""
 
 
 def labels_of(manifest: Manifest) -> Mapping[str, JsonValue]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Final
 
 from function.gpu import normalize_model
@@ -60,11 +61,22 @@ class Wanted:
     gpu_count: int | None = None
 
 
+class Stage(StrEnum):
+    """The stage at which a candidate dropped out."""
+
+    AVAILABILITY = "availability"
+    TUNING = "tuning"
+    OVERRIDES = "overrides"
+    SCOPE = "scope"
+    RANK = "rank"
+
+
 @dataclass(frozen=True)
 class Rejection:
-    """A candidate that dropped out, and why."""
+    """A candidate that dropped out, at which stage, and why."""
 
     candidate: Candidate
+    stage: Stage
     why: str
 
 
@@ -91,25 +103,26 @@ def select(
     """
     rejected: list[Rejection] = []
     left = list(candidates)
-    for keep in (
-        _available,
-        lambda c: _tuned(c, allow_unoptimized=allow_unoptimized),
-        lambda c: _matches(c, wanted),
+    for stage, keep in (
+        (Stage.AVAILABILITY, _available),
+        (Stage.TUNING, lambda c: _tuned(c, allow_unoptimized=allow_unoptimized)),
+        (Stage.OVERRIDES, lambda c: _matches(c, wanted)),
     ):
-        left = _keep(left, keep, rejected)
+        left = _keep(left, stage, keep, rejected)
 
     for c in left:
         if c.name == sticky:
             return Selection(c, (), tuple(rejected))
     if any(c.namespaced for c in left):
         scope_rule = "a namespace template of the model is eligible"
-        left = _keep(left, lambda c: None if c.namespaced else scope_rule, rejected)
+        left = _keep(left, Stage.SCOPE, lambda c: None if c.namespaced else scope_rule, rejected)
     if not left:
         return Selection(None, (), tuple(rejected))
 
     best = min(_rank(c) for c in left)
     top = _keep(
         left,
+        Stage.RANK,
         lambda c: None if _rank(c) == best else f"ranks below the best ({c.describe()})",
         rejected,
     )
@@ -120,6 +133,7 @@ def select(
 
 def _keep(
     left: Sequence[Candidate],
+    stage: Stage,
     why_not: Callable[[Candidate], str | None],
     rejected: list[Rejection],
 ) -> list[Candidate]:
@@ -130,7 +144,7 @@ def _keep(
         if why is None:
             kept.append(c)
         else:
-            rejected.append(Rejection(c, why))
+            rejected.append(Rejection(c, stage, why))
     return kept
 
 

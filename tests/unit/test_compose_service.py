@@ -525,7 +525,14 @@ def test_cluster_templates_do_not_serve_a_namespace_model_of_the_same_name() -> 
     pool = [model(), template("c", kind="AIMClusterServiceTemplate")]
     comp = reconcile(auto(), pool)
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
-    assert "has no templates yet" in comp.conditions[2].message
+    assert "has no usable templates yet" in comp.conditions[2].message
+
+
+def test_unreadable_template_of_the_model_is_named_not_skipped_silently() -> None:
+    pool = [model(), template("broken", hardware={"gpu": {"requests": "many"}})]
+    comp = reconcile(auto(), pool)
+    assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
+    assert "AIMServiceTemplate 'broken' cannot be used: spec.hardware" in comp.conditions[2].message
 
 
 def test_no_templates_and_discovery_off_tells_the_user_what_to_do() -> None:

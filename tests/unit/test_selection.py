@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from function.selection import Candidate, Wanted, select
+from function.selection import Candidate, Stage, Wanted, select
 
 
 def cand(name: str, **kw: Any) -> Candidate:
@@ -39,7 +39,9 @@ def test_namespace_candidates_shadow_cluster_ones() -> None:
     result = select([cand("c", namespaced=False, gpu="MI355X"), cand("n", precision="fp32")])
     assert result.chosen is not None
     assert result.chosen.name == "n"
-    assert [r.why for r in result.rejected] == ["a namespace template of the model is eligible"]
+    assert [(r.stage, r.why) for r in result.rejected] == [
+        (Stage.SCOPE, "a namespace template of the model is eligible")
+    ]
 
 
 def test_a_tie_selects_nothing_and_names_the_tied() -> None:

@@ -12,10 +12,6 @@ because an input went missing or unready: it is kept as it is until it can be co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from pydantic import JsonValue
-
 from function import naming
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
 from function.build import Manifest
@@ -25,7 +21,7 @@ from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
 from function.compose.service.template import DERIVED_TEMPLATE
 from function.errors import InvalidSpecError
-from function.resolve import Found
+from function.resolve import Found, name_of
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
@@ -69,10 +65,10 @@ def compose_service(observed: Observed) -> Composition:
         observed, spec.routing, config.spec.routing if config else None, isvc_name
     )
 
-    healths = [config_health, models.health, templates.health]
+    upstream = [config_health, models.health, templates.health]
     if route.health is not None:
-        healths.append(route.health)
-    failed = worst(healths) is State.FAILED
+        upstream.append(route.health)
+    failed = worst(upstream) is State.FAILED
     isvc, isvc_health = _inference_service(
         observed,
         spec=spec,
@@ -82,13 +78,17 @@ def compose_service(observed: Observed) -> Composition:
         templates=templates,
         blocked=failed,
     )
-    healths.insert(3, isvc_health)
+    healths = [config_health, models.health, templates.health, isvc_health]
+    if route.health is not None:
+        healths.append(route.health)
 
+    # Routing that is on but broken keeps the route it had; routing turned off removes it.
+    kept_route = _kept(observed, HTTP_ROUTE, ready=False) if route.health else None
     desired = {
         MODEL: models.desired,
         DERIVED_TEMPLATE: templates.desired,
         INFERENCE_SERVICE: isvc,
-        HTTP_ROUTE: route.desired or (_kept(observed, HTTP_ROUTE) if route.health else None),
+        HTTP_ROUTE: route.desired or kept_route,
     }
     for key, value in desired.items():
         if value is not None and (not failed or key in observed.resources):
@@ -105,7 +105,9 @@ def compose_service(observed: Observed) -> Composition:
         resolved_model=models.model.reference() if models.model else None,
         resolved_template=templates.template.reference() if templates.template else None,
         inference_service=isvc_name if INFERENCE_SERVICE in comp.resources else None,
-        routing=RoutingStatus(path=route.path, http_route=_name(comp.resources[HTTP_ROUTE]))
+        routing=RoutingStatus(
+            path=route.path, http_route=name_of(comp.resources[HTTP_ROUTE].manifest)
+        )
         if HTTP_ROUTE in comp.resources
         else None,
     ).model_dump(mode="json", exclude_none=True)
@@ -132,21 +134,15 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
         and models.model
         and templates.template
     ):
-        try:
-            manifest = inference.build(
-                observed,
-                spec=spec,
-                name=name,
-                model=models.model,
-                template=templates.template,
-                config=config,
-            )
-        except ValueError as e:
-            return _kept(observed, INFERENCE_SERVICE), _isvc_health(
-                State.FAILED,
-                Reason.TEMPLATE_INVALID,
-                f"{templates.template.kind} {templates.template.name!r} cannot be placed: {e}",
-            )
+        # An Available template has passed the placement check, so building cannot fail on it.
+        manifest = inference.build(
+            observed,
+            spec=spec,
+            name=name,
+            model=models.model,
+            template=templates.template,
+            config=config,
+        )
         if ready:
             health = _isvc_health(State.READY, Reason.READY, f"InferenceService {name!r} is Ready")
         else:
@@ -162,7 +158,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
         else "the model is Ready and the template Available"
     )
     if current is not None:
-        return _kept(observed, INFERENCE_SERVICE), _isvc_health(
+        return _kept(observed, INFERENCE_SERVICE, ready=ready), _isvc_health(
             State.READY if ready else State.PROGRESSING,
             Reason.READY if ready else Reason.CREATING,
             f"InferenceService {name!r} is kept as it is until {until}",
@@ -172,7 +168,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
     )
 
 
-def _kept(observed: Observed, key: str) -> Desired | None:
+def _kept(observed: Observed, key: str, *, ready: bool) -> Desired | None:
     """An existing composed object, as it is: spec and identity, without what the server adds."""
     current = observed.resources.get(key)
     if current is None:
@@ -189,7 +185,6 @@ def _kept(observed: Observed, key: str) -> Desired | None:
     }
     if "spec" in current:
         manifest["spec"] = current["spec"]
-    ready = key != INFERENCE_SERVICE or inference_service_ready(current)
     return Desired(manifest, ready=ready)
 
 
@@ -212,12 +207,6 @@ def _inference_service_name(observed: Observed) -> str:
         return naming.inference_service_name(observed.name, observed.namespace)
     except naming.NameTooLongError as e:
         raise InvalidSpecError(field="metadata.namespace", problem=str(e)) from e
-
-
-def _name(desired: Desired) -> str | None:
-    meta: Mapping[str, JsonValue] | JsonValue = desired.manifest.get("metadata")
-    name = meta.get("name") if isinstance(meta, dict) else None
-    return name if isinstance(name, str) else None
 
 
 def _isvc_health(state: State, reason: Reason, message: str) -> Health:

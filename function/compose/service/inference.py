@@ -45,9 +45,8 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
 ) -> Manifest:
     """The InferenceService manifest.
 
-    Raises:
-        ValueError: the template names a GPU model or minimum VRAM no AMD GPU has (template
-            resolution checks this first, with `function.placement`).
+    The template must have passed `function.placement` (template resolution checks it), or
+    this raises ValueError for a GPU no AMD device id matches.
     """
     tpl = template.spec
     status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from function import labels, naming
-from function.api.common import EnvVar, LocalObjectReference, ModelSource
+from function.api.common import ModelSource
 from function.api.meta import Kind, Scope
 from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec
 from function.api.runtimeconfig import ModelCreationScope
@@ -21,7 +21,7 @@ from function.api.service import AIMServiceSpec
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
-from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved
+from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved, name_of
 from function.runtimeconfig import RuntimeConfig
 from function.state import Desired, Observed, Requirement, parse_spec
 from function.status import ConditionType, Health, Reason, State
@@ -120,11 +120,11 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
     ):
         matches = [m for m in objects if _spec_field(m, "image") == image]
         if template_model is not None and len(matches) > 1:
-            matches = [m for m in matches if _name(m) == template_model] or matches
+            matches = [m for m in matches if name_of(m) == template_model] or matches
         if len(matches) == 1:
             return _use(Found(matches[0], kind, scope))
         if len(matches) > 1:
-            names = ", ".join(sorted(_name(m) for m in matches))
+            names = ", ".join(sorted(name_of(m) for m in matches))
             return ModelOutcome(
                 _health(
                     State.FAILED,
@@ -186,12 +186,14 @@ def _compose(
             (
                 "runtime config asks for cluster-scoped auto-created models (spec.model."
                 "creationScope: Cluster), but a namespaced AIMService cannot compose cluster "
-                f"objects: AIMModel {_name(manifest)!r} lives in namespace {observed.namespace!r}"
+                f"objects: AIMModel {name_of(manifest)!r} lives in namespace {observed.namespace!r}"
             ),
         )
     model = Resolved(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
     if composed is None or model.status is None:
-        source = spec.model.image or model_spec.image
+        source = spec.model.image or "custom weights " + ", ".join(
+            s.model_id for s in model_spec.model_sources or ()
+        )
         health = _health(
             State.PENDING,
             Reason.CREATING_MODEL,
@@ -208,7 +210,6 @@ def _model_manifest(
 ) -> tuple[Manifest, ModelSpec]:
     creation = config.spec.model
     auto_discovery = creation.auto_discovery if creation is not None else False
-    pull_secrets = spec.image_pull_secrets or None
     common_labels = {
         **labels.MANAGED_BY,
         labels.ORIGIN: labels.AUTO_GENERATED,
@@ -220,7 +221,7 @@ def _model_manifest(
             image=spec.model.image,
             discovery=DiscoveryConfig(enabled=auto_discovery),
             runtime_config_name=spec.runtime_config_name,
-            image_pull_secrets=_copy(pull_secrets),
+            image_pull_secrets=spec.image_pull_secrets,
             service_account_name=spec.service_account_name,
         )
         model_labels = common_labels
@@ -233,9 +234,9 @@ def _model_manifest(
             model_sources=list(custom.model_sources),
             custom=CustomModelConfig(hardware=custom.hardware),
             runtime_config_name=spec.runtime_config_name,
-            image_pull_secrets=_copy(pull_secrets),
+            image_pull_secrets=spec.image_pull_secrets,
             service_account_name=spec.service_account_name,
-            env=_copy_env(spec.env),
+            env=spec.env,
         )
         model_labels = {**common_labels, labels.CUSTOM_MODEL: "true"}
     manifest = build_aim_object(
@@ -253,7 +254,7 @@ def _use(found: Found) -> ModelOutcome:
         spec = parse_spec(found.manifest, ModelSpec)
     except InvalidSpecError as e:
         return ModelOutcome(
-            _health(State.FAILED, Reason.INVALID, f"{found.kind} {_name(found.manifest)!r}: {e}")
+            _health(State.FAILED, Reason.INVALID, f"{found.kind} {name_of(found.manifest)!r}: {e}")
         )
     model = Resolved(found.manifest, found.kind, found.scope, spec)
     return ModelOutcome(_model_health(model), model)
@@ -309,22 +310,9 @@ def _source_keys(sources: Sequence[ModelSource]) -> list[tuple[str, str, str | N
     ]
 
 
-def _copy(refs: Sequence[LocalObjectReference] | None) -> list[LocalObjectReference] | None:
-    return list(refs) if refs else None
-
-
-def _copy_env(env: Sequence[EnvVar] | None) -> list[EnvVar] | None:
-    return list(env) if env else None
-
-
 def _spec_field(obj: Manifest, key: str) -> object:
     spec = obj.get("spec")
     return spec.get(key) if isinstance(spec, dict) else None
-
-
-def _name(obj: Manifest) -> str:
-    meta = obj.get("metadata")
-    return str(meta.get("name", "")) if isinstance(meta, dict) else ""
 
 
 def _health(state: State, reason: Reason, message: str) -> Health:

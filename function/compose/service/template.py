@@ -21,8 +21,8 @@ from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
 from function.placement import placement
-from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved, labels_of
-from function.selection import Candidate, Selection, Wanted, select
+from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved, labels_of, name_of
+from function.selection import Candidate, Selection, Stage, Wanted, select
 from function.state import Desired, Observed, Requirement, parse_spec, parse_status
 from function.status import ConditionType, Health, Reason, State
 
@@ -118,8 +118,9 @@ def _auto(
         ),
     ]
     # Filtering on the raw field first parses only the model's templates, not the catalog.
-    parsed = (_parse(f) for f in found if _model_name(f.manifest) == model.name)
+    parsed = [_parse(f) for f in found if _model_name(f.manifest) == model.name]
     candidates = [t for t in parsed if not isinstance(t, Health)]
+    invalid = [h.message for h in parsed if isinstance(h, Health)]
     default = model.spec.default_service_template
     if default is not None:
         for t in sorted(candidates, key=lambda t: t.scope is not Scope.NAMESPACE):
@@ -135,10 +136,14 @@ def _auto(
     )
     if selection.chosen is not None:
         return by_name[(selection.chosen.name, selection.chosen.namespaced)]
-    return _unselected(model, selection, len(candidates))
+    return _unselected(model, selection, len(candidates), invalid)
 
 
-def _unselected(model: Resolved[ModelSpec], selection: Selection, count: int) -> Health:
+def _unselected(
+    model: Resolved[ModelSpec], selection: Selection, count: int, invalid: list[str]
+) -> Health:
+    """Why no template was chosen; templates that could not be read are named too."""
+    also = "".join(f"; {message}" for message in invalid)
     if selection.tied:
         tied = "; ".join(f"{c.label}: {c.describe()}" for c in selection.tied)
         return _health(
@@ -157,14 +162,14 @@ def _unselected(model: Resolved[ModelSpec], selection: Selection, count: int) ->
         return _health(
             State.PENDING,
             Reason.TEMPLATE_NOT_FOUND,
-            f"model {model.name!r} has no templates yet; {hint}",
+            f"model {model.name!r} has no usable templates yet; {hint}{also}",
         )
     why = "; ".join(f"{r.candidate.label}: {r.why}" for r in selection.rejected)
-    not_ready = all(r.why.startswith("not Available") for r in selection.rejected)
+    not_ready = all(r.stage is Stage.AVAILABILITY for r in selection.rejected)
     return _health(
         State.PENDING,
         Reason.TEMPLATE_NOT_READY if not_ready else Reason.TEMPLATE_NOT_FOUND,
-        f"no template of model {model.name!r} can be used yet: {why}",
+        f"no template of model {model.name!r} can be used yet: {why}{also}",
     )
 
 
@@ -264,10 +269,10 @@ def _parse(found: Found) -> Template | Health:
     try:
         spec = parse_spec(found.manifest, ServiceTemplateSpec)
     except InvalidSpecError as e:
-        meta = found.manifest.get("metadata")
-        name = meta.get("name") if isinstance(meta, dict) else None
         return _health(
-            State.FAILED, Reason.TEMPLATE_INVALID, f"{found.kind} {name!r} cannot be used: {e}"
+            State.FAILED,
+            Reason.TEMPLATE_INVALID,
+            f"{found.kind} {name_of(found.manifest)!r} cannot be used: {e}",
         )
     return Resolved(found.manifest, found.kind, found.scope, spec)
 
