@@ -31,11 +31,14 @@ STARTUP_TIMEOUT_S: Final = 30.0
 
 @dataclass(frozen=True)
 class Tools:
-    """The Go-built binaries: the crossplane CLI, Crossplane core (the render engine), apicheck."""
+    """The Go-built binaries: the crossplane CLI, Crossplane core (the render engine), apicheck,
+    and oras (the function's registry client).
+    """
 
     crossplane: Path
     core: Path
     apicheck: Path
+    oras: Path
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ def build_tools() -> Tools:
         crossplane=bin_dir / "crossplane",
         core=bin_dir / "crossplane-core",
         apicheck=bin_dir / "apicheck",
+        oras=bin_dir / "oras",
     )
 
 
@@ -207,7 +211,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
     try:
         tools = build_tools()
-        with serve_function() as server:
+        with serve_function("--oras", str(tools.oras)) as server:
             result = render_example(tools, server.target, example)
     except HarnessError as e:
         print(f"render: {e}", file=sys.stderr)

@@ -7,6 +7,7 @@ the ids of one model is how AIM places a pod on that model. A leaf module: stand
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
@@ -129,3 +130,38 @@ def models_with_vram(min_vram: str | int) -> tuple[str, ...]:
         raise ValueError(msg)
     wanted = float(match.group(1)) * _FACTOR[match.group(2)]
     return tuple(sorted(m for m, gib in VRAM_GIB.items() if gib * 2**30 >= wanted))
+
+
+_ID_TO_MODEL: Final = MappingProxyType({i: m for m, ids in DEVICE_IDS.items() for i in ids})
+_LABEL_PREFIXES: Final = ("amd.com/", "beta.amd.com/")
+
+
+def node_gpu_models(labels: Mapping[str, str]) -> frozenset[str]:
+    """The AMD GPU models a Node's labels announce (device ids first, then the family label).
+
+    Unknown device ids count as `AMD-<ID>`, so a node with a GPU we have no name for still
+    shows that the cluster has some AMD GPU.
+    """
+    found: set[str] = set()
+    for prefix in _LABEL_PREFIXES:
+        key = prefix + "gpu.device-id"
+        if labels.get(key):
+            found.add(_model_of_id(labels[key]))
+        for label, count in labels.items():
+            if label.startswith(key + ".") and count not in {"", "0"}:
+                found.add(_model_of_id(label.removeprefix(key + ".")))
+    if found:
+        return frozenset(found)
+    for prefix in _LABEL_PREFIXES:
+        key = prefix + "gpu.family"
+        if labels.get(key):
+            found.add(normalize_model(labels[key]))
+        for label, count in labels.items():
+            if label.startswith(key + ".") and count not in {"", "0"}:
+                found.add(normalize_model(label.removeprefix(key + ".")))
+    return frozenset(m for m in found if m)
+
+
+def _model_of_id(device_id: str) -> str:
+    key = device_id.strip().lower().removeprefix("0x")
+    return _ID_TO_MODEL.get(key, f"AMD-{key.upper()}")

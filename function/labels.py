@@ -15,6 +15,8 @@ METRIC: Final = PREFIX + "metric"
 PRECISION: Final = PREFIX + "precision"
 ORIGIN: Final = PREFIX + "origin"
 CUSTOM_MODEL: Final = PREFIX + "custom-model"
+TEMPLATE_ALIAS: Final = PREFIX + "template.alias"
+DISCOVERY: Final = PREFIX + "discovery"
 
 AUTO_GENERATED: Final = "auto-generated"
 DERIVED: Final = "derived"

@@ -6,11 +6,50 @@ import click
 from crossplane.function import cli as sdkcli
 
 from function.fn import FunctionRunner
+from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
+from function.settings import DEFAULT_ENTRYPOINT, DEFAULT_SYSTEM_NAMESPACE, Settings
 
 
 @click.command()
 @sdkcli.standard_options
-def cli(  # noqa: PLR0913 - the SDK's standard options, passed through one by one
+@click.option(
+    "--system-namespace",
+    envvar="AIM_SYSTEM_NAMESPACE",
+    default=DEFAULT_SYSTEM_NAMESPACE,
+    show_default=True,
+    help="Namespace of cluster-scoped work: cluster templates' discovery Jobs, cluster models' "
+    "pull secrets and runtime config.",
+)
+@click.option(
+    "--oras",
+    "oras_path",
+    envvar="AIM_ORAS",
+    default="oras",
+    show_default=True,
+    help="The oras binary that reads model images' labels from their registries.",
+)
+@click.option(
+    "--registry-timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds one image inspection may take in all.",
+)
+@click.option(
+    "--insecure-registry",
+    "insecure_registries",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="A registry spoken to over plain HTTP (repeatable); all others use HTTPS.",
+)
+@click.option(
+    "--discovery-entrypoint",
+    default=" ".join(DEFAULT_ENTRYPOINT),
+    show_default=True,
+    help="Entrypoint of AIM images whose own was never read from their registry (discovery "
+    "Jobs run '<entrypoint> dry-run --format=json').",
+)
+def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through one by one
     *,
     debug: bool,
     address: str,
@@ -18,11 +57,25 @@ def cli(  # noqa: PLR0913 - the SDK's standard options, passed through one by on
     insecure: bool,
     max_recv_message_size: int,
     max_send_message_size: int | None,
+    system_namespace: str,
+    oras_path: str,
+    registry_timeout: float,
+    insecure_registries: tuple[str, ...],
+    discovery_entrypoint: str,
 ) -> None:
     """Serve the AIM composition function (Crossplane's FunctionRunnerService)."""
+    runner = FunctionRunner(
+        settings=Settings(
+            system_namespace=system_namespace,
+            discovery_entrypoint=tuple(discovery_entrypoint.split()),
+        ),
+        inspector=OrasInspector(
+            oras=oras_path, timeout_s=registry_timeout, insecure=frozenset(insecure_registries)
+        ),
+    )
     try:
         sdkcli.run(
-            FunctionRunner(),
+            runner,
             debug=debug,
             address=address,
             tls_certs_dir=tls_certs_dir,

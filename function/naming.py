@@ -121,6 +121,46 @@ def derived_template_name(
     return derived_name(parts, inputs, hash_length=4)
 
 
+def recommended_template_name(  # noqa: PLR0913 - the fields of one recommended deployment
+    model: str,
+    image: str,
+    *,
+    gpu: str | None,
+    count: int | None,
+    metric: str | None,
+    precision: str | None,
+) -> str:
+    """Name of the template a model creates from one of its image's recommended deployments."""
+    short_metric = {"latency": "lat", "throughput": "thr"}.get(metric or "", metric or "")
+    hardware = f"{count}x-{gpu}" if gpu and count else gpu or (f"x{count}" if count else "")
+    profile = "-".join(p for p in (hardware, short_metric, precision) if p)
+    key = "-".join(
+        [model, image]
+        + ([gpu] if gpu else [])
+        + ([f"x{count}"] if count else [])
+        + ([metric] if metric else [])
+        + ([precision] if precision else [])
+    )
+    return derived_name([image, profile], [key], hash_length=4)
+
+
+def custom_template_name(  # noqa: PLR0913 - what distinguishes one custom template from another
+    model: str,
+    index: int,
+    *,
+    alias: str | None,
+    precision: str | None,
+    metric: str | None,
+    gpu_count: int | None,
+    gpu: str | None,
+) -> str:
+    """Name of the template a custom model generates for `spec.custom.templates[index]`."""
+    parts = [model, "custom"] + [p for p in (alias, precision, gpu) if p]
+    inputs: list[HashInput] = [model, index]
+    inputs += [v for v in (alias, precision, metric, gpu_count, gpu) if v]
+    return derived_name(parts, inputs)
+
+
 def _image_name_and_tag(image: str) -> tuple[str, str]:
     ref = image.strip()
     digest = ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TypeVar
 
@@ -19,6 +20,8 @@ from pydantic import BaseModel, JsonValue, ValidationError
 
 from function.build import Manifest
 from function.errors import InvalidSpecError
+from function.registry.inspect import InspectionOutcome
+from function.settings import Settings
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 
@@ -35,6 +38,11 @@ class Observed:
     composite: Manifest
     resources: Mapping[str, Manifest] = field(default_factory=dict)
     required: Mapping[str, tuple[Manifest, ...]] = field(default_factory=dict)
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    """The time of this call: backoff windows are measured against it (tests pin it)."""
+    settings: Settings = field(default_factory=Settings)
+    inspection: InspectionOutcome | None = None
+    """The registry's answer, when `fn.py` inspected an image for this call."""
 
     @property
     def kind(self) -> str:
@@ -89,6 +97,7 @@ class Requirement:
     kind: str
     match_name: str | None = None
     namespace: str | None = None
+    match_labels: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,11 +117,35 @@ class Composition:
     conditions: list[Condition] = field(default_factory=list)
     requirements: list[Requirement] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    ttl_seconds: int | None = None
+    """Call again after this long (a backoff window ending, nodes to re-check); None: default."""
 
 
-def read_observed(req: fnv1.RunFunctionRequest) -> Observed:
+def keep(current: Manifest, *, ready: bool) -> Desired:
+    """An existing composed object as it is (identity and spec), to keep it from being deleted.
+
+    Dropping an object from the desired state deletes it; composers use this when an object's
+    inputs went missing but the object itself must survive until they are back.
+    """
+    meta = current.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    kept_meta: Manifest = {
+        k: meta[k] for k in ("name", "namespace", "labels", "annotations") if k in meta
+    }
+    manifest: Manifest = {
+        "apiVersion": current.get("apiVersion"),
+        "kind": current.get("kind"),
+        "metadata": kept_meta,
+    }
+    if "spec" in current:
+        manifest["spec"] = current["spec"]
+    return Desired(manifest, ready=ready)
+
+
+def read_observed(req: fnv1.RunFunctionRequest, settings: Settings | None = None) -> Observed:
     """Convert the request's observed state and resolved requirements to plain values."""
     return Observed(
+        settings=settings or Settings(),
         composite=struct_to_dict(req.observed.composite.resource),
         resources={name: struct_to_dict(r.resource) for name, r in req.observed.resources.items()},
         required={
@@ -164,6 +197,7 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
             req.api_version,
             req.kind,
             match_name=req.match_name,
+            match_labels=dict(req.match_labels) if req.match_labels else None,
             namespace=req.namespace,
         )
     for name, desired in sorted(composition.resources.items()):
@@ -181,6 +215,8 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         rsp.conditions.append(c)
     for message in composition.warnings:
         response.warning(rsp, message)
+    if composition.ttl_seconds is not None:
+        rsp.meta.ttl.FromSeconds(max(composition.ttl_seconds, 1))
 
 
 def parse_spec(manifest: Manifest, model: type[SpecT]) -> SpecT:

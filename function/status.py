@@ -25,6 +25,10 @@ class ConditionType(StrEnum):
     CACHE_READY = "CacheReady"
     INFERENCE_SERVICE_READY = "InferenceServiceReady"
     HTTP_ROUTE_READY = "HTTPRouteReady"
+    METADATA_EXTRACTED = "MetadataExtracted"
+    TEMPLATES_READY = "TemplatesReady"
+    GPU_READY = "GPUReady"
+    DISCOVERED = "Discovered"
 
 
 class Reason(StrEnum):
@@ -55,6 +59,40 @@ class Reason(StrEnum):
     ROUTE_PENDING = "HTTPRoutePending"
     ROUTE_ACCEPTED = "HTTPRouteAccepted"
     ROUTE_BACKEND_UNRESOLVED = "HTTPRouteBackendNotResolved"
+    # Models: image metadata.
+    CUSTOM_MODEL = "CustomModel"
+    METADATA_PROVIDED = "MetadataProvided"
+    DISCOVERY_DISABLED = "DiscoveryDisabled"
+    SECRET_NOT_FOUND = "SecretNotFound"  # noqa: S105 - a reason, not a password
+    SECRET_INVALID = "SecretInvalid"  # noqa: S105 - a reason, not a password
+    INSPECTING = "InspectingImage"
+    IMAGE_LABELS_INVALID = "ImageLabelsInvalid"
+    METADATA_EXTRACTED = "MetadataExtracted"
+    # Models: their templates.
+    AWAITING_METADATA = "AwaitingMetadata"
+    NO_TEMPLATES_EXPECTED = "NoTemplatesExpected"
+    CREATING_TEMPLATES = "CreatingTemplates"
+    ALL_TEMPLATES_READY = "AllTemplatesReady"
+    SOME_TEMPLATES_READY = "SomeTemplatesReady"
+    ALL_TEMPLATES_FAILED = "AllTemplatesFailed"
+    NO_TEMPLATES_AVAILABLE = "NoTemplatesAvailable"
+    SOME_TEMPLATES_DEGRADED = "SomeTemplatesDegraded"
+    TEMPLATES_PROGRESSING = "TemplatesProgressing"
+    DEPLOYMENT_SKIPPED = "RecommendedDeploymentSkipped"
+    # Templates: GPUs and discovery.
+    GPU_AVAILABLE = "GPUAvailable"
+    GPU_NOT_AVAILABLE = "GPUNotAvailable"
+    NO_GPU_NEEDED = "NoGPURequired"
+    INLINE_MODEL_SOURCES = "InlineModelSources"
+    DISCOVERY_COMPLETE = "DiscoveryComplete"
+    DISCOVERY_STARTING = "DiscoveryJobCreated"
+    DISCOVERY_RUNNING = "DiscoveryRunning"
+    DISCOVERY_FAILED = "DiscoveryFailed"
+    DISCOVERY_BACKOFF = "AwaitingDiscoveryRetry"
+    DISCOVERY_OUTPUT_INVALID = "DiscoveryOutputInvalid"
+    DISCOVERY_OUTPUT_TOO_LARGE = "DiscoveryOutputTooLarge"
+    DISCOVERY_IMAGE_PULL = "DiscoveryImagePullFailed"
+    MODEL_IMAGE_MISSING = "ModelImageMissing"
 
 
 class State(IntEnum):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Go tools the project runs (the crossplane CLI, Crossplane core and our apicheck)
+# Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras and our apicheck)
 # from the Go module proxy into a versioned cache directory outside the repository. Idempotent: a
 # tool already built at the pinned version (or, for apicheck, from the same sources) is reused.
 # Prints the directory holding the binaries on stdout (last line); progress goes to stderr.
@@ -9,6 +9,7 @@ set -euo pipefail
 
 CLI_VERSION=v2.5.0    # github.com/crossplane/cli/v2
 CORE_VERSION=v2.3.4   # github.com/crossplane/crossplane/v2 (render without Docker needs >= v2.3.0)
+ORAS_VERSION=v1.2.3   # oras.land/oras: the function reads model images' labels with it
 
 cache=${AIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane}
 bin="$cache/tools/crossplane-cli-$CLI_VERSION-core-$CORE_VERSION/bin"
@@ -29,7 +30,8 @@ version_flag="github.com/crossplane/crossplane-runtime/v2/pkg/version.version"
 
 built() { # binary, version
   [ -x "$1" ] && "$1" version --client 2>/dev/null | grep -q "$2" \
-    || { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "$2"; }
+    || { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "$2"; } \
+    || { [ -x "$1" ] && "$1" version 2>/dev/null | grep -q "Version: *${2#v}\$"; }
 }
 
 start=$(date +%s)
@@ -41,6 +43,10 @@ start=$(date +%s)
 # at the same tag reproduces the release build.
 build() { # name, version, binary, package, module@version...
   local name=$1 version=$2 out=$3 pkg=$4; shift 4
+  local ldflags="-s -w -X $version_flag=$version"
+  if [ "$name" = oras ]; then
+    ldflags="-s -w -X oras.land/oras/internal/version.Version=${version#v} -X oras.land/oras/internal/version.BuildMetadata="
+  fi
   if built "$out" "$version"; then log "$name $version: cached"; return; fi
   local w="$cache/tools/work/$name-$version"
   rm -rf "$w" && mkdir -p "$w"
@@ -49,7 +55,7 @@ build() { # name, version, binary, package, module@version...
     cd "$w"
     go mod init aim-crossplane.local/tools
     for req in "$@"; do go mod edit -require="$req"; done
-    go build -trimpath -ldflags "-s -w -X $version_flag=$version" -o "$out.tmp" "$pkg"
+    go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
   ) >"$w/build.log" 2>&1 &
   local pid=$! t0 ticks=0
   t0=$(date +%s)
@@ -72,6 +78,8 @@ build crossplane-cli "$CLI_VERSION" "$bin/crossplane" github.com/crossplane/cli/
   "github.com/crossplane/cli/v2@$CLI_VERSION"
 build crossplane-core "$CORE_VERSION" "$bin/crossplane-core" github.com/crossplane/crossplane/v2/cmd/crossplane \
   "github.com/crossplane/crossplane/v2@$CORE_VERSION" "github.com/crossplane/crossplane/apis/v2@$CORE_VERSION"
+
+build oras "$ORAS_VERSION" "$bin/oras" oras.land/oras/cmd/oras "oras.land/oras@$ORAS_VERSION"
 
 # apicheck is our own Go program (devtools/apicheck): the API server's validation code, offline.
 # It is rebuilt whenever its sources change; its go.sum pins every dependency.

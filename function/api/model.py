@@ -18,6 +18,7 @@ from function.api.common import (
     ModelSource,
     ResolvedReference,
     ResourceRequirements,
+    StringMap,
 )
 from function.api.hardware import Hardware, Metric, Precision, ProfileType
 
@@ -72,6 +73,9 @@ class RecommendedDeployment(ApiModel):
     gpu_count: int | None = Field(default=None, ge=0, description="GPUs per replica.")
     precision: str | None = Field(default=None, description="Precision, e.g. `fp8`.")
     metric: str | None = Field(default=None, description="`latency` or `throughput`.")
+    profile_id: str | None = Field(
+        default=None, description="Runtime profile inside the image this deployment selects."
+    )
     description: str | None = Field(default=None, description="What this deployment is for.")
 
 
@@ -211,4 +215,18 @@ class ModelStatus(ApiModel):
     )
     image_digest: str | None = Field(
         default=None, description="Digest of the image the metadata was read from."
+    )
+    inspected_image: str | None = Field(
+        default=None,
+        description="The spec.image the metadata was read for; the registry is asked again "
+        "only when spec.image changes.",
+    )
+    image_labels: StringMap | None = Field(
+        default=None, description="The image's labels as the registry served them."
+    )
+    image_entrypoint: list[str] | None = Field(
+        default=None, description="The image's entrypoint, which discovery Jobs run."
+    )
+    templates: int | None = Field(
+        default=None, ge=0, description="Number of service templates for this model."
     )

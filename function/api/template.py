@@ -128,6 +128,7 @@ class ProfileMetadata(ApiModel):
     )
     metric: str | None = Field(default=None, description="Optimisation goal.")
     precision: str | None = Field(default=None, description="Weight precision.")
+    type: str | None = Field(default=None, description="Tuning level, e.g. `optimized`.")
 
 
 class Profile(ApiModel):
@@ -151,6 +152,15 @@ class DiscoveryState(ApiModel):
     )
     last_failure_reason: str | None = Field(default=None, description="Why it last failed.")
     job: str | None = Field(default=None, description="Name of the current discovery Job.")
+    last_failed_job: str | None = Field(
+        default=None, description="The last Job counted as a failed attempt."
+    )
+    spec_hash: str | None = Field(
+        default=None, description="Hash of the inputs the attempts were made with."
+    )
+    completed: bool | None = Field(
+        default=None, description="Whether discovery succeeded for these inputs."
+    )
 
 
 class TemplateStatus(ApiModel):

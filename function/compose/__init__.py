@@ -7,7 +7,9 @@ from types import MappingProxyType
 from typing import Protocol
 
 from function.api.meta import Kind
+from function.compose.model import compose_model
 from function.compose.service import compose_service
+from function.compose.template import compose_template
 from function.state import Composition, Observed
 
 
@@ -23,4 +25,12 @@ class Composer(Protocol):
         ...
 
 
-COMPOSERS: Mapping[str, Composer] = MappingProxyType({Kind.SERVICE: compose_service})
+COMPOSERS: Mapping[str, Composer] = MappingProxyType(
+    {
+        Kind.SERVICE: compose_service,
+        Kind.MODEL: compose_model,
+        Kind.CLUSTER_MODEL: compose_model,
+        Kind.SERVICE_TEMPLATE: compose_template,
+        Kind.CLUSTER_SERVICE_TEMPLATE: compose_template,
+    }
+)

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from devtools.render import ROOT, serve_function
+from devtools.render import ROOT, Tools, serve_function
 
 
 @pytest.fixture(scope="session")
-def function_target() -> Iterator[str]:
+def function_target(tools: Tools) -> Iterator[str]:
     """`function-aim --insecure` on a free loopback port, as `crossplane render` dials it."""
-    with serve_function() as server:
+    with serve_function("--oras", str(tools.oras)) as server:
         yield server.target
 
 

@@ -71,6 +71,8 @@ def test_every_example_renders_as_its_expected_yaml_says(
     for kind, want in expected.get("conditions", {}).items():
         assert " ".join(have.get(kind, ("absent", ""))) == want, kind
     assert sorted(c["kind"] for c in composed) == expected["composed"]
+    if "names" in expected:
+        assert sorted(c["metadata"]["name"] for c in composed) == expected["names"]
     warnings = [r for r in results if r.get("severity") == "Warning"]
     assert len(warnings) == expected["warnings"], warnings
     assert [r for r in results if r.get("severity") == "Fatal"] == []

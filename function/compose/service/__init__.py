@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from function import naming
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
-from function.build import Manifest
 from function.compose.service import inference, model, routing, template
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import MODEL
@@ -25,7 +24,7 @@ from function.resolve import Found, name_of
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
-from function.state import Composition, Desired, Observed, parse_spec
+from function.state import Composition, Desired, Observed, keep, parse_spec
 from function.status import (
     ConditionType,
     Health,
@@ -171,21 +170,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
 def _kept(observed: Observed, key: str, *, ready: bool) -> Desired | None:
     """An existing composed object, as it is: spec and identity, without what the server adds."""
     current = observed.resources.get(key)
-    if current is None:
-        return None
-    meta = current.get("metadata")
-    meta = meta if isinstance(meta, dict) else {}
-    kept_meta: Manifest = {
-        k: meta[k] for k in ("name", "namespace", "labels", "annotations") if k in meta
-    }
-    manifest: Manifest = {
-        "apiVersion": current.get("apiVersion"),
-        "kind": current.get("kind"),
-        "metadata": kept_meta,
-    }
-    if "spec" in current:
-        manifest["spec"] = current["spec"]
-    return Desired(manifest, ready=ready)
+    return keep(current, ready=ready) if current is not None else None
 
 
 def _explicit_template_model(observed: Observed, spec: AIMServiceSpec) -> str | None:

@@ -1,0 +1,209 @@
+"""AIMModel / AIMClusterModel: an image in the catalog, and the service templates it brings.
+
+Each call works out the model's image metadata (see `metadata`), composes its templates (see
+`templates`) and reports how they are doing. The only network call, reading the image's labels
+from its registry, is made by `fn.py` between two pure steps: `inspection_request` says which
+image to read, and `compose_model` reads the answer from `Observed.inspection`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from function.api.meta import Kind
+from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceType
+from function.build import Manifest
+from function.compose.model import metadata, templates
+from function.registry.inspect import InspectionRequest
+from function.resolve import Listing, name_of
+from function.runtimeconfig import RuntimeConfig
+from function.runtimeconfig import lookup as runtime_config_lookup
+from function.runtimeconfig import resolve as resolve_runtime_config
+from function.state import Composition, Desired, Observed, keep, parse_spec
+from function.status import ConditionType, Health, Reason, State, aim_status, worst
+
+MODEL_KINDS = frozenset({Kind.MODEL, Kind.CLUSTER_MODEL})
+
+_HEADLINE = {
+    State.FAILED: ModelStatusValue.FAILED,
+    State.DEGRADED: ModelStatusValue.DEGRADED,
+    State.PENDING: ModelStatusValue.PENDING,
+    State.PROGRESSING: ModelStatusValue.PROGRESSING,
+    State.READY: ModelStatusValue.READY,
+}
+_TEMPLATE_PREFIX = "template-"
+_AVAILABLE = "Available"
+
+
+def inspection_request(observed: Observed) -> InspectionRequest | None:
+    """The image whose labels this call needs from its registry, if any."""
+    return _context(observed).metadata.request
+
+
+def compose_model(observed: Observed) -> Composition:
+    """Compose one AIMModel or AIMClusterModel."""
+    ctx = _context(observed)
+    spec, meta = ctx.spec, ctx.metadata
+    comp = Composition()
+    config_lookup = runtime_config_lookup(spec.runtime_config_name, _config_namespace(observed))
+    listing = _templates_listing(ctx.namespace)
+    comp.requirements += [
+        *config_lookup.requirements(),
+        *metadata.secret_requirements(_pull_secrets(ctx.spec, ctx.config), ctx.secret_namespace),
+        listing.requirement(),
+    ]
+
+    create = spec.discovery is None or spec.discovery.auto_create_templates
+    model_meta = meta.metadata.model if meta.metadata else None
+    deployments = model_meta.recommended_deployments if model_meta and create else None
+    planned = templates.plan(observed.name, spec, ctx.namespace, deployments or [])
+    statuses = _template_statuses(observed, planned.templates, listing.items(observed.required))
+
+    for name, manifest in planned.templates.items():
+        comp.resources[_TEMPLATE_PREFIX + name] = Desired(
+            manifest, ready=statuses.get(name) == _AVAILABLE
+        )
+    for key, current in observed.resources.items():
+        # A deployment that left the image's labels keeps its template: services may use it.
+        if key.startswith(_TEMPLATE_PREFIX) and key not in comp.resources:
+            comp.resources[key] = keep(current, ready=aim_status(current) == _AVAILABLE)
+
+    awaiting = meta.metadata is None and meta.health.state in {State.PENDING, State.PROGRESSING}
+    templates_health = _templates_health(
+        statuses, awaiting=awaiting, expected=bool(planned.templates), skipped=planned.skipped
+    )
+    healths = [ctx.config_health, meta.health, templates_health]
+    comp.conditions = [h.to_condition() for h in healths]
+    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
+    comp.ttl_seconds = meta.retry_after_s
+    status = ModelStatus(
+        status=_HEADLINE[worst(healths)],
+        source_type=SourceType.CUSTOM if spec.model_sources else SourceType.IMAGE,
+        resolved_runtime_config=ctx.config.ref if ctx.config else None,
+        templates=len(statuses),
+    ).model_dump(mode="json", exclude_none=True)
+    comp.status = {**status, **meta.status}
+    return comp
+
+
+@dataclass(frozen=True)
+class _Context:
+    spec: ModelSpec
+    namespace: str | None
+    secret_namespace: str
+    config_health: Health
+    config: RuntimeConfig | None
+    metadata: metadata.MetadataOutcome
+
+
+def _context(observed: Observed) -> _Context:
+    spec = parse_spec(observed.composite, ModelSpec)
+    namespace = observed.namespace or None
+    secret_namespace = namespace or observed.settings.system_namespace
+    config_lookup = runtime_config_lookup(spec.runtime_config_name, _config_namespace(observed))
+    config_health, config = resolve_runtime_config(config_lookup, observed.required)
+    if config is None:
+        # The runtime config may list pull secrets; inspect only once it is known.
+        meta = metadata.MetadataOutcome(
+            Health(
+                ConditionType.METADATA_EXTRACTED,
+                State.PENDING,
+                Reason.WAITING,
+                "waiting for the runtime config, which may list image pull secrets",
+            )
+        )
+    else:
+        meta = metadata.decide(observed, spec, _pull_secrets(spec, config), secret_namespace)
+    return _Context(spec, namespace, secret_namespace, config_health, config, meta)
+
+
+def _config_namespace(observed: Observed) -> str:
+    """Cluster models read the runtime config of the system namespace over the cluster one."""
+    return observed.namespace or observed.settings.system_namespace
+
+
+def _pull_secrets(spec: ModelSpec, config: RuntimeConfig | None) -> list[str]:
+    names = [s.name for s in spec.image_pull_secrets or ()]
+    if config is not None:
+        names += [s.name for s in config.spec.image_pull_secrets or () if s.name not in names]
+    return names
+
+
+def _templates_listing(namespace: str | None) -> Listing:
+    if namespace:
+        return Listing("templates", Kind.SERVICE_TEMPLATE, namespace)
+    return Listing("cluster-templates", Kind.CLUSTER_SERVICE_TEMPLATE)
+
+
+def _template_statuses(
+    observed: Observed,
+    planned: Mapping[str, Manifest],
+    listed: tuple[Manifest, ...] | None,
+) -> dict[str, str | None]:
+    """`status.status` of every template of this model: composed by it, or made by anyone else."""
+    statuses: dict[str, str | None] = dict.fromkeys(planned)
+    for key, current in observed.resources.items():
+        if key.startswith(_TEMPLATE_PREFIX):
+            statuses[name_of(current)] = aim_status(current)
+    for tpl in listed or ():
+        tpl_spec = tpl.get("spec")
+        if isinstance(tpl_spec, dict) and tpl_spec.get("modelName") == observed.name:
+            statuses[name_of(tpl)] = aim_status(tpl)
+    return statuses
+
+
+def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation table
+    statuses: Mapping[str, str | None],
+    *,
+    awaiting: bool,
+    expected: bool,
+    skipped: Sequence[str],
+) -> Health:
+    """The model's templates as one component, as AIM aggregates them."""
+    values = list(statuses.values())
+    count = len(values)
+    failed = sum(v in {"Failed", "Degraded"} for v in values)
+    unavailable = sum(v == "NotAvailable" for v in values)
+    available = sum(v == _AVAILABLE for v in values)
+    if skipped:
+        return _health(
+            State.DEGRADED,
+            Reason.DEPLOYMENT_SKIPPED,
+            "; ".join(skipped) + "; the image's other deployments became templates",
+        )
+    if count == 0:
+        if awaiting:
+            return _health(State.PROGRESSING, Reason.AWAITING_METADATA, "waiting for metadata")
+        if not expected:
+            return _health(
+                State.READY, Reason.NO_TEMPLATES_EXPECTED, "the image recommends no deployments"
+            )
+        return _health(State.PROGRESSING, Reason.CREATING_TEMPLATES, "creating templates")
+    summary = f"{available}/{count} templates Available"
+    if available == count:
+        return _health(State.READY, Reason.ALL_TEMPLATES_READY, summary)
+    if failed == count:
+        return _health(State.FAILED, Reason.ALL_TEMPLATES_FAILED, summary + _named(statuses))
+    if unavailable == count:
+        return _health(
+            State.DEGRADED,
+            Reason.NO_TEMPLATES_AVAILABLE,
+            "no template's GPU is in the cluster" + _named(statuses),
+        )
+    if failed:
+        return _health(State.DEGRADED, Reason.SOME_TEMPLATES_DEGRADED, summary + _named(statuses))
+    if available and available + unavailable == count:
+        return _health(State.READY, Reason.SOME_TEMPLATES_READY, summary + _named(statuses))
+    return _health(State.PROGRESSING, Reason.TEMPLATES_PROGRESSING, summary + _named(statuses))
+
+
+def _named(statuses: Mapping[str, str | None]) -> str:
+    others = [
+        f"{n} ({s or 'no status yet'})" for n, s in sorted(statuses.items()) if s != _AVAILABLE
+    ]
+    return f"; not Available: {', '.join(others)}" if others else ""
+
+
+def _health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.TEMPLATES_READY, state, reason, message)

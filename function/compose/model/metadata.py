@@ -1,0 +1,180 @@
+"""Where a model's image metadata comes from on this call, and what to ask the registry.
+
+In order: a custom model has none (its weights are in the spec); `spec.imageMetadata` is used as
+given (air-gapped sites); labels stored in status for the same `spec.image` are parsed again
+(the registry is not asked twice for one image); with `spec.discovery.enabled` the registry is
+asked, with the pull secrets of the model and its runtime config; otherwise there is none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.api.model import ImageMetadata, ModelSpec
+from function.build import Manifest
+from function.registry import reference
+from function.registry.credentials import SecretFormatError, credential_for
+from function.registry.inspect import (
+    FailureKind,
+    Inspection,
+    InspectionRequest,
+    RegistryFailure,
+)
+from function.registry.labels import LabelError, image_metadata
+from function.state import Observed, Requirement
+from function.status import ConditionType, Health, Reason, State, status_of
+
+# Registry answers that only the user can fix; the rest may pass on their own.
+_USER_FAILURES: Final = frozenset({FailureKind.UNAUTHORIZED, FailureKind.NOT_FOUND})
+RETRY_AFTER_S: Final = 60
+
+
+@dataclass(frozen=True)
+class MetadataOutcome:
+    """The metadata to create templates from (None: none known), and what to record in status."""
+
+    health: Health
+    metadata: ImageMetadata | None = None
+    request: InspectionRequest | None = None
+    status: Mapping[str, JsonValue] = field(default_factory=dict)
+    retry_after_s: int | None = None
+
+
+def secret_requirements(names: Sequence[str], namespace: str) -> list[Requirement]:
+    """One requirement per pull secret, by name."""
+    return [
+        Requirement(f"pull-secret-{name}", "v1", "Secret", match_name=name, namespace=namespace)
+        for name in names
+    ]
+
+
+def decide(
+    observed: Observed, spec: ModelSpec, pull_secrets: Sequence[str], secret_namespace: str
+) -> MetadataOutcome:
+    """The metadata for this call, or the inspection `fn.py` must run first."""
+    if spec.model_sources:
+        return MetadataOutcome(
+            _health(State.READY, Reason.CUSTOM_MODEL, "custom model: the image is not inspected")
+        )
+    if spec.image_metadata is not None:
+        return MetadataOutcome(
+            _health(
+                State.READY,
+                Reason.METADATA_PROVIDED,
+                "spec.imageMetadata is used as given; the registry is not asked",
+            ),
+            metadata=spec.image_metadata,
+        )
+    stored = status_of(observed.composite)
+    if stored.get("inspectedImage") == spec.image and isinstance(stored.get("imageLabels"), dict):
+        return _from_inspection(
+            spec.image,
+            _string_map(stored.get("imageLabels")),
+            str(stored.get("imageDigest", "")),
+            _strings(stored.get("imageEntrypoint")),
+        )
+    if spec.discovery is None or not spec.discovery.enabled:
+        return MetadataOutcome(
+            _health(
+                State.READY,
+                Reason.DISCOVERY_DISABLED,
+                "spec.discovery.enabled is false: the image is not inspected and no templates "
+                "are created from its labels",
+            )
+        )
+    return _inspect(observed, spec.image, pull_secrets, secret_namespace)
+
+
+def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are checked
+    observed: Observed, image: str, pull_secrets: Sequence[str], namespace: str
+) -> MetadataOutcome:
+    try:
+        ref = reference.parse(image)
+    except reference.ReferenceError as e:
+        return MetadataOutcome(_health(State.FAILED, Reason.INVALID, f"spec.image: {e}"))
+    secrets: list[Manifest] = []
+    for name in pull_secrets:
+        found = observed.required.get(f"pull-secret-{name}")
+        if found is None:
+            return MetadataOutcome(
+                _health(State.PENDING, Reason.RESOLVING, f"looking up pull secret {name!r}")
+            )
+        if not found:
+            return MetadataOutcome(
+                _health(
+                    State.FAILED,
+                    Reason.SECRET_NOT_FOUND,
+                    f"imagePullSecrets: secret {name!r} does not exist in namespace "
+                    f"{namespace!r}; create it (kubectl create secret docker-registry) or "
+                    "remove it from the list",
+                )
+            )
+        secrets.extend(found)
+    try:
+        credential = credential_for(ref.registry, secrets)
+    except SecretFormatError as e:
+        return MetadataOutcome(
+            _health(State.FAILED, Reason.SECRET_INVALID, f"imagePullSecrets: {e}")
+        )
+
+    answer = observed.inspection
+    if isinstance(answer, Inspection) and answer.image == image:
+        return _from_inspection(image, answer.labels, answer.digest, answer.entrypoint)
+    if isinstance(answer, RegistryFailure) and answer.image == image:
+        state = State.FAILED if answer.kind in _USER_FAILURES else State.DEGRADED
+        return MetadataOutcome(
+            _health(state, answer.kind.value, f"registry {ref.registry}: {answer.message}"),
+            retry_after_s=RETRY_AFTER_S,
+        )
+    return MetadataOutcome(
+        _health(State.PROGRESSING, Reason.INSPECTING, f"reading the labels of {ref}"),
+        request=InspectionRequest(image, ref, credential),
+    )
+
+
+def _from_inspection(
+    image: str, labels: Mapping[str, str], digest: str, entrypoint: Sequence[str]
+) -> MetadataOutcome:
+    record: dict[str, JsonValue] = {
+        "inspectedImage": image,
+        "imageDigest": digest,
+        "imageLabels": dict(labels),
+    }
+    if entrypoint:
+        record["imageEntrypoint"] = list(entrypoint)
+    try:
+        metadata = image_metadata(labels)
+    except LabelError as e:
+        return MetadataOutcome(
+            _health(
+                State.FAILED,
+                Reason.IMAGE_LABELS_INVALID,
+                f"{image} ({digest}): {e}; fix the label in the image, or give the metadata "
+                "in spec.imageMetadata",
+            ),
+            status=record,
+        )
+    record["imageMetadata"] = metadata.model_dump(mode="json", exclude_none=True)
+    named = metadata.model.canonical_name if metadata.model else None
+    what = f"model {named}" if named else "no AIM model labels"
+    return MetadataOutcome(
+        _health(State.READY, Reason.METADATA_EXTRACTED, f"{image} ({digest}): {what}"),
+        metadata=metadata,
+        status=record,
+    )
+
+
+def _health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.METADATA_EXTRACTED, state, reason, message)
+
+
+def _string_map(value: JsonValue) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _strings(value: JsonValue) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []

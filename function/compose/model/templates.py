@@ -1,0 +1,178 @@
+"""The service templates a model creates from its image's labels or its custom spec.
+
+An image model gets one per recommended deployment of its image; a custom model one per
+`spec.custom.templates` entry (one from `spec.custom.hardware` if there are none).
+
+A namespaced model creates AIMServiceTemplates beside it; a cluster model creates
+AIMClusterServiceTemplates. Names are the AIM operator's, so catalogs move between the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from function import labels, naming
+from function.api.common import EnvVar, ResourceRequirements
+from function.api.hardware import CpuRequirements, GpuRequirements, Hardware, ProfileType
+from function.api.meta import API_VERSION, Kind
+from function.api.model import CustomTemplate, ModelSpec, RecommendedDeployment
+from function.api.template import ClusterServiceTemplateSpec
+from function.build import Manifest
+
+
+@dataclass(frozen=True)
+class Planned:
+    """Templates to compose (by name), and deployments that could not become one, with why."""
+
+    templates: dict[str, Manifest]
+    skipped: tuple[str, ...] = ()
+
+
+def plan(
+    model: str, spec: ModelSpec, namespace: str | None, deployments: Sequence[RecommendedDeployment]
+) -> Planned:
+    """The templates of this model."""
+    if spec.model_sources:
+        return Planned(_custom(model, spec, namespace))
+    templates: dict[str, Manifest] = {}
+    skipped: list[str] = []
+    for index, deployment in enumerate(deployments):
+        try:
+            name, tpl = _recommended(model, spec, namespace, deployment)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            skipped.append(f"recommended deployment [{index}]: {where}: {first['msg']}")
+            continue
+        templates[name] = tpl
+    return Planned(templates, tuple(skipped))
+
+
+def _recommended(
+    model: str, spec: ModelSpec, namespace: str | None, deployment: RecommendedDeployment
+) -> tuple[str, Manifest]:
+    gpu, count = deployment.gpu_model, deployment.gpu_count
+    name = naming.recommended_template_name(
+        model,
+        spec.image,
+        gpu=gpu,
+        count=count,
+        metric=deployment.metric,
+        precision=deployment.precision,
+    )
+    tpl = ClusterServiceTemplateSpec.model_validate(
+        {
+            "modelName": model,
+            "metric": deployment.metric or None,
+            "precision": deployment.precision or None,
+            "profileId": deployment.profile_id or None,
+            "hardware": {"gpu": {"requests": count, "model": gpu}} if gpu and count else None,
+            "imagePullSecrets": spec.image_pull_secrets,
+            "serviceAccountName": spec.service_account_name,
+        }
+    )
+    return name, _manifest(name, namespace, model, tpl)
+
+
+def _custom(model: str, spec: ModelSpec, namespace: str | None) -> dict[str, Manifest]:
+    custom = spec.custom
+    base = custom.hardware if custom else None
+    entries: Sequence[CustomTemplate | None] = (custom.templates if custom else None) or [None]
+    templates: dict[str, Manifest] = {}
+    for index, entry in enumerate(entries):
+        hardware = _merged_hardware(base, entry.hardware if entry else None)
+        profile = entry.profile if entry else None
+        precision = profile.precision if profile else None
+        metric = profile.metric if profile else None
+        gpu = hardware.gpu if hardware else None
+        if entry is None:
+            name = naming.custom_template_name(
+                model, 0, alias=None, precision=None, metric=None, gpu_count=None, gpu=None
+            )
+        else:
+            name = naming.custom_template_name(
+                model,
+                index,
+                alias=entry.name,
+                precision=precision,
+                metric=metric,
+                gpu_count=gpu.requests if gpu else None,
+                gpu=gpu.model if gpu else None,
+            )
+        kind = (entry.type if entry and "type" in entry.model_fields_set else None) or (
+            custom.type if custom else None
+        )
+        tpl = ClusterServiceTemplateSpec(
+            model_name=model,
+            metric=metric,
+            precision=precision,
+            hardware=hardware,
+            type=kind or ProfileType.UNOPTIMIZED,
+            model_sources=spec.model_sources,
+            env=_merged_env(spec.env, entry.env if entry else None),
+            resources=_cpu_resources(hardware.cpu if hardware else None),
+            image_pull_secrets=spec.image_pull_secrets,
+            service_account_name=spec.service_account_name,
+        )
+        alias = {labels.TEMPLATE_ALIAS: labels.value(entry.name)} if entry and entry.name else {}
+        templates[name] = _manifest(name, namespace, model, tpl, alias)
+    return templates
+
+
+def _merged_hardware(base: Hardware | None, override: Hardware | None) -> Hardware | None:
+    """The template's hardware over the model's: set GPU fields win, CPU fields merge."""
+    if base is None or override is None:
+        return override or base
+    gpu: GpuRequirements | None = base.gpu
+    if override.gpu is not None:
+        fields = override.gpu.model_dump(exclude_unset=True, by_alias=False)
+        gpu = base.gpu.model_copy(update=fields) if base.gpu else override.gpu
+    cpu: CpuRequirements | None = base.cpu
+    if override.cpu is not None:
+        fields = override.cpu.model_dump(exclude_unset=True, by_alias=False)
+        cpu = base.cpu.model_copy(update=fields) if base.cpu else override.cpu
+    return Hardware(gpu=gpu, cpu=cpu)
+
+
+def _merged_env(
+    model_env: Sequence[EnvVar] | None, template_env: Sequence[EnvVar] | None
+) -> list[EnvVar] | None:
+    merged = {e.name: e for e in model_env or ()}
+    merged.update({e.name: e for e in template_env or ()})
+    return list(merged.values()) or None
+
+
+def _cpu_resources(cpu: CpuRequirements | None) -> ResourceRequirements | None:
+    if cpu is None:
+        return None
+    limits = {"cpu": cpu.limits} if cpu.limits is not None else None
+    return ResourceRequirements(requests={"cpu": cpu.requests}, limits=limits)
+
+
+def _manifest(
+    name: str,
+    namespace: str | None,
+    model: str,
+    spec: ClusterServiceTemplateSpec,
+    extra_labels: Mapping[str, str] | None = None,
+) -> Manifest:
+    kind = Kind.SERVICE_TEMPLATE if namespace else Kind.CLUSTER_SERVICE_TEMPLATE
+    metadata: Manifest = {
+        "name": name,
+        "labels": {
+            labels.MODEL: labels.value(model),
+            labels.ORIGIN: labels.AUTO_GENERATED,
+            **(extra_labels or {}),
+        },
+    }
+    if namespace:
+        metadata["namespace"] = namespace
+    return {
+        "apiVersion": API_VERSION,
+        "kind": kind.value,
+        "metadata": metadata,
+        "spec": spec.model_dump(mode="json", by_alias=True, exclude_none=True),
+    }

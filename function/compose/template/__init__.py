@@ -1,0 +1,143 @@
+"""AIMServiceTemplate / AIMClusterServiceTemplate: a runtime profile and its discovery.
+
+A template is Available once its model exists, the GPU it asks for is in the cluster (read from
+Node labels), and its model sources are known: given inline, or found by a discovery Job that runs
+the model image's dry-run. Discovery's result, its attempts and its backoff live in the template's
+status, so every call (and every function replica) decides the same way.
+"""
+
+from __future__ import annotations
+
+from function.api.meta import API_VERSION, Kind, Scope
+from function.api.model import ModelSpec
+from function.api.template import (
+    ClusterServiceTemplateSpec,
+    ServiceTemplateSpec,
+    TemplateStatus,
+    TemplateStatusValue,
+)
+from function.compose.template import discovery, gpus
+from function.compose.template.discovery import DISCOVERY_JOB
+from function.errors import InvalidSpecError
+from function.resolve import Absent, Found, Lookup, Pending, Resolution, Resolved
+from function.runtimeconfig import lookup as runtime_config_lookup
+from function.runtimeconfig import resolve as resolve_runtime_config
+from function.state import Composition, Observed, Requirement, parse_spec
+from function.status import ConditionType, Health, Reason, State, worst
+
+__all__ = ["DISCOVERY_JOB", "TEMPLATE_KINDS", "compose_template"]
+
+TEMPLATE_KINDS = frozenset({Kind.SERVICE_TEMPLATE, Kind.CLUSTER_SERVICE_TEMPLATE})
+
+_HEADLINE = {
+    State.FAILED: TemplateStatusValue.FAILED,
+    State.DEGRADED: TemplateStatusValue.DEGRADED,
+    State.PENDING: TemplateStatusValue.PENDING,
+    State.PROGRESSING: TemplateStatusValue.PROGRESSING,
+    State.READY: TemplateStatusValue.AVAILABLE,
+}
+
+
+def compose_template(observed: Observed) -> Composition:
+    """Compose one AIMServiceTemplate or AIMClusterServiceTemplate."""
+    namespaced = observed.kind == Kind.SERVICE_TEMPLATE
+    spec: ClusterServiceTemplateSpec = parse_spec(
+        observed.composite, ServiceTemplateSpec if namespaced else ClusterServiceTemplateSpec
+    )
+    work_namespace = observed.namespace or observed.settings.system_namespace
+    comp = Composition()
+
+    config_lookup = runtime_config_lookup(spec.runtime_config_name, work_namespace)
+    model_reqs, model_health, model = _model(observed, spec.model_name)
+    comp.requirements += [*config_lookup.requirements(), *model_reqs]
+    config_health, config = resolve_runtime_config(config_lookup, observed.required)
+
+    gpu = gpus.check(observed, spec.hardware)
+    comp.requirements += gpu.requirements
+
+    ready_to_discover = config is not None and model is not None and gpu.health.state is State.READY
+    found = discovery.discover(
+        observed,
+        spec,
+        model=model if ready_to_discover else None,
+        namespace=work_namespace,
+    )
+    comp.requirements += discovery.requirements(observed, work_namespace)
+    if found.job is not None:
+        comp.resources[DISCOVERY_JOB] = found.job
+
+    healths = [config_health, model_health, gpu.health, found.health]
+    comp.conditions = [h.to_condition() for h in healths]
+    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
+    comp.ttl_seconds = min(
+        (t for t in (gpu.retry_after_s, found.retry_after_s) if t is not None), default=None
+    )
+    headline = _HEADLINE[worst(healths)]
+    if gpu.unavailable and worst(healths) is not State.FAILED:
+        headline = TemplateStatusValue.NOT_AVAILABLE
+    comp.status = TemplateStatus(
+        status=headline,
+        resolved_runtime_config=config.ref if config else None,
+        resolved_model=model.reference() if model else None,
+        model_sources=list(found.sources) or None,
+        profile=found.profile,
+        hardware_summary=gpus.summary(spec.hardware, found.profile),
+        discovery=found.state,
+    ).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return comp
+
+
+def _model(
+    observed: Observed, name: str
+) -> tuple[list[Requirement], Health, Resolved[ModelSpec] | None]:
+    """The template's model: for a namespaced template its namespace's, else the cluster's."""
+    resolution: Resolution
+    if observed.namespace:
+        lookup = Lookup("model", name, observed.namespace, Kind.MODEL, Kind.CLUSTER_MODEL)
+        reqs = lookup.requirements()
+        resolution = lookup.resolve(observed.required)
+        where = f"no AIMModel {name!r} in namespace {observed.namespace!r} and no AIMClusterModel"
+    else:
+        reqs = [Requirement("model-cluster", API_VERSION, Kind.CLUSTER_MODEL, name)]
+        got = observed.required.get("model-cluster")
+        if got is None:
+            resolution = Pending()
+        elif got:
+            resolution = Found(got[0], Kind.CLUSTER_MODEL, Scope.CLUSTER)
+        else:
+            resolution = Absent()
+        where = "no AIMClusterModel"
+    if isinstance(resolution, Pending):
+        return (
+            reqs,
+            _model_health(State.PENDING, Reason.RESOLVING, f"looking up model {name!r}"),
+            None,
+        )
+    if isinstance(resolution, Absent):
+        return (
+            reqs,
+            _model_health(
+                State.FAILED,
+                Reason.MODEL_NOT_FOUND,
+                f"spec.modelName: {where} {name!r} exists; create the model or fix the name",
+            ),
+            None,
+        )
+    try:
+        model_spec = parse_spec(resolution.manifest, ModelSpec)
+    except InvalidSpecError as e:
+        return reqs, _model_health(State.FAILED, Reason.INVALID, f"model {name!r}: {e}"), None
+    model = Resolved(resolution.manifest, resolution.kind, resolution.scope, model_spec)
+    return (
+        reqs,
+        _model_health(
+            State.READY,
+            Reason.MODEL_RESOLVED,
+            f"{resolution.kind} {name!r} runs {model_spec.image}",
+        ),
+        model,
+    )
+
+
+def _model_health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.MODEL_READY, state, reason, message)

@@ -1,0 +1,362 @@
+"""Discovery for one template: inline sources, or a Job whose result is read back from its Pod.
+
+The lifecycle, one step per call, all state in `status.discovery`:
+no Job -> create it (Pending) -> running (Progressing) -> succeeded: parse the result into
+`status.modelSources` and `status.profile`, mark discovery complete and drop the Job (Available)
+-> or failed: count the attempt once, keep the Job for inspection until the backoff window ends,
+then drop it; the next call creates the next attempt's Job under a new name. A change of the
+inputs (model image, metric, precision, GPU, profile) resets the attempts and discovers again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from pydantic import JsonValue
+
+from function import discovery, labels
+from function.api.model import ModelSpec
+from function.api.template import (
+    ClusterServiceTemplateSpec,
+    DiscoveredSource,
+    DiscoveryState,
+    Profile,
+    ProfileMetadata,
+    TemplateStatus,
+)
+from function.build import Manifest
+from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
+from function.resolve import Resolved, name_of
+from function.state import Desired, Observed, Requirement, keep, parse_status
+from function.status import ConditionType, Health, Reason, State, find_condition, status_of
+
+DISCOVERY_JOB: Final = "discovery-job"
+"""Composition-resource name of the discovery Job."""
+PODS: Final = "discovery-pods"
+JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
+_REPLACE_AFTER_S: Final = 5
+
+
+@dataclass(frozen=True)
+class DiscoveryOutcome:
+    """The Discovered component, the Job to compose, and what goes into status."""
+
+    health: Health
+    job: Desired | None = None
+    sources: tuple[DiscoveredSource, ...] = ()
+    profile: Profile | None = None
+    state: DiscoveryState | None = None
+    retry_after_s: int | None = None
+
+
+def requirements(observed: Observed, namespace: str) -> list[Requirement]:
+    """The Pods of the observed discovery Job, whatever its state.
+
+    Asked for on every call while the Job exists, so the requirements do not change between
+    Crossplane's calls within one reconcile (they must settle for it to proceed).
+    """
+    current = observed.resources.get(DISCOVERY_JOB)
+    if current is None:
+        return []
+    labels = {JOB_NAME_LABEL: name_of(current)}
+    return [Requirement(PODS, "v1", "Pod", namespace=namespace, match_labels=labels)]
+
+
+def discover(  # noqa: PLR0911 - one return per step of the lifecycle
+    observed: Observed,
+    spec: ClusterServiceTemplateSpec,
+    *,
+    model: Resolved[ModelSpec] | None,
+    namespace: str,
+) -> DiscoveryOutcome:
+    """Where this template's discovery stands, and what to compose for it."""
+    if spec.model_sources:
+        return _inline(spec)
+    status = parse_status(observed.composite, TemplateStatus) or TemplateStatus()
+    state = status.discovery or DiscoveryState()
+    current = observed.resources.get(DISCOVERY_JOB)
+    if model is None:
+        # Inputs flickered: keep what was found and any Job running, create nothing.
+        return DiscoveryOutcome(
+            _health(State.PENDING, Reason.WAITING, "waiting for the model, GPU and runtime config"),
+            job=keep(current, ready=False) if current is not None else None,
+            sources=tuple(status.model_sources or ()) if state.completed else (),
+            profile=status.profile if state.completed else None,
+            state=state,
+        )
+
+    fingerprint = discovery.spec_hash(
+        [
+            spec.model_name,
+            model.spec.image,
+            spec.metric,
+            spec.precision,
+            *_gpu_inputs(spec),
+            spec.profile_id,
+        ]
+    )
+    if state.spec_hash != fingerprint:
+        state = DiscoveryState(spec_hash=fingerprint)
+    if state.completed and status.model_sources:
+        return DiscoveryOutcome(
+            _health(State.READY, Reason.DISCOVERY_COMPLETE, _found(status.model_sources)),
+            sources=tuple(status.model_sources),
+            profile=status.profile,
+            state=state,
+        )
+
+    name = discovery.job_name(observed.name, fingerprint, state.attempts)
+    if current is not None and name_of(current) != name:
+        # The previous attempt's Job, or one made for other inputs: let Crossplane delete it
+        # first, then create this attempt's (a Job cannot be changed or re-run in place).
+        return DiscoveryOutcome(
+            _health(
+                State.PROGRESSING, Reason.DISCOVERY_STARTING, f"replacing Job {name_of(current)}"
+            ),
+            state=state,
+            retry_after_s=_REPLACE_AFTER_S,
+        )
+    job = _job(observed, spec, model, name, namespace)
+    if current is None:
+        retry = discovery.retry_at(state.last_attempt_time, state.attempts)
+        if retry is not None and observed.now < retry:
+            return DiscoveryOutcome(
+                _health(State.FAILED, Reason.DISCOVERY_BACKOFF, _backoff_message(state, retry)),
+                state=state,
+                retry_after_s=_seconds_until(observed.now, retry),
+            )
+        return DiscoveryOutcome(
+            _health(
+                State.PENDING,
+                Reason.DISCOVERY_STARTING,
+                f"creating discovery Job {namespace}/{name}",
+            ),
+            job=Desired(job, ready=False),
+            state=replace_state(state, job=name),
+        )
+    return _observe(observed, current, job, replace_state(state, job=name), namespace)
+
+
+def _observe(  # noqa: PLR0911 - one return per state of the Job
+    observed: Observed, current: Manifest, job: Manifest, state: DiscoveryState, namespace: str
+) -> DiscoveryOutcome:
+    name = name_of(current)
+    pods = observed.required.get(PODS)
+    complete = find_condition(status_of(current).get("conditions"), "Complete")
+    failed = find_condition(status_of(current).get("conditions"), "Failed")
+    if complete.get("status") == "True":
+        if pods is None:
+            return DiscoveryOutcome(
+                _health(State.PROGRESSING, Reason.RESOLVING, f"reading the result of Job {name}"),
+                job=Desired(job, ready=True),
+                state=state,
+            )
+        message = _message(pods, phase="Succeeded")
+        if message is None:
+            return _failed(
+                observed,
+                current=current,
+                job=job,
+                state=state,
+                reason=Reason.DISCOVERY_OUTPUT_INVALID,
+                message=f"Job {name} succeeded but its Pod is gone, and its result with it",
+            )
+        try:
+            result = discovery.parse_result(message, limit=TERMINATION_MESSAGE_LIMIT)
+        except discovery.ResultError as e:
+            return _failed(
+                observed,
+                current=current,
+                job=job,
+                state=state,
+                reason=e.reason,
+                message=f"Job {name}: {e}",
+            )
+        # The result is in status from now on; the Job is no longer needed and is deleted.
+        return DiscoveryOutcome(
+            _health(State.READY, Reason.DISCOVERY_COMPLETE, _found(result.sources)),
+            sources=result.sources,
+            profile=result.profile,
+            state=replace_state(state, completed=True, last_failure_reason=None),
+        )
+    if failed.get("status") == "True":
+        why = str(failed.get("message") or failed.get("reason") or "the Job failed")
+        tail = _message(pods or (), phase="Failed")
+        detail = f"{why}; the dry-run said: {tail.strip()[-500:]}" if tail else why
+        return _failed(
+            observed,
+            current=current,
+            job=job,
+            state=state,
+            reason=Reason.DISCOVERY_FAILED,
+            message=detail,
+        )
+    stuck = discovery.waiting_problem(pods or (), CONTAINER)
+    if stuck:
+        return DiscoveryOutcome(
+            _health(State.FAILED, Reason.DISCOVERY_IMAGE_PULL, f"Job {name}: {stuck}"),
+            job=Desired(job, ready=False),
+            state=state,
+        )
+    return DiscoveryOutcome(
+        _health(State.PROGRESSING, Reason.DISCOVERY_RUNNING, f"Job {namespace}/{name} is running"),
+        job=Desired(job, ready=False),
+        state=state,
+    )
+
+
+def _failed(  # noqa: PLR0913 - the attempt that failed, and why
+    observed: Observed,
+    *,
+    current: Manifest,
+    job: Manifest,
+    state: DiscoveryState,
+    reason: str,
+    message: str,
+) -> DiscoveryOutcome:
+    """Count the failed attempt once; keep its Job until the backoff window ends."""
+    name = name_of(current)
+    if state.last_failed_job != name:
+        state = replace_state(
+            state,
+            attempts=state.attempts + 1,
+            last_failed_job=name,
+            last_attempt_time=_failure_time(observed, current),
+            last_failure_reason=message,
+        )
+    retry = discovery.retry_at(state.last_attempt_time, state.attempts)
+    if retry is None or observed.now >= retry:
+        return DiscoveryOutcome(
+            _health(
+                State.FAILED, reason, f"{message}; retrying now (attempt {state.attempts + 1})"
+            ),
+            state=state,
+            retry_after_s=_REPLACE_AFTER_S,
+        )
+    return DiscoveryOutcome(
+        _health(State.FAILED, reason, f"{message}; {_backoff_message(state, retry)}"),
+        job=Desired(job, ready=False),
+        state=state,
+        retry_after_s=_seconds_until(observed.now, retry),
+    )
+
+
+def _inline(spec: ClusterServiceTemplateSpec) -> DiscoveryOutcome:
+    sources = tuple(
+        DiscoveredSource(model_id=s.model_id, source_uri=s.source_uri, size=s.size)
+        for s in spec.model_sources or ()
+    )
+    gpu = spec.hardware.gpu if spec.hardware else None
+    profile = Profile(
+        metadata=ProfileMetadata(
+            gpu=gpu.model if gpu else None,
+            gpu_count=gpu.requests if gpu else None,
+            metric=spec.metric,
+            precision=spec.precision,
+            type=spec.type,
+        )
+    )
+    return DiscoveryOutcome(
+        _health(
+            State.READY, Reason.INLINE_MODEL_SOURCES, "model sources given in spec.modelSources"
+        ),
+        sources=sources,
+        profile=profile,
+    )
+
+
+def _job(
+    observed: Observed,
+    spec: ClusterServiceTemplateSpec,
+    model: Resolved[ModelSpec],
+    name: str,
+    namespace: str,
+) -> Manifest:
+    gpu = spec.hardware.gpu if spec.hardware else None
+    env: list[Mapping[str, JsonValue]] = [
+        {"name": "AIM_LOG_LEVEL_ROOT", "value": "CRITICAL"},
+        {"name": "AIM_LOG_LEVEL", "value": "CRITICAL"},
+        *(e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in spec.env or ()),
+    ]
+    for key, value in (
+        ("AIM_METRIC", spec.metric),
+        ("AIM_PRECISION", spec.precision),
+        ("AIM_GPU_MODEL", gpu.model if gpu else None),
+        ("AIM_GPU_COUNT", str(gpu.requests) if gpu and gpu.requests else None),
+        ("AIM_PROFILE_ID", spec.profile_id),
+    ):
+        if value:
+            env.append({"name": key, "value": str(value)})
+    secrets = [s.name for s in spec.image_pull_secrets or ()]
+    secrets += [s.name for s in model.spec.image_pull_secrets or () if s.name not in secrets]
+    entrypoint = status_of(model.manifest).get("imageEntrypoint")
+    return build_discovery_job(
+        name=name,
+        namespace=namespace,
+        labels={
+            "app.kubernetes.io/name": "aim-discovery",
+            "app.kubernetes.io/component": "discovery",
+            **labels.MANAGED_BY,
+            labels.TEMPLATE: labels.value(observed.name),
+        },
+        image=model.spec.image,
+        entrypoint=[str(a) for a in entrypoint]
+        if isinstance(entrypoint, list) and entrypoint
+        else observed.settings.discovery_entrypoint,
+        env=env,
+        pull_secrets=secrets,
+        service_account=spec.service_account_name or model.spec.service_account_name,
+    )
+
+
+def replace_state(state: DiscoveryState, **changes: object) -> DiscoveryState:
+    """A copy of `state` with `changes` (field names in Python form)."""
+    return state.model_copy(update=changes)
+
+
+def _gpu_inputs(spec: ClusterServiceTemplateSpec) -> Sequence[str | int | None]:
+    gpu = spec.hardware.gpu if spec.hardware else None
+    return [gpu.model, gpu.requests] if gpu else [None, None]
+
+
+def _message(pods: Sequence[Manifest], *, phase: str) -> str | None:
+    for pod in pods:
+        if status_of(pod).get("phase") == phase:
+            message = discovery.terminated_message(pod, CONTAINER)
+            if message is not None:
+                return message
+    return None
+
+
+def _failure_time(observed: Observed, job: Manifest) -> str:
+    when = find_condition(status_of(job).get("conditions"), "Failed").get("lastTransitionTime")
+    if isinstance(when, str):
+        try:
+            return datetime.fromisoformat(when).isoformat()
+        except ValueError:
+            pass
+    return observed.now.isoformat()
+
+
+def _seconds_until(now: datetime, then: datetime) -> int:
+    return max(math.ceil((then - now).total_seconds()), 1)
+
+
+def _backoff_message(state: DiscoveryState, retry: datetime) -> str:
+    return (
+        f"attempt {state.attempts} failed ({state.last_failure_reason}); the next attempt starts "
+        f"at {retry.isoformat()}"
+    )
+
+
+def _found(sources: Sequence[DiscoveredSource]) -> str:
+    listed = ", ".join(f"{s.source_uri} ({s.size or 'size unknown'})" for s in sources)
+    return f"model sources: {listed}"
+
+
+def _health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.DISCOVERED, state, reason, message)

@@ -1,0 +1,94 @@
+"""Whether the GPU a template asks for exists in the cluster, from the Nodes' AMD GPU labels.
+
+Crossplane lists the Nodes for us; nothing here reads capacity, only which GPU models the node
+labeller announced. A template whose GPU is missing is NotAvailable (not Failed: adding such a
+node fixes it) and is checked again when Nodes change or, at the latest, after `RECHECK_S`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from function.api.hardware import Hardware
+from function.api.template import Profile
+from function.gpu import models_with_vram, node_gpu_models, normalize_model
+from function.resolve import labels_of
+from function.state import Observed, Requirement
+from function.status import ConditionType, Health, Reason, State
+
+NODES: Final = "nodes"
+RECHECK_S: Final = 300
+
+
+@dataclass(frozen=True)
+class GpuCheck:
+    """The GPU component's health, and the Node listing it needs."""
+
+    health: Health
+    requirements: list[Requirement] = field(default_factory=list)
+    unavailable: bool = False
+    retry_after_s: int | None = None
+
+
+def check(observed: Observed, hardware: Hardware | None) -> GpuCheck:
+    """Whether a GPU the template can run on is in the cluster."""
+    gpu = hardware.gpu if hardware else None
+    wants_gpu = gpu is not None and bool(gpu.requests or gpu.model or gpu.models or gpu.min_vram)
+    if gpu is None or not wants_gpu:
+        return GpuCheck(_health(State.READY, Reason.NO_GPU_NEEDED, "the template needs no GPU"))
+    reqs = [Requirement(NODES, "v1", "Node")]
+    nodes = observed.required.get(NODES)
+    if nodes is None:
+        return GpuCheck(_health(State.PENDING, Reason.RESOLVING, "listing Nodes"), reqs)
+    inventory = frozenset().union(*(node_gpu_models(_labels(n)) for n in nodes))
+    if gpu.model or gpu.models:
+        wanted = {normalize_model(m) for m in ([gpu.model] if gpu.model else gpu.models or [])}
+        what = " or ".join(sorted(wanted))
+    elif gpu.min_vram is not None:
+        wanted = set(models_with_vram(gpu.min_vram))
+        what = f"a GPU with at least {gpu.min_vram}"
+    else:
+        wanted = set(inventory)
+        what = "an AMD GPU"
+    present = sorted(wanted & inventory)
+    if present:
+        return GpuCheck(
+            _health(State.READY, Reason.GPU_AVAILABLE, f"{', '.join(present)} in the cluster"),
+            reqs,
+        )
+    seen = ", ".join(sorted(inventory)) or "none"
+    return GpuCheck(
+        _health(
+            State.PENDING,
+            Reason.GPU_NOT_AVAILABLE,
+            f"no Node has {what} (AMD GPUs in the cluster: {seen}); discovery waits for one",
+        ),
+        reqs,
+        unavailable=True,
+        retry_after_s=RECHECK_S,
+    )
+
+
+def summary(hardware: Hardware | None, profile: Profile | None) -> str | None:
+    """`2 x MI300X`, `MI300X`, `1 x GPU` or `CPU`: discovery's answer over the spec's."""
+    meta = profile.metadata if profile else None
+    gpu = hardware.gpu if hardware else None
+    count = (
+        meta.gpu_count if meta and meta.gpu_count is not None else (gpu.requests if gpu else None)
+    )
+    model = (meta.gpu if meta and meta.gpu else None) or (gpu.model if gpu else None)
+    if count is None and model is None:
+        return "CPU" if hardware and hardware.cpu else None
+    if not count:
+        return model or "GPU"
+    return f"{count} x {model or 'GPU'}"
+
+
+def _labels(node: object) -> dict[str, str]:
+    found = labels_of(node) if isinstance(node, dict) else {}
+    return {str(k): str(v) for k, v in found.items()}
+
+
+def _health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.GPU_READY, state, reason, message)

@@ -1,0 +1,220 @@
+"""Template discovery, the pure parts: the Job's identity, its result, and retry backoff.
+
+The dry-run's JSON comes back in the discovery container's termination message (see
+build/discovery.sh). It is parsed tolerantly (log noise around the JSON is skipped) but never
+guessed at: a result that does not parse, or that was too large to travel, is a failed attempt
+with a reason that says so, not a template without model sources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Final
+
+from pydantic import JsonValue, ValidationError
+
+from function.api.template import DiscoveredSource, Profile
+from function.naming import sanitize_part
+from function.status import Reason
+
+BACKOFF_BASE_S: Final = 60
+BACKOFF_MAX_S: Final = 3600
+_TEMPLATE_PART: Final = 46
+_GIB: Final = 1024**3
+
+
+class ResultError(ValueError):
+    """The termination message is not a usable discovery result; the message says why."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        """`reason` is the condition reason, `message` what the user reads."""
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Result:
+    """What discovery found: the artifacts to download and the profile the image selected."""
+
+    sources: tuple[DiscoveredSource, ...]
+    profile: Profile
+
+
+def spec_hash(parts: Sequence[str | int | None]) -> str:
+    """A short fingerprint of discovery's inputs: attempts are counted per fingerprint."""
+    text = "|".join("" if p is None else str(p) for p in parts)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def job_name(template: str, fingerprint: str, attempt: int) -> str:
+    """`discover-<template>-<8 hex>`: a new name per attempt, since a Job cannot be re-run."""
+    suffix = hashlib.sha256(f"{fingerprint}|{attempt}".encode()).hexdigest()[:8]
+    return f"discover-{sanitize_part(template)[:_TEMPLATE_PART].rstrip('-')}-{suffix}"
+
+
+def backoff(attempts: int) -> timedelta:
+    """How long to wait after the `attempts`-th failure: 1 min, doubling, at most 1 hour."""
+    if attempts <= 0:
+        return timedelta(0)
+    return timedelta(seconds=min(BACKOFF_BASE_S * 2 ** (attempts - 1), BACKOFF_MAX_S))
+
+
+def retry_at(last_attempt: str | None, attempts: int) -> datetime | None:
+    """When the next attempt may start (None: at once)."""
+    if attempts <= 0 or not last_attempt:
+        return None
+    try:
+        started = datetime.fromisoformat(last_attempt)
+    except ValueError:
+        return None
+    return started + backoff(attempts)
+
+
+def parse_result(message: str, *, limit: int) -> Result:
+    """The discovery result in a termination message.
+
+    Raises:
+        ResultError: the message is empty, too large to have travelled, or not a result.
+    """
+    text = message.strip()
+    if not text:
+        raise ResultError(
+            Reason.DISCOVERY_OUTPUT_INVALID,
+            "the dry-run printed nothing (empty termination message)",
+        )
+    whole = _json(text)
+    if isinstance(whole, dict) and "aimDiscoveryOutputBytes" in whole:
+        raise ResultError(
+            Reason.DISCOVERY_OUTPUT_TOO_LARGE,
+            f"the dry-run printed {whole['aimDiscoveryOutputBytes']} bytes, more than the "
+            f"{limit} a termination message holds, even cut to its first profile; lower the "
+            "image's log level or select one profile (spec.profileId)",
+        )
+    profiles = whole if isinstance(whole, list) else _last_list(text)
+    if not profiles:
+        raise ResultError(
+            Reason.DISCOVERY_OUTPUT_INVALID,
+            f"the dry-run's output is not a JSON list of profiles: {_excerpt(text)}",
+        )
+    return _result(profiles[0], text)
+
+
+def _result(first: JsonValue, text: str) -> Result:
+    if not isinstance(first, dict):
+        raise ResultError(
+            Reason.DISCOVERY_OUTPUT_INVALID, f"a profile is not an object: {_excerpt(text)}"
+        )
+    profile = first.get("profile")
+    profile = profile if isinstance(profile, dict) else {}
+    models = first.get("models")
+    try:
+        sources = tuple(
+            _source(m) for m in (models if isinstance(models, list) else []) if isinstance(m, dict)
+        )
+        parsed = Profile.model_validate(
+            {k: profile[k] for k in ("engine_args", "env_vars", "metadata") if k in profile}
+        )
+    except (ValidationError, TypeError, ValueError) as e:
+        msg = f"the dry-run's profile does not fit a template's status: {e}"
+        raise ResultError(Reason.DISCOVERY_OUTPUT_INVALID, msg) from None
+    if not sources:
+        raise ResultError(
+            Reason.DISCOVERY_OUTPUT_INVALID,
+            f"the dry-run's first profile lists no model to download: {_excerpt(text)}",
+        )
+    return Result(sources, parsed)
+
+
+def _source(model: Mapping[str, JsonValue]) -> DiscoveredSource:
+    name = model.get("name")
+    source = model.get("source")
+    if not isinstance(source, str) or not source:
+        msg = f"model {name!r} has no source URI"
+        raise ValueError(msg)
+    return DiscoveredSource(
+        name=name if isinstance(name, str) else None,
+        model_id=name if isinstance(name, str) else None,
+        source_uri=source,
+        size=_size(model.get("size_gb")),
+    )
+
+
+def _size(size_gb: JsonValue) -> str | None:
+    """Gigabytes as the dry-run reports them (GiB, really) to a binary Quantity: 0.5 -> 512Mi."""
+    if not isinstance(size_gb, int | float) or isinstance(size_gb, bool) or size_gb <= 0:
+        return None
+    size = int(size_gb * _GIB)
+    for suffix, unit in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
+        if size % unit == 0:
+            return f"{size // unit}{suffix}"
+    return str(size)
+
+
+def _json(text: str) -> JsonValue:
+    try:
+        value: JsonValue = json.loads(text)
+    except ValueError:
+        return None
+    return value
+
+
+def _last_list(text: str) -> list[JsonValue] | None:
+    """The last non-empty JSON list in `text`, skipping log lines around it."""
+    end = text.rfind("]")
+    while end != -1:
+        start = text.rfind("[", 0, end)
+        while start != -1:
+            value = _json(text[start : end + 1])
+            if isinstance(value, list) and value:
+                return value
+            start = text.rfind("[", 0, start)
+        end = text.rfind("]", 0, end)
+    return None
+
+
+def _excerpt(text: str, length: int = 200) -> str:
+    return text if len(text) <= length else text[:length] + "..."
+
+
+def terminated_message(pod: Mapping[str, JsonValue], container: str) -> str | None:
+    """The termination message of `container` in a Pod's status, if it has terminated."""
+    status = pod.get("status")
+    statuses = status.get("containerStatuses") if isinstance(status, dict) else None
+    for item in statuses if isinstance(statuses, list) else []:
+        if isinstance(item, dict) and item.get("name") == container:
+            state = item.get("state")
+            terminated = state.get("terminated") if isinstance(state, dict) else None
+            if isinstance(terminated, dict):
+                message = terminated.get("message")
+                return message if isinstance(message, str) else ""
+    return None
+
+
+def waiting_problem(pods: Sequence[Mapping[str, JsonValue]], container: str) -> str | None:
+    """Why `container` cannot start (image pull errors and the like), from its waiting state."""
+    for pod in pods:
+        status = pod.get("status")
+        statuses = status.get("containerStatuses") if isinstance(status, dict) else None
+        for item in statuses if isinstance(statuses, list) else []:
+            if not isinstance(item, dict) or item.get("name") != container:
+                continue
+            state = item.get("state")
+            waiting = state.get("waiting") if isinstance(state, dict) else None
+            if isinstance(waiting, dict) and waiting.get("reason") in _STUCK:
+                return f"{waiting.get('reason')}: {waiting.get('message', '')}".strip(": ")
+    return None
+
+
+_STUCK: Final = frozenset(
+    {
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+    }
+)

@@ -1,0 +1,125 @@
+"""AIM image labels to `ImageMetadata`.
+
+`com.amd.aim.*` labels are read first, the legacy `org.amd.silogen.*` next, and the standard
+`org.opencontainers.image.*` ones too.
+
+Publishers write the recommended deployments by hand, so their parsing is forgiving where that
+is unambiguous (Python-style single quotes, objects listed without brackets) and exact otherwise:
+a label that still does not parse is an error naming the label, never a silently empty list.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Final
+
+from pydantic import ValidationError
+
+from function.api.model import ImageMetadata, ModelMetadata, OciMetadata, RecommendedDeployment
+
+PREFIXES: Final = ("com.amd.aim.", "org.amd.silogen.")
+OCI_PREFIX: Final = "org.opencontainers.image."
+
+_TEXT: Final = {
+    "model.canonicalName": "canonical_name",
+    "model.source": "source",
+    "title": "title",
+    "description.full": "description_full",
+    "release.notes": "release_notes",
+}
+_LISTS: Final = {"model.tags": "tags", "model.versions": "versions", "model.variants": "variants"}
+# Seed 004 calls the label `model.deployments`; published images use `model.recommendedDeployments`.
+_DEPLOYMENTS: Final = ("model.recommendedDeployments", "model.deployments")
+_OCI: Final = (
+    "title",
+    "description",
+    "licenses",
+    "vendor",
+    "authors",
+    "source",
+    "documentation",
+    "created",
+    "revision",
+    "version",
+)
+
+
+# Publishers add their own keys (tensor parallelism, notes); only the ones AIM uses are kept.
+_DEPLOYMENT_KEYS: Final = frozenset(
+    f.alias or n for n, f in RecommendedDeployment.model_fields.items()
+)
+
+
+class LabelError(ValueError):
+    """A label the function needs has a value it cannot read; the message names the label."""
+
+
+def image_metadata(labels: Mapping[str, str]) -> ImageMetadata:
+    """What an image's labels say about its model. Labels it does not know are ignored.
+
+    Raises:
+        LabelError: the recommended-deployments label is not a list of deployments.
+    """
+    model: dict[str, object] = {}
+    for suffix, attr in _TEXT.items():
+        found = _aim_label(labels, suffix)
+        if found is not None:
+            model[attr] = found[1]
+    for suffix, attr in _LISTS.items():
+        found = _aim_label(labels, suffix)
+        if found is not None:
+            model[attr] = [item.strip() for item in found[1].split(",") if item.strip()]
+    found = _aim_label(labels, "hfToken.required")
+    if found is not None:
+        model["hf_token_required"] = found[1].strip().lower() in {"1", "t", "true", "yes"}
+    for suffix in _DEPLOYMENTS:
+        found = _aim_label(labels, suffix)
+        if found is not None:
+            model["recommended_deployments"] = recommended_deployments(*found)
+            break
+    oci = {key: labels[OCI_PREFIX + key] for key in _OCI if OCI_PREFIX + key in labels}
+    return ImageMetadata(
+        model=ModelMetadata.model_validate(model) if model else None,
+        oci=OciMetadata.model_validate(oci) if oci else None,
+    )
+
+
+def recommended_deployments(label: str, text: str) -> list[RecommendedDeployment]:
+    """Parse a recommended-deployments label: a JSON list of objects, leniently quoted.
+
+    Raises:
+        LabelError: it is not a list of deployment objects after the lenient fixes.
+    """
+    body = text.strip().replace("'", '"')
+    if not body:
+        return []
+    if not body.startswith("["):
+        body = f"[{body}]"
+    try:
+        items = json.loads(body)
+    except json.JSONDecodeError as e:
+        msg = f"label {label}: not a JSON list of deployments ({e.msg} at character {e.pos})"
+        raise LabelError(msg) from None
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        msg = f'label {label}: expected a list of objects such as [{{"gpuModel": "MI300X"}}]'
+        raise LabelError(msg)
+    deployments = []
+    for index, item in enumerate(items):
+        try:
+            known = {k: v for k, v in item.items() if k in _DEPLOYMENT_KEYS}
+            deployments.append(RecommendedDeployment.model_validate(known))
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            msg = f"label {label}: deployment [{index}].{where}: {first['msg']}"
+            raise LabelError(msg) from None
+    return deployments
+
+
+def _aim_label(labels: Mapping[str, str], suffix: str) -> tuple[str, str] | None:
+    for prefix in PREFIXES:
+        key = prefix + suffix
+        if key in labels:
+            return key, labels[key]
+    return None

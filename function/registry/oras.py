@@ -1,0 +1,197 @@
+"""The production `Inspector`: the `oras` CLI, run as a subprocess under asyncio.
+
+`oras manifest fetch` gives the manifest (an image index is resolved to its linux/amd64 image
+here, so the digest recorded is the one the tag pointed at), and `oras manifest fetch-config`
+the image config with its labels. Neither pulls a layer. Credentials reach oras on standard
+input, never on its command line, and oras is told to read no credential file of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from function.registry.credentials import Credential
+from function.registry.inspect import (
+    FailureKind,
+    Inspection,
+    InspectionOutcome,
+    InspectionRequest,
+    RegistryFailure,
+)
+
+INDEX_TYPES: Final = frozenset(
+    {
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+    }
+)
+PLATFORM: Final = {"os": "linux", "architecture": "amd64"}
+DEFAULT_TIMEOUT_S: Final = 30.0
+# oras reads ~/.docker/config.json unless told otherwise; a path that does not exist means "none",
+# so a function pod never authenticates with credentials nobody listed on the model.
+_NO_CREDENTIAL_FILE: Final = "/nonexistent/aim-crossplane/registry-config.json"
+_MAX_MESSAGE: Final = 500
+
+_CLASSES: Final = (
+    (
+        FailureKind.UNAUTHORIZED,
+        ("unauthorized", "credential", "denied", "forbidden", " 401", " 403"),
+    ),
+    (FailureKind.NOT_FOUND, ("not found", "manifest unknown", "name unknown", " 404")),
+    (
+        FailureKind.UNREACHABLE,
+        ("connection refused", "no such host", "dial tcp", "i/o timeout", "tls:", "https client"),
+    ),
+)
+_HINT: Final = re.compile(r"^(Please check|Usage:)", re.IGNORECASE)
+
+
+class _OrasError(Exception):
+    def __init__(self, kind: FailureKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class OrasInspector:
+    """Inspects images with the `oras` binary at `oras`.
+
+    `insecure` lists registries (`host[:port]`) spoken to over plain HTTP, like Docker's
+    insecure-registries setting; every other registry is HTTPS.
+    """
+
+    oras: str = "oras"
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    insecure: frozenset[str] = frozenset()
+
+    async def inspect(self, request: InspectionRequest) -> InspectionOutcome:
+        """Resolve the image's digest and read its config, within `timeout_s` in all."""
+        deadline = time.monotonic() + self.timeout_s
+        ref = request.reference
+        try:
+            raw = await self._oras(["manifest", "fetch", str(ref)], request, deadline)
+            digest = ref.digest or "sha256:" + hashlib.sha256(raw).hexdigest()
+            target = _platform_manifest(raw, str(ref)) or digest
+            config = await self._oras(
+                ["manifest", "fetch-config", ref.at(target)], request, deadline
+            )
+            labels, entrypoint = _labels_and_entrypoint(config, str(ref))
+        except _OrasError as e:
+            return RegistryFailure(request.image, e.kind, _redact(e.message, request.credential))
+        return Inspection(request.image, digest, labels, entrypoint)
+
+    async def _oras(
+        self, args: Sequence[str], request: InspectionRequest, deadline: float
+    ) -> bytes:
+        credential = request.credential
+        cmd = [self.oras, *args, "--registry-config", _NO_CREDENTIAL_FILE]
+        if request.reference.registry in self.insecure:
+            cmd.append("--plain-http")
+        if credential is not None:
+            cmd += ["--username", credential.username, "--password-stdin"]
+        stdin = credential.password.encode() if credential is not None else b""
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *cmd,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=_environment(),
+            )
+        except OSError as e:
+            msg = f"cannot run {self.oras!r}: {e.strerror}; install oras or pass --oras"
+            raise _OrasError(FailureKind.ERROR, msg) from None
+        try:
+            out, err = await asyncio.wait_for(
+                proc.communicate(stdin), timeout=max(deadline - time.monotonic(), 0.001)
+            )
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            msg = (
+                f"no answer from {request.reference.registry} within {self.timeout_s:g}s "
+                f"while reading {request.reference}"
+            )
+            raise _OrasError(FailureKind.TIMEOUT, msg) from None
+        if proc.returncode != 0:
+            message = _message(err.decode(errors="replace"))
+            raise _OrasError(_classify(message), message)
+        return out
+
+
+def _platform_manifest(raw: bytes, ref: str) -> str | None:
+    """For an image index, the digest of its linux/amd64 image; None for an image manifest."""
+    manifest = _json(raw, f"the manifest of {ref}")
+    if manifest.get("mediaType") not in INDEX_TYPES and "manifests" not in manifest:
+        return None
+    entries = manifest.get("manifests")
+    for entry in entries if isinstance(entries, list) else []:
+        platform = entry.get("platform") if isinstance(entry, dict) else None
+        if isinstance(platform, dict) and all(platform.get(k) == v for k, v in PLATFORM.items()):
+            digest = entry.get("digest")
+            if isinstance(digest, str):
+                return digest
+    msg = f"the image index {ref} has no linux/amd64 image"
+    raise _OrasError(FailureKind.NOT_FOUND, msg)
+
+
+def _labels_and_entrypoint(raw: bytes, ref: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    config = _json(raw, f"the config of {ref}").get("config")
+    config = config if isinstance(config, dict) else {}
+    labels = config.get("Labels")
+    entrypoint = config.get("Entrypoint")
+    return (
+        {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+        tuple(str(a) for a in entrypoint) if isinstance(entrypoint, list) else (),
+    )
+
+
+def _json(raw: bytes, what: str) -> dict[str, object]:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        msg = f"{what} is not a JSON object"
+        raise _OrasError(FailureKind.ERROR, msg)
+    return value
+
+
+def _message(stderr: str) -> str:
+    """Oras's error without its prefixes and advice, on one line."""
+    lines = [
+        line.strip().removeprefix("Error response from registry: ").removeprefix("Error: ")
+        for line in stderr.splitlines()
+        if line.strip() and not _HINT.match(line.strip())
+    ]
+    text = "; ".join(lines) or "oras failed without a message"
+    return text[:_MAX_MESSAGE]
+
+
+def _classify(message: str) -> FailureKind:
+    lowered = message.lower()
+    for kind, words in _CLASSES:
+        if any(word in lowered for word in words):
+            return kind
+    return FailureKind.ERROR
+
+
+def _redact(message: str, credential: Credential | None) -> str:
+    # oras does not echo passwords; this keeps it that way if a registry ever does.
+    if credential is not None and credential.password:
+        return message.replace(credential.password, "<redacted>")
+    return message
+
+
+def _environment() -> dict[str, str]:
+    """The function's environment for proxies and certificates, minus Docker's config location."""
+    return {k: v for k, v in os.environ.items() if k != "DOCKER_CONFIG"}

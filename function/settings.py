@@ -1,0 +1,22 @@
+"""How this function instance is configured (command-line flags), as composers see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+DEFAULT_SYSTEM_NAMESPACE: Final = "aim-system"
+DEFAULT_ENTRYPOINT: Final = ("aim-runtime",)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Site-wide choices that are not part of any AIM object.
+
+    `system_namespace` holds the work of cluster-scoped objects (discovery Jobs of cluster
+    templates, pull secrets of cluster models). `discovery_entrypoint` is the AIM image's
+    entrypoint, used only for images whose own entrypoint was never read from their registry.
+    """
+
+    system_namespace: str = DEFAULT_SYSTEM_NAMESPACE
+    discovery_entrypoint: tuple[str, ...] = DEFAULT_ENTRYPOINT

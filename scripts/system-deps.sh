@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests run as real servers: docker-registry (Debian's build of
+# the CNCF Distribution registry) for the registry tests. Quiet and quick when already there.
+set -euo pipefail
+log() { printf '[system-deps] %s\n' "$*" >&2; }
+
+packages=(docker-registry)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+  log "missing Debian packages: ${missing[*]}; install them (apt-get install ${missing[*]}) and rerun"
+  exit 1
+fi
+log "installing ${missing[*]}"
+apt-get update -qq >&2
+# The package's service is not wanted: the tests start their own registries on free ports.
+DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq --no-install-recommends \
+  "${missing[@]}" >&2
