@@ -31,9 +31,7 @@ STARTUP_TIMEOUT_S: Final = 30.0
 
 @dataclass(frozen=True)
 class Tools:
-    """The Go-built binaries: the crossplane CLI, Crossplane core (the render engine), apicheck,
-    and oras (the function's registry client).
-    """
+    """The Go-built binaries: crossplane CLI and core (the render engine), apicheck and oras."""
 
     crossplane: Path
     core: Path
