@@ -1,169 +1,29 @@
-"""Real registries for the registry tier: Debian's docker-registry on loopback, filled with oras.
-
-Each registry runs as its own process on a free port with storage in a temporary directory; one
-of them requires basic auth (htpasswd, bcrypt). Test images are what AIM images look like to a
-registry client: an OCI image config carrying the labels, no layers (nothing pulls them).
-"""
+"""Fixtures of the registry tier: real registries (see devtools/registry.py)."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import shutil
 import socket
-import subprocess
 import threading
-import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterator
 
-import bcrypt
 import pytest
 
+from devtools.registry import Registry, start_registry
 from devtools.render import Tools
-
-USER = "aim-reader"
-PASSWORD = "s3cret-registry-password"  # noqa: S105 - a throwaway credential for a test registry
-CONFIG_TYPE = "application/vnd.oci.image.config.v1+json"
-
-
-@dataclass(frozen=True)
-class Registry:
-    """A running registry: `host` is `127.0.0.1:<port>`; `auth` when it requires basic auth."""
-
-    host: str
-    oras: Path
-    auth: bool
-
-    def push(
-        self,
-        repository: str,
-        tag: str,
-        labels: Mapping[str, str],
-        *,
-        entrypoint: tuple[str, ...] = ("aim-runtime",),
-        workdir: Path,
-    ) -> str:
-        """Push a config-only image; return its manifest digest."""
-        config = {
-            "architecture": "amd64",
-            "os": "linux",
-            "config": {"Entrypoint": list(entrypoint), "Labels": dict(labels)},
-            "rootfs": {"type": "layers", "diff_ids": []},
-        }
-        path = workdir / f"{repository.replace('/', '_')}-{tag}.json"
-        path.write_text(json.dumps(config))
-        out = self._oras(
-            "push",
-            f"{self.host}/{repository}:{tag}",
-            "--config",
-            f"{path}:{CONFIG_TYPE}",
-            "--format",
-            "json",
-            cwd=workdir,
-        )
-        return str(json.loads(out)["digest"])
-
-    def push_index(self, repository: str, tag: str, children: list[tuple[str, str, str]]) -> str:
-        """Push an image index over `(digest, os, architecture)` manifests already pushed."""
-        manifests = []
-        for digest, os_name, arch in children:
-            raw = self._oras("manifest", "fetch", f"{self.host}/{repository}@{digest}")
-            manifests.append(
-                {
-                    "mediaType": "application/vnd.oci.image.manifest.v1+json",
-                    "digest": digest,
-                    "size": len(raw.encode()),
-                    "platform": {"os": os_name, "architecture": arch},
-                }
-            )
-        index = {
-            "schemaVersion": 2,
-            "mediaType": "application/vnd.oci.image.index.v1+json",
-            "manifests": manifests,
-        }
-        body = json.dumps(index)
-        self._oras(
-            "manifest",
-            "push",
-            f"{self.host}/{repository}:{tag}",
-            "-",
-            "--media-type",
-            "application/vnd.oci.image.index.v1+json",
-            stdin=body,
-        )
-        return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
-
-    def _oras(self, *args: str, cwd: Path | None = None, stdin: str = "") -> str:
-        cmd = [str(self.oras), *args, "--plain-http", "--registry-config", "/nonexistent.json"]
-        if self.auth:
-            cmd += ["--username", USER, "--password", PASSWORD]
-        proc = subprocess.run(
-            cmd, input=stdin, capture_output=True, text=True, check=False, cwd=cwd, timeout=60
-        )
-        assert proc.returncode == 0, f"{cmd}: {proc.stderr}"
-        return proc.stdout
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _registry(tools: Tools, root: Path, *, auth: bool) -> Iterator[Registry]:
-    binary = shutil.which("docker-registry")
-    if binary is None:
-        pytest.fail("docker-registry is not installed; scripts/system-deps.sh installs it")
-    port = _free_port()
-    lines = [
-        "version: 0.1",
-        "log: {level: error, accesslog: {disabled: true}}",
-        f"storage: {{filesystem: {{rootdirectory: {root / 'data'}}}}}",
-        f"http: {{addr: 127.0.0.1:{port}}}",
-    ]
-    if auth:
-        hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()
-        (root / "htpasswd").write_text(f"{USER}:{hashed}\n")
-        lines.append(f"auth: {{htpasswd: {{realm: aim-tests, path: {root / 'htpasswd'}}}}}")
-    (root / "config.yml").write_text("\n".join(lines) + "\n")
-    log = (root / "registry.log").open("w")
-    with subprocess.Popen(
-        [binary, "serve", str(root / "config.yml")], stdout=log, stderr=log
-    ) as proc:
-        try:
-            deadline = time.monotonic() + 20
-            while True:
-                with (
-                    contextlib.suppress(OSError),
-                    socket.create_connection(("127.0.0.1", port), 0.2),
-                ):
-                    break
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    tail = (root / "registry.log").read_text()[-2000:]
-                    pytest.fail(f"docker-registry did not start on {port}: {tail}")
-                time.sleep(0.05)
-            yield Registry(f"127.0.0.1:{port}", tools.oras, auth)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
-            log.close()
 
 
 @pytest.fixture(scope="session")
 def registry(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
     """An anonymous registry."""
-    with _registry(tools, tmp_path_factory.mktemp("registry"), auth=False) as r:
+    with start_registry(tools, tmp_path_factory.mktemp("registry"), auth=False) as r:
         yield r
 
 
 @pytest.fixture(scope="session")
 def private_registry(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
     """A registry that requires basic auth (USER / PASSWORD)."""
-    with _registry(tools, tmp_path_factory.mktemp("private-registry"), auth=True) as r:
+    with start_registry(tools, tmp_path_factory.mktemp("private-registry"), auth=True) as r:
         yield r
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import PASSWORD, USER, Registry
 
+from devtools.registry import PASSWORD, USER, Registry
 from devtools.render import Tools, render, serve_function
 
 DEPLOYMENTS = "[{'gpuModel': 'MI300X', 'gpuCount': 1, 'precision': 'fp8', 'metric': 'latency'}]"

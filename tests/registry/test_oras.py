@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import PASSWORD, USER, Registry
 
+from devtools.registry import PASSWORD, USER, Registry
 from devtools.render import Tools
 from function.registry import reference
 from function.registry.credentials import Credential
@@ -148,7 +148,7 @@ def test_nothing_listening_is_unreachable(tools: Tools) -> None:
     assert "connection refused" in outcome.message
 
 
-def test_a_missing_oras_binary_is_a_registry_error_not_a_crash(tools: Tools) -> None:
+def test_a_missing_oras_binary_is_a_registry_error_not_a_crash() -> None:
     ref = reference.parse("127.0.0.1:9/amd/none:1")
     inspector = OrasInspector(oras="/nonexistent/oras")
     outcome = asyncio.run(inspector.inspect(InspectionRequest("x", ref)))
