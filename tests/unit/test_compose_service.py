@@ -22,6 +22,7 @@ from function.compose.service import (
 )
 from function.errors import InvalidSpecError
 from function.state import Composition, Observed
+from tests.unit import loop
 
 NS = "ml-team"
 IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
@@ -86,33 +87,11 @@ def config(kind: str = "AIMRuntimeConfig", name: str = "default", **spec: Any) -
     return obj(kind, name, spec)
 
 
-def answer(comp: Composition, pool: list[Manifest]) -> dict[str, tuple[Manifest, ...]]:
-    """What Crossplane would fetch for the composer's requirements."""
-    fetched = {}
-    for r in comp.requirements:
-        fetched[r.name] = tuple(
-            o
-            for o in pool
-            if o["kind"] == r.kind
-            and (r.match_name is None or cast("Any", o)["metadata"]["name"] == r.match_name)
-            and (r.namespace is None or cast("Any", o)["metadata"].get("namespace") == r.namespace)
-        )
-    return fetched
-
-
 def reconcile(
     xr: Manifest, pool: list[Manifest], observed: dict[str, Manifest] | None = None
 ) -> Composition:
-    """Call the composer as Crossplane does: until its requirements stabilise (at most 6 calls)."""
-    required: dict[str, tuple[Manifest, ...]] = {}
-    asked: list[Any] = []
-    for _ in range(6):
-        comp = compose_service(Observed(xr, observed or {}, required))
-        if comp.requirements == asked:
-            return comp
-        asked = comp.requirements
-        required = answer(comp, pool)
-    pytest.fail("requirements did not stabilise")
+    """The service composer through Crossplane's requirements loop."""
+    return loop.reconcile(compose_service, Observed(xr, observed or {}), pool)
 
 
 WORLD = [model(), template()]
@@ -814,7 +793,7 @@ def test_existing_inference_service_is_kept_when_its_template_goes_missing() -> 
 
 
 def test_same_input_same_output() -> None:
-    observed = Observed(service(), {}, answer(compose_service(Observed(service())), WORLD))
+    observed = Observed(service(), {}, loop.answer(compose_service(Observed(service())), WORLD))
     assert compose_service(observed) == compose_service(copy.deepcopy(observed))
 
 

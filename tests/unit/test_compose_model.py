@@ -1,0 +1,325 @@
+"""AIMModel / AIMClusterModel composer: metadata sources, templates, status, and one inspection."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from function.compose.model import compose_model, inspection_request
+from function.fn import FunctionRunner
+from function.registry import reference
+from function.registry.inspect import (
+    FailureKind,
+    Inspection,
+    InspectionOutcome,
+    InspectionRequest,
+    RegistryFailure,
+)
+from function.state import Composition, Observed
+from tests.unit import loop
+
+API = "aim.silogen.ai/v1alpha1"
+NS = "ml-team"
+IMAGE = "registry.example.com/amd/aim-qwen-qwen3-32b:0.8.5"
+DIGEST = "sha256:" + "ab" * 32
+DEPLOYMENTS = (
+    "[{'gpuModel': 'MI300X', 'gpuCount': 1, 'precision': 'fp8', 'metric': 'latency'},"
+    " {'gpuModel': 'MI325X', 'gpuCount': 8, 'precision': 'fp16', 'metric': 'throughput'}]"
+)
+LABELS = {
+    "com.amd.aim.model.canonicalName": "Qwen/Qwen3-32B",
+    "com.amd.aim.model.recommendedDeployments": DEPLOYMENTS,
+}
+
+
+def model(kind: str = "AIMModel", status: dict[str, Any] | None = None, **spec: Any) -> Any:
+    meta: dict[str, Any] = {"name": "qwen3", "uid": "uid-qwen3"}
+    if kind == "AIMModel":
+        meta["namespace"] = NS
+    body: dict[str, Any] = {"image": IMAGE, "discovery": {"enabled": True}, **spec}
+    out: dict[str, Any] = {"apiVersion": API, "kind": kind, "metadata": meta, "spec": body}
+    if status is not None:
+        out["status"] = status
+    return out
+
+
+def secret(name: str = "creds") -> Any:
+    auth = {"auths": {"registry.example.com": {"username": "u", "password": "p4ss"}}}
+    data = base64.b64encode(json.dumps(auth).encode()).decode()
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/dockerconfigjson",
+        "metadata": {"name": name, "namespace": NS},
+        "data": {".dockerconfigjson": data},
+    }
+
+
+def tree(value: object) -> Any:
+    """A manifest as untyped nested data, for assertions."""
+    return value
+
+
+def compose(xr: Any, pool: list[Any] | None = None, **observed: Any) -> Composition:
+    return loop.reconcile(compose_model, Observed(xr, **observed), pool or [])
+
+
+def conditions(comp: Composition) -> dict[str, tuple[str, str]]:
+    return {c.type: (c.status.value, c.reason) for c in comp.conditions}
+
+
+def inspected(image: str = IMAGE, labels: dict[str, str] | None = None) -> Inspection:
+    return Inspection(image, DIGEST, LABELS if labels is None else labels, ("aim-runtime",))
+
+
+def test_discovery_asks_for_the_image_with_the_pull_secret_credential() -> None:
+    xr = model(imagePullSecrets=[{"name": "creds"}])
+    required = loop.answer(compose(xr), [secret()])
+    request = inspection_request(Observed(xr, required=required))
+
+    assert request is not None
+    assert request.reference.registry == "registry.example.com"
+    assert request.credential is not None
+    assert request.credential.username == "u"
+    assert "p4ss" not in repr(request)
+
+
+def test_an_inspection_becomes_one_template_per_recommended_deployment() -> None:
+    comp = compose(model(), inspection=inspected())
+
+    names = sorted(tree(r.manifest)["metadata"]["name"] for r in comp.resources.values())
+    assert len(names) == 2
+    assert all(n.startswith("registry-example-com-amd-aim-") for n in names)
+    assert "-1x-mi300x-lat-fp8-" in names[0]
+    assert "-8x-mi325x-thr-fp16-" in names[1]
+    tpl = tree(next(r.manifest for r in comp.resources.values() if "mi325x" in str(r.manifest)))
+    assert tpl["kind"] == "AIMServiceTemplate"
+    assert tpl["metadata"]["namespace"] == NS
+    assert tpl["spec"]["hardware"] == {
+        "gpu": {"requests": 8, "model": "MI325X", "resourceName": "amd.com/gpu"}
+    }
+    assert comp.status["imageDigest"] == DIGEST
+    assert comp.status["inspectedImage"] == IMAGE
+    assert comp.status["imageEntrypoint"] == ["aim-runtime"]
+    assert tree(comp.status)["imageMetadata"]["model"]["canonicalName"] == "Qwen/Qwen3-32B"
+    assert conditions(comp)["TemplatesReady"] == ("False", "TemplatesProgressing")
+    assert comp.status["status"] == "Progressing"
+
+
+def test_a_cluster_model_creates_cluster_templates() -> None:
+    comp = compose(model("AIMClusterModel"), inspection=inspected())
+
+    kinds = {r.manifest["kind"] for r in comp.resources.values()}
+    assert kinds == {"AIMClusterServiceTemplate"}
+    assert all("namespace" not in tree(r.manifest)["metadata"] for r in comp.resources.values())
+
+
+def test_stored_labels_for_the_same_image_are_reused_without_asking() -> None:
+    stored = {"inspectedImage": IMAGE, "imageDigest": DIGEST, "imageLabels": LABELS}
+    xr = model(status=stored)
+
+    assert inspection_request(Observed(xr, required=loop.answer(compose(xr), []))) is None
+    assert len(compose(xr).resources) == 2
+
+
+def test_a_changed_image_is_inspected_again() -> None:
+    stored = {"inspectedImage": "registry.example.com/amd/old:1", "imageLabels": LABELS}
+    xr = model(status=stored)
+
+    request = inspection_request(Observed(xr, required=loop.answer(compose(xr), [])))
+    assert request is not None
+    assert request.image == IMAGE
+
+
+@pytest.mark.parametrize(
+    ("kind", "state"),
+    [
+        (FailureKind.UNAUTHORIZED, "Failed"),
+        (FailureKind.NOT_FOUND, "Failed"),
+        (FailureKind.TIMEOUT, "Degraded"),
+        (FailureKind.UNREACHABLE, "Degraded"),
+    ],
+)
+def test_registry_failures_are_conditions_with_the_registrys_words(
+    kind: FailureKind, state: str
+) -> None:
+    failure = RegistryFailure(IMAGE, kind, "the registry's own words")
+    comp = compose(model(), inspection=failure)
+
+    status, reason = conditions(comp)["MetadataExtracted"]
+    assert (status, reason) == ("False", kind.value)
+    message = next(c.message for c in comp.conditions if c.type == "MetadataExtracted")
+    assert "registry.example.com: the registry's own words" in message
+    assert comp.status["status"] == state
+    assert comp.resources == {}
+    assert comp.ttl_seconds == 60  # asked again a minute later
+
+
+def test_an_answer_for_another_image_is_not_taken() -> None:
+    comp = compose(model(), inspection=inspected(image="registry.example.com/amd/other:1"))
+
+    assert conditions(comp)["MetadataExtracted"] == ("False", "InspectingImage")
+
+
+def test_unparseable_deployments_fail_naming_the_label() -> None:
+    comp = compose(model(), inspection=inspected(labels={LABEL: "[{gpuModel: MI300X"}))
+
+    assert conditions(comp)["MetadataExtracted"] == ("False", "ImageLabelsInvalid")
+    assert comp.status["status"] == "Failed"
+    assert comp.status["imageLabels"] == {LABEL: "[{gpuModel: MI300X"}
+
+
+LABEL = "com.amd.aim.model.recommendedDeployments"
+
+
+def test_a_deployment_with_an_unknown_precision_is_skipped_and_said() -> None:
+    labels = {LABEL: "[{'gpuModel':'MI300X','gpuCount':1,'precision':'fp3','metric':'latency'}]"}
+    comp = compose(model(), inspection=inspected(labels=labels))
+
+    assert comp.resources == {}
+    assert conditions(comp)["TemplatesReady"] == ("False", "RecommendedDeploymentSkipped")
+    assert comp.status["status"] == "Degraded"
+
+
+def test_auto_create_off_creates_nothing_from_the_labels() -> None:
+    xr = model(discovery={"enabled": True, "autoCreateTemplates": False})
+    comp = compose(xr, inspection=inspected())
+
+    assert comp.resources == {}
+    assert conditions(comp)["TemplatesReady"] == ("True", "NoTemplatesExpected")
+    assert comp.status["status"] == "Ready"
+
+
+def test_a_missing_pull_secret_fails_naming_it() -> None:
+    comp = compose(model(imagePullSecrets=[{"name": "absent"}]))
+
+    assert conditions(comp)["MetadataExtracted"] == ("False", "SecretNotFound")
+    assert "absent" in comp.conditions[1].message
+
+
+def test_a_pull_secret_of_the_wrong_type_is_explained() -> None:
+    opaque = {**secret(), "type": "Opaque"}
+    comp = compose(model(imagePullSecrets=[{"name": "creds"}]), [opaque])
+
+    assert conditions(comp)["MetadataExtracted"] == ("False", "SecretInvalid")
+    assert "kubernetes.io/dockerconfigjson" in comp.conditions[1].message
+
+
+def _tpl(name: str, status: str | None) -> Any:
+    out: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "AIMServiceTemplate",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"modelName": "qwen3"},
+    }
+    if status:
+        out["status"] = {"status": status}
+    return out
+
+
+@pytest.mark.parametrize(
+    ("statuses", "want"),
+    [
+        (["Available", "Available"], ("Ready", "AllTemplatesReady")),
+        (["Available", "NotAvailable"], ("Ready", "SomeTemplatesReady")),
+        (["NotAvailable", "NotAvailable"], ("Degraded", "NoTemplatesAvailable")),
+        (["Failed", "Degraded"], ("Failed", "AllTemplatesFailed")),
+        (["Available", "Failed"], ("Degraded", "SomeTemplatesDegraded")),
+        (["Available", "Progressing"], ("Progressing", "TemplatesProgressing")),
+    ],
+)
+def test_the_model_follows_its_templates(statuses: list[str], want: tuple[str, str]) -> None:
+    xr = model(discovery={"enabled": False})
+    pool = [_tpl(f"t{i}", s) for i, s in enumerate(statuses)]
+    comp = compose(xr, pool)
+
+    assert (comp.status["status"], conditions(comp)["TemplatesReady"][1]) == want
+    assert comp.status["templates"] == 2
+
+
+def test_a_template_whose_deployment_left_the_labels_is_kept() -> None:
+    first = compose(model(), inspection=inspected())
+    observed = {
+        k: {**v.manifest, "status": {"status": "Available"}} for k, v in first.resources.items()
+    }
+    fewer = {LABEL: DEPLOYMENTS.split("},", maxsplit=1)[0] + "}]"}
+    comp = compose(model(), inspection=inspected(labels=fewer), resources=observed)
+
+    assert set(comp.resources) == set(first.resources)
+
+
+def test_custom_models_get_templates_from_their_spec_and_no_inspection() -> None:
+    xr = model(
+        image="amdenterpriseai/aim-base:0.9",
+        modelSources=[{"modelId": "custom-model-test/w", "sourceUri": "hf://org/w"}],
+        custom={
+            "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+            "templates": [
+                {"profile": {"precision": "fp16", "metric": "latency"}},
+                {"name": "multi-gpu", "hardware": {"gpu": {"requests": 2}}},
+            ],
+        },
+    )
+    xr["metadata"]["name"] = "custom-model-test"
+    comp = compose(xr)
+
+    assert inspection_request(Observed(xr, required=loop.answer(comp, []))) is None
+    tpls = {tree(r.manifest)["metadata"]["name"]: tree(r.manifest) for r in comp.resources.values()}
+    assert "custom-model-test-custom-multi-gpu-mi300x-e999d587" in tpls  # the operator's name
+    multi = tpls["custom-model-test-custom-multi-gpu-mi300x-e999d587"]
+    assert multi["spec"]["hardware"]["gpu"]["requests"] == 2
+    assert multi["spec"]["hardware"]["gpu"]["model"] == "MI300X"
+    assert multi["spec"]["modelSources"][0]["sourceUri"] == "hf://org/w"
+    assert multi["metadata"]["labels"]["aim.silogen.ai/template.alias"] == "multi-gpu"
+    assert comp.status["sourceType"] == "Custom"
+    assert conditions(comp)["MetadataExtracted"] == ("True", "CustomModel")
+
+
+class CountingInspector:
+    """A fake registry (no network): answers every image with LABELS and counts the calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[InspectionRequest] = []
+
+    async def inspect(self, request: InspectionRequest) -> InspectionOutcome:
+        self.calls.append(request)
+        return inspected(request.image)
+
+
+def _request(xr: Any) -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest()
+    resource.update(req.observed.composite, xr)
+    for name, items in loop.answer(compose(xr), []).items():
+        req.required_resources[name].SetInParent()
+        for item in items:
+            resource.update(req.required_resources[name].items.add(), item)
+    return req
+
+
+def test_the_registry_is_asked_once_per_image_across_reconciles() -> None:
+    """Through the gRPC servicer: the status written by the first call stops the second ask."""
+    inspector = CountingInspector()
+    runner = FunctionRunner(inspector=inspector)
+
+    first = asyncio.run(runner.RunFunction(_request(model())))
+    written = resource.struct_to_dict(first.desired.composite.resource)["status"]
+    second = asyncio.run(runner.RunFunction(_request(model(status=written))))
+
+    assert len(inspector.calls) == 1
+    assert inspector.calls[0].reference == reference.parse(IMAGE)
+    assert len(first.desired.resources) == 2
+    assert set(second.desired.resources) == set(first.desired.resources)
+
+
+def test_same_input_same_output() -> None:
+    xr = model()
+    observed = Observed(xr, inspection=inspected())
+    observed = dataclasses.replace(observed, required=loop.answer(compose_model(observed), []))
+    assert compose_model(observed) == compose_model(observed)
