@@ -1,0 +1,426 @@
+"""Template composer: GPU availability, and discovery from Job creation to result or backoff.
+
+Job and Pod states are written by hand here (no Job controller or kubelet runs in unit tests);
+the render tests replay the same states through the real engine.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from function import discovery
+from function.compose.template import DISCOVERY_JOB, compose_template
+from function.settings import Settings
+from function.state import Composition, Observed
+from tests.unit import loop
+
+API = "aim.silogen.ai/v1alpha1"
+NS = "ml-team"
+IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
+T0 = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+RESULT = [
+    {
+        "filename": "vllm-mi300x-fp8-tp1-latency.yaml",
+        "profile": {
+            "metadata": {
+                "engine": "vllm",
+                "gpu": "MI300X",
+                "gpu_count": 1,
+                "metric": "latency",
+                "precision": "fp8",
+                "type": "optimized",
+            },
+            "engine_args": {"tensor-parallel-size": 1},
+            "env_vars": {"VLLM_USE_V1": "1"},
+        },
+        "models": [{"name": "Org/Small", "source": "hf://Org/Small", "size_gb": 0.5}],
+    }
+]
+
+
+def template(
+    kind: str = "AIMServiceTemplate", status: dict[str, Any] | None = None, **spec: Any
+) -> Any:
+    meta: dict[str, Any] = {"name": "tpl", "uid": "uid-tpl"}
+    if kind == "AIMServiceTemplate":
+        meta["namespace"] = NS
+    body = {
+        "modelName": "qwen3",
+        "metric": "latency",
+        "precision": "fp8",
+        "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+        **spec,
+    }
+    out: dict[str, Any] = {"apiVersion": API, "kind": kind, "metadata": meta, "spec": body}
+    if status is not None:
+        out["status"] = status
+    return out
+
+
+def model(kind: str = "AIMModel", entrypoint: list[str] | None = None) -> Any:
+    meta: dict[str, Any] = {"name": "qwen3", "uid": "uid-qwen3"}
+    if kind == "AIMModel":
+        meta["namespace"] = NS
+    status: dict[str, Any] = {"status": "Progressing"}
+    if entrypoint:
+        status["imageEntrypoint"] = entrypoint
+    return {
+        "apiVersion": API,
+        "kind": kind,
+        "metadata": meta,
+        "spec": {"image": IMAGE, "imagePullSecrets": [{"name": "regcred"}]},
+        "status": status,
+    }
+
+
+def node(**labels: str) -> Any:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": labels}}
+
+
+MI300X_NODE = node(**{"amd.com/gpu.device-id": "74a1"})
+WORLD = [model(), MI300X_NODE]
+
+
+def tree(value: object) -> Any:
+    return value
+
+
+def compose(
+    xr: Any, pool: list[Any] | None = None, *, now: datetime = T0, **observed: Any
+) -> Composition:
+    return loop.reconcile(
+        compose_template, Observed(xr, now=now, **observed), WORLD if pool is None else pool
+    )
+
+
+def conditions(comp: Composition) -> dict[str, tuple[str, str]]:
+    return {c.type: (c.status.value, c.reason) for c in comp.conditions}
+
+
+def message(comp: Composition, kind: str) -> str:
+    return next(c.message for c in comp.conditions if c.type == kind)
+
+
+def job_of(comp: Composition) -> Any:
+    return tree(comp.resources[DISCOVERY_JOB].manifest)
+
+
+def job_state(job: Any, **status: Any) -> Any:
+    return {**job, "status": status}
+
+
+def failed_job(job: Any, at: datetime = T0, why: str = "BackoffLimitExceeded") -> Any:
+    condition = {
+        "type": "Failed",
+        "status": "True",
+        "reason": why,
+        "message": "Job has reached the specified backoff limit",
+        "lastTransitionTime": at.isoformat(),
+    }
+    return job_state(job, failed=1, conditions=[condition])
+
+
+def complete_job(job: Any) -> Any:
+    return job_state(job, succeeded=1, conditions=[{"type": "Complete", "status": "True"}])
+
+
+def pod(job: Any, phase: str, *, message: str | None = None, waiting: str | None = None) -> Any:
+    state: dict[str, Any] = {}
+    if message is not None:
+        state["terminated"] = {"exitCode": 0 if phase == "Succeeded" else 1, "message": message}
+    if waiting is not None:
+        state["waiting"] = {"reason": waiting, "message": "pull access denied for the image"}
+    name = job["metadata"]["name"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name}-abcde",
+            "namespace": job["metadata"]["namespace"],
+            "labels": {"batch.kubernetes.io/job-name": name},
+        },
+        "status": {"phase": phase, "containerStatuses": [{"name": "discovery", "state": state}]},
+    }
+
+
+def step(xr: Any, comp: Composition) -> Any:
+    """The template as Crossplane leaves it after `comp`: status written back."""
+    return {**xr, "status": comp.status}
+
+
+# --- creating the Job ----------------------------------------------------------------------------
+
+
+def test_a_namespaced_template_starts_a_hardened_discovery_job_in_its_namespace() -> None:
+    comp = compose(template(), [model(entrypoint=["aim-runtime", "--quiet"]), MI300X_NODE])
+
+    job = job_of(comp)
+    assert job["metadata"]["namespace"] == NS
+    assert job["metadata"]["name"].startswith("discover-tpl-")
+    assert job["spec"]["backoffLimit"] == 0
+    pod_spec = job["spec"]["template"]["spec"]
+    assert_restricted(pod_spec)
+    assert pod_spec["imagePullSecrets"] == [{"name": "regcred"}]
+    container = pod_spec["containers"][0]
+    assert container["image"] == IMAGE
+    assert container["command"][0:2] == ["/bin/sh", "-c"]
+    assert container["command"][3:] == ["aim-discovery", "aim-runtime", "--quiet"]
+    assert container["args"] == ["dry-run", "--format=json"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["AIM_METRIC"] == "latency"
+    assert env["AIM_PRECISION"] == "fp8"
+    assert env["AIM_GPU_MODEL"] == "MI300X"
+    assert env["AIM_GPU_COUNT"] == "1"
+    assert "amd.com/gpu" not in str(container["resources"])  # the dry-run needs no GPU
+    assert comp.status["status"] == "Pending"
+    assert conditions(comp)["Discovered"] == ("False", "DiscoveryJobCreated")
+    assert tree(comp.status)["discovery"]["job"] == job["metadata"]["name"]
+
+
+def assert_restricted(pod_spec: Any) -> None:
+    """The fields Kubernetes' `restricted` Pod Security level checks, for every container."""
+    assert pod_spec["securityContext"]["runAsNonRoot"] is True
+    assert pod_spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    for key in ("hostNetwork", "hostPID", "hostIPC"):
+        assert not pod_spec.get(key)
+    assert all("hostPath" not in v for v in pod_spec.get("volumes", []))
+    for c in pod_spec["containers"]:
+        sc = c["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False
+        assert sc["capabilities"] == {"drop": ["ALL"]}
+        assert not sc.get("privileged")
+        assert "ports" not in c
+
+
+def test_without_a_known_entrypoint_the_configured_one_runs() -> None:
+    comp = loop.reconcile(
+        compose_template,
+        Observed(template(), now=T0, settings=Settings(discovery_entrypoint=("/opt/aim/run",))),
+        WORLD,
+    )
+    assert job_of(comp)["spec"]["template"]["spec"]["containers"][0]["command"][3:] == [
+        "aim-discovery",
+        "/opt/aim/run",
+    ]
+
+
+def test_a_cluster_template_discovers_in_the_system_namespace() -> None:
+    xr = template("AIMClusterServiceTemplate")
+    pool = [model("AIMClusterModel"), MI300X_NODE]
+    comp = loop.reconcile(
+        compose_template, Observed(xr, now=T0, settings=Settings(system_namespace="aim")), pool
+    )
+    assert job_of(comp)["metadata"]["namespace"] == "aim"
+    assert tree(comp.status)["resolvedModel"]["kind"] == "AIMClusterModel"
+
+
+def test_a_namespaced_template_falls_back_to_the_cluster_model() -> None:
+    comp = compose(template(), [model("AIMClusterModel"), MI300X_NODE])
+    assert conditions(comp)["ModelReady"] == ("True", "ModelResolved")
+    assert DISCOVERY_JOB in comp.resources
+
+
+def test_a_missing_model_fails_and_starts_nothing() -> None:
+    comp = compose(template(), [MI300X_NODE])
+    assert conditions(comp)["ModelReady"] == ("False", "ModelNotFound")
+    assert "spec.modelName" in message(comp, "ModelReady")
+    assert comp.status["status"] == "Failed"
+    assert comp.resources == {}
+
+
+# --- GPUs ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gpu", "labels", "available"),
+    [
+        ({"model": "MI300X"}, {"amd.com/gpu.device-id": "74a1"}, True),
+        ({"model": "MI300X"}, {"amd.com/gpu.device-id": "0x74B5"}, True),
+        ({"model": "MI300X"}, {"beta.amd.com/gpu.family": "AMD_Instinct_MI300X"}, True),
+        ({"model": "MI300X"}, {"amd.com/gpu.device-id.74a9": "8"}, True),
+        ({"model": "MI300X"}, {"amd.com/gpu.device-id": "75a0"}, False),
+        ({"models": ["MI355X", "MI350X"]}, {"amd.com/gpu.device-id": "75a0"}, True),
+        ({"minVram": "256Gi"}, {"amd.com/gpu.device-id": "74a1"}, False),
+        ({"minVram": "256Gi"}, {"amd.com/gpu.device-id": "75a3"}, True),
+        ({"requests": 1}, {"amd.com/gpu.device-id": "7460"}, True),
+        ({"requests": 1}, {"kubernetes.io/os": "linux"}, False),
+    ],
+)
+def test_gpu_availability_from_node_labels(
+    gpu: dict[str, Any], labels: dict[str, str], *, available: bool
+) -> None:
+    comp = compose(template(hardware={"gpu": {"requests": 1, **gpu}}), [model(), node(**labels)])
+
+    assert (conditions(comp)["GPUReady"][0] == "True") is available
+    assert (DISCOVERY_JOB in comp.resources) is available
+    if not available:
+        assert comp.status["status"] == "NotAvailable"
+        assert conditions(comp)["GPUReady"][1] == "GPUNotAvailable"
+        assert comp.ttl_seconds == 300  # nodes are checked again
+
+
+def test_a_cpu_template_lists_no_nodes() -> None:
+    comp = compose(template(hardware={"cpu": {"requests": "4"}}), [model()])
+    assert conditions(comp)["GPUReady"] == ("True", "NoGPURequired")
+    assert all(r.kind != "Node" for r in comp.requirements)
+
+
+# --- the Job's life ------------------------------------------------------------------------------
+
+
+def started() -> tuple[Any, Any]:
+    """The template after its first reconcile, and the Job it composed."""
+    xr = template()
+    comp = compose(xr)
+    return step(xr, comp), job_of(comp)
+
+
+def test_a_running_job_is_progressing() -> None:
+    xr, job = started()
+    comp = compose(xr, resources={DISCOVERY_JOB: job_state(job, active=1)})
+
+    assert comp.status["status"] == "Progressing"
+    assert conditions(comp)["Discovered"] == ("False", "DiscoveryRunning")
+    assert comp.resources[DISCOVERY_JOB].ready is False
+
+
+def test_an_image_that_cannot_be_pulled_is_reported_while_the_job_runs() -> None:
+    xr, job = started()
+    pool = [*WORLD, pod(job, "Pending", waiting="ImagePullBackOff")]
+    comp = compose(xr, pool, resources={DISCOVERY_JOB: job_state(job, active=1)})
+
+    assert conditions(comp)["Discovered"] == ("False", "DiscoveryImagePullFailed")
+    assert "pull access denied" in message(comp, "Discovered")
+
+
+def test_a_succeeded_job_fills_status_and_is_dropped() -> None:
+    xr, job = started()
+    pool = [*WORLD, pod(job, "Succeeded", message="log noise\n" + json.dumps(RESULT) + "\n")]
+    comp = compose(xr, pool, resources={DISCOVERY_JOB: complete_job(job)})
+
+    assert comp.status["status"] == "Available"
+    assert conditions(comp)["Discovered"] == ("True", "DiscoveryComplete")
+    status = tree(comp.status)
+    assert status["modelSources"] == [
+        {
+            "name": "Org/Small",
+            "modelId": "Org/Small",
+            "sourceUri": "hf://Org/Small",
+            "size": "512Mi",
+        }
+    ]
+    assert status["profile"]["metadata"]["gpu_count"] == 1
+    assert status["profile"]["engine_args"] == {"tensor-parallel-size": 1}
+    assert status["discovery"]["completed"] is True
+    assert DISCOVERY_JOB not in comp.resources  # the result is in status; Crossplane deletes it
+
+    again = compose(step(xr, comp))
+    assert again.status["status"] == "Available"
+    assert DISCOVERY_JOB not in again.resources  # discovery is not repeated
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        ("Traceback (most recent call last): boom", "DiscoveryOutputInvalid"),
+        ("[]", "DiscoveryOutputInvalid"),
+        (json.dumps([{"profile": {}, "models": []}]), "DiscoveryOutputInvalid"),
+        ('{"aimDiscoveryOutputBytes": 9000, "limit": 4096}', "DiscoveryOutputTooLarge"),
+    ],
+    ids=["not-json", "empty-list", "no-models", "too-large"],
+)
+def test_a_result_that_does_not_fit_is_a_failed_attempt(output: str, reason: str) -> None:
+    xr, job = started()
+    pool = [*WORLD, pod(job, "Succeeded", message=output)]
+    comp = compose(xr, pool, resources={DISCOVERY_JOB: complete_job(job)})
+
+    assert comp.status["status"] == "Failed"
+    assert conditions(comp)["Discovered"] == ("False", reason)
+    assert tree(comp.status)["discovery"]["attempts"] == 1
+    assert "modelSources" not in comp.status  # never a template without its sources
+
+
+def test_a_failed_job_backs_off_then_retries_under_a_new_name() -> None:
+    xr, job = started()
+    failed_at = T0 + timedelta(seconds=30)
+    pool = [*WORLD, pod(job, "Failed", message="ERROR: model not found on the hub")]
+    observed = {DISCOVERY_JOB: failed_job(job, at=failed_at)}
+
+    comp = compose(xr, pool, now=failed_at + timedelta(seconds=10), resources=observed)
+    state = tree(comp.status)["discovery"]
+    assert comp.status["status"] == "Failed"
+    assert conditions(comp)["Discovered"] == ("False", "DiscoveryFailed")
+    assert state["attempts"] == 1
+    assert "model not found on the hub" in state["lastFailureReason"]
+    assert comp.resources[DISCOVERY_JOB].ready is False  # kept, for kubectl logs
+    assert comp.ttl_seconds == 50  # called again when the 60 s window ends
+
+    # The same failure seen again is not counted twice.
+    xr = step(xr, comp)
+    comp = compose(xr, pool, now=failed_at + timedelta(seconds=20), resources=observed)
+    assert tree(comp.status)["discovery"]["attempts"] == 1
+
+    # After the window the Job is dropped (Crossplane deletes it) ...
+    comp = compose(xr, pool, now=failed_at + timedelta(seconds=61), resources=observed)
+    assert DISCOVERY_JOB not in comp.resources
+    # ... and the next call starts the second attempt under a new name.
+    xr = step(xr, comp)
+    comp = compose(xr, now=failed_at + timedelta(seconds=62))
+    assert job_of(comp)["metadata"]["name"] != job["metadata"]["name"]
+    assert comp.status["status"] == "Pending"
+
+
+def test_backoff_doubles_and_caps_at_an_hour() -> None:
+    assert [discovery.backoff(n).total_seconds() for n in (1, 2, 3, 7, 12)] == [
+        60,
+        120,
+        240,
+        3600,
+        3600,
+    ]
+
+
+def test_inside_the_window_no_job_is_created() -> None:
+    state = {"attempts": 2, "lastAttemptTime": T0.isoformat(), "lastFailureReason": "boom"}
+    xr, _ = started()
+    xr = {**xr, "status": {**xr["status"], "discovery": {**xr["status"]["discovery"], **state}}}
+    comp = compose(xr, now=T0 + timedelta(seconds=100))
+
+    assert DISCOVERY_JOB not in comp.resources
+    assert conditions(comp)["Discovered"] == ("False", "AwaitingDiscoveryRetry")
+    assert comp.ttl_seconds == 20  # 120 s after the second failure
+
+
+def test_changed_inputs_reset_the_attempts_and_replace_the_job() -> None:
+    xr, job = started()
+    state = {**xr["status"]["discovery"], "attempts": 3, "lastAttemptTime": T0.isoformat()}
+    xr = {**xr, "status": {**xr["status"], "discovery": state}}
+    xr["spec"] = {**xr["spec"], "profileId": "vllm-mi300x-fp8-tp1-latency"}
+    comp = compose(xr, resources={DISCOVERY_JOB: job_state(job, active=1)})
+
+    assert tree(comp.status)["discovery"]["attempts"] == 0
+    assert DISCOVERY_JOB not in comp.resources  # the old Job goes first
+
+
+def test_inline_model_sources_need_no_discovery() -> None:
+    sources = [{"modelId": "org/m", "sourceUri": "s3://bucket/m", "size": "16Gi"}]
+    comp = compose(template(modelSources=sources))
+
+    assert comp.status["status"] == "Available"
+    assert conditions(comp)["Discovered"] == ("True", "InlineModelSources")
+    assert tree(comp.status)["modelSources"] == [
+        {"modelId": "org/m", "sourceUri": "s3://bucket/m", "size": "16Gi"}
+    ]
+    assert comp.resources == {}
+
+
+def test_a_model_that_disappears_keeps_the_running_job_and_the_result() -> None:
+    xr, job = started()
+    comp = compose(xr, [MI300X_NODE], resources={DISCOVERY_JOB: job_state(job, active=1)})
+
+    assert comp.status["status"] == "Failed"
+    assert DISCOVERY_JOB in comp.resources  # never torn down because an input flickered
