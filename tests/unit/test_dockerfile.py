@@ -32,9 +32,23 @@ def python_version(image: str) -> str:
 
 def test_build_and_runtime_stages_use_the_same_python() -> None:
     """A venv built on one Python does not import on another."""
-    versions = {python_version(image) for image, _ in stages()}
-    assert len(stages()) >= 2
+    python = [image for image, _ in stages() if image.startswith("python:")]
+    versions = {python_version(image) for image in python}
+    assert len(python) >= 2
     assert len(versions) == 1
+
+
+def test_the_image_ships_the_oras_the_tests_use() -> None:
+    """The function runs oras; the image has the version the registry tests ran against."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    tools = (ROOT / "scripts" / "build-tools.sh").read_text()
+    shipped = re.search(r"ARG ORAS_VERSION=(\S+)", dockerfile)
+    tested = re.search(r"ORAS_VERSION=(\S+)", tools)
+    assert shipped
+    assert tested
+    assert shipped[1] == tested[1]
+    _, runtime = stages()[-1]
+    assert "COPY --from=oras /oras /usr/local/bin/oras" in runtime
 
 
 def test_runtime_runs_as_non_root() -> None:
