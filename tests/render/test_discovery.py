@@ -8,6 +8,7 @@ Backoff is measured against the function's clock, so failures here are recent on
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
