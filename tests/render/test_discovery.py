@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from devtools.render import ROOT, Tools, render
+from tests import simulated
 
 EXAMPLE = ROOT / "examples" / "aimservicetemplate-discovery"
 RESULT = [
@@ -71,23 +72,7 @@ def as_observed(job: Obj, **status: Any) -> Obj:
     }
 
 
-def pod(job: Obj, phase: str, *, message: str | None = None, waiting: str | None = None) -> Obj:
-    state: dict[str, Any] = {}
-    if message is not None:
-        state["terminated"] = {"exitCode": 0 if phase == "Succeeded" else 1, "message": message}
-    if waiting:
-        state["waiting"] = {"reason": waiting, "message": "pull access denied"}
-    name = job["metadata"]["name"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{name}-x1",
-            "namespace": job["metadata"]["namespace"],
-            "labels": {"batch.kubernetes.io/job-name": name},
-        },
-        "status": {"phase": phase, "containerStatuses": [{"name": "discovery", "state": state}]},
-    }
+pod = simulated.discovery_pod
 
 
 def with_status(xr: Obj, rendered: Obj) -> Obj:

@@ -16,6 +16,7 @@ from function import discovery
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.settings import Settings
 from function.state import Composition, Observed
+from tests import simulated
 from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"
@@ -128,23 +129,7 @@ def complete_job(job: Any) -> Any:
     return job_state(job, succeeded=1, conditions=[{"type": "Complete", "status": "True"}])
 
 
-def pod(job: Any, phase: str, *, message: str | None = None, waiting: str | None = None) -> Any:
-    state: dict[str, Any] = {}
-    if message is not None:
-        state["terminated"] = {"exitCode": 0 if phase == "Succeeded" else 1, "message": message}
-    if waiting is not None:
-        state["waiting"] = {"reason": waiting, "message": "pull access denied for the image"}
-    name = job["metadata"]["name"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{name}-abcde",
-            "namespace": job["metadata"]["namespace"],
-            "labels": {"batch.kubernetes.io/job-name": name},
-        },
-        "status": {"phase": phase, "containerStatuses": [{"name": "discovery", "state": state}]},
-    }
+pod = simulated.discovery_pod
 
 
 def step(xr: Any, comp: Composition) -> Any:
