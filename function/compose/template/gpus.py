@@ -2,7 +2,7 @@
 
 Crossplane lists the Nodes for us; nothing here reads capacity, only which GPU models the node
 labeller announced. A template whose GPU is missing is NotAvailable (not Failed: adding such a
-node fixes it) and is checked again when Nodes change or, at the latest, after `RECHECK_S`.
+node fixes it) and is checked again within `RECHECK_S` (the response's TTL).
 """
 
 from __future__ import annotations
