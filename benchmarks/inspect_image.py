@@ -22,7 +22,7 @@ from pathlib import Path
 from devtools.registry import start_registry
 from devtools.render import build_tools
 from function.registry import reference
-from function.registry.inspect import Inspection, InspectionRequest
+from function.registry.inspect import InspectionRequest, RegistryFailure
 from function.registry.oras import OrasInspector
 
 LABELS = {
@@ -68,7 +68,7 @@ async def measure(oras: Path, host: str, calls: int) -> None:
 
     async def inspect() -> None:
         outcome = await inspector.inspect(InspectionRequest(image, ref))
-        if not isinstance(outcome, Inspection):
+        if isinstance(outcome, RegistryFailure):
             msg = f"inspection failed: {outcome}"
             raise RuntimeError(msg)
 
