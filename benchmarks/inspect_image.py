@@ -67,10 +67,10 @@ async def measure(oras: Path, host: str, calls: int) -> None:
         await proc.wait()
 
     async def inspect() -> None:
-        outcome = await inspector.inspect(InspectionRequest(image, ref))
-        if isinstance(outcome, RegistryFailure):
-            msg = f"inspection failed: {outcome}"
-            raise RuntimeError(msg)
+        match await inspector.inspect(InspectionRequest(image, ref)):
+            case RegistryFailure() as failure:
+                msg = f"inspection failed: {failure}"
+                raise RuntimeError(msg)
 
     print(f"{'':<22}{'conc':>5}{'p50 ms':>10}{'p99 ms':>10}{'per s':>10}")
     for name, one in (("baseline: oras version", spawn), ("inspection", inspect)):
