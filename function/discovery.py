@@ -17,6 +17,7 @@ from typing import Final
 
 from pydantic import JsonValue, ValidationError
 
+from function import quantity
 from function.api.template import DiscoveredSource, Profile
 from function.naming import sanitize_part
 from function.status import Reason
@@ -24,7 +25,6 @@ from function.status import Reason
 BACKOFF_BASE_S: Final = 60
 BACKOFF_MAX_S: Final = 3600
 _TEMPLATE_PART: Final = 46
-_GIB: Final = 1024**3
 
 
 class ResultError(ValueError):
@@ -147,11 +147,7 @@ def _size(size_gb: JsonValue) -> str | None:
     """Gigabytes as the dry-run reports them (GiB, really) to a binary Quantity: 0.5 -> 512Mi."""
     if not isinstance(size_gb, int | float) or isinstance(size_gb, bool) or size_gb <= 0:
         return None
-    size = int(size_gb * _GIB)
-    for suffix, unit in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
-        if size % unit == 0:
-            return f"{size // unit}{suffix}"
-    return str(size)
+    return quantity.binary(int(size_gb * quantity.GIB))
 
 
 def _json(text: str) -> JsonValue:

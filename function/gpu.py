@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from function import quantity
+
 DEVICE_ID_LABEL: Final = "amd.com/gpu.device-id"
 # Taint key that AMD GPU nodes conventionally carry so that only GPU workloads land there.
 GPU_TAINT_KEY: Final = "amd.com/gpu"
@@ -97,26 +99,6 @@ VRAM_GIB: Final = MappingProxyType(
     }
 )
 
-_QUANTITY: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTPE]i?|k)?$")
-_FACTOR: Final = MappingProxyType(
-    {
-        None: 1,
-        "k": 10**3,
-        "K": 10**3,
-        "M": 10**6,
-        "G": 10**9,
-        "T": 10**12,
-        "P": 10**15,
-        "E": 10**18,
-        "Ki": 2**10,
-        "Mi": 2**20,
-        "Gi": 2**30,
-        "Ti": 2**40,
-        "Pi": 2**50,
-        "Ei": 2**60,
-    }
-)
-
 
 def models_with_vram(min_vram: str | int) -> tuple[str, ...]:
     """GPU models with at least `min_vram` (a Kubernetes quantity, e.g. `128Gi`) per GPU.
@@ -124,12 +106,12 @@ def models_with_vram(min_vram: str | int) -> tuple[str, ...]:
     Raises:
         ValueError: `min_vram` is not a memory quantity.
     """
-    match = _QUANTITY.match(str(min_vram).strip())
-    if match is None:
+    try:
+        wanted = quantity.to_bytes(min_vram)
+    except ValueError:
         msg = f"minVram {min_vram!r} is not a memory quantity such as 128Gi"
-        raise ValueError(msg)
-    wanted = float(match.group(1)) * _FACTOR[match.group(2)]
-    return tuple(sorted(m for m, gib in VRAM_GIB.items() if gib * 2**30 >= wanted))
+        raise ValueError(msg) from None
+    return tuple(sorted(m for m, gib in VRAM_GIB.items() if gib * quantity.GIB >= wanted))
 
 
 _ID_TO_MODEL: Final = MappingProxyType({i: m for m, ids in DEVICE_IDS.items() for i in ids})
