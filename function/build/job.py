@@ -9,6 +9,7 @@ from typing import Final
 from pydantic import JsonValue
 
 from function.build import Manifest
+from function.build.pod import restricted_container_security, restricted_pod_security
 
 CONTAINER: Final = "discovery"
 RUN_AS: Final = 65532
@@ -40,12 +41,7 @@ def build_discovery_job(  # noqa: PLR0913 - one keyword per field of the manifes
     pod_spec: Manifest = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": RUN_AS,
-            "runAsGroup": RUN_AS,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": restricted_pod_security(RUN_AS),
         "containers": [
             {
                 "name": CONTAINER,
@@ -58,12 +54,7 @@ def build_discovery_job(  # noqa: PLR0913 - one keyword per field of the manifes
                     "requests": {"cpu": "100m", "memory": "256Mi"},
                     "limits": {"memory": "2Gi"},
                 },
-                "securityContext": {
-                    "allowPrivilegeEscalation": False,
-                    "runAsNonRoot": True,
-                    "capabilities": {"drop": ["ALL"]},
-                    "seccompProfile": {"type": "RuntimeDefault"},
-                },
+                "securityContext": restricted_container_security(),
                 "volumeMounts": [{"name": "output", "mountPath": OUTPUT_DIR}],
             }
         ],

@@ -1,0 +1,158 @@
+"""A model cache's Kubernetes objects: its PVC, a download Job, and a size-check Job.
+
+The size-check Job measures the source when its size is unknown.
+
+The download image follows KServe's storage-initializer convention: it is run with
+`<sourceUri> <destination>` and fetches `hf://` and `s3://` sources. Credentials reach it only as
+environment variables the user gave (usually `valueFrom.secretKeyRef`), never through the
+function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.build import Manifest
+from function.build.pod import restricted_container_security, restricted_pod_security
+
+MOUNT_PATH: Final = "/mnt/models"
+RUN_AS: Final = 1000
+DOWNLOAD_CONTAINER: Final = "download"
+SIZE_CHECK_CONTAINER: Final = "size-check"
+SIZE_CHECK_SCRIPT: Final = resources.files("function.build").joinpath("size_check.py").read_text()
+# Downloads may take hours; a Job's own retries cover a flaky network, not a wrong source.
+DOWNLOAD_BACKOFF_LIMIT: Final = 2
+TTL_AFTER_FINISHED_S: Final = 3600
+
+
+def build_pvc(
+    *, name: str, namespace: str, labels: Mapping[str, str], size: str, storage_class: str | None
+) -> Manifest:
+    """A ReadWriteMany claim: one download, mounted by every replica of every service."""
+    spec: Manifest = {
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": size}},
+    }
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "spec": spec,
+    }
+
+
+def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest is the point
+    *,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    image: str,
+    source_uri: str,
+    claim: str,
+    env: Sequence[Mapping[str, JsonValue]],
+    pull_secrets: Sequence[str],
+) -> Manifest:
+    """A Job that downloads `source_uri` into the PVC `claim`."""
+    container: Manifest = {
+        "name": DOWNLOAD_CONTAINER,
+        "image": image,
+        "args": [source_uri, MOUNT_PATH],
+        "env": [
+            {"name": "HF_HOME", "value": "/tmp/.hf"},  # noqa: S108 - the Pod's own emptyDir
+            {"name": "TMPDIR", "value": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
+            *(dict(e) for e in env),
+        ],
+        "volumeMounts": [
+            {"name": "cache", "mountPath": MOUNT_PATH},
+            {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
+        ],
+    }
+    volumes: list[JsonValue] = [
+        {"name": "cache", "persistentVolumeClaim": {"claimName": claim}},
+        {"name": "tmp", "emptyDir": {}},
+    ]
+    return _job(
+        name,
+        namespace=namespace,
+        labels=labels,
+        container=container,
+        volumes=volumes,
+        pull_secrets=pull_secrets,
+        backoff_limit=DOWNLOAD_BACKOFF_LIMIT,
+    )
+
+
+def build_size_check_job(  # noqa: PLR0913 - one keyword per field of the manifest is the point
+    *,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    image: str,
+    source_uri: str,
+    env: Sequence[Mapping[str, JsonValue]],
+    pull_secrets: Sequence[str],
+) -> Manifest:
+    """A Job that measures `source_uri` and leaves `{"sizeBytes": N}` in its termination message."""
+    container: Manifest = {
+        "name": SIZE_CHECK_CONTAINER,
+        "image": image,
+        "command": ["python3", "-c", SIZE_CHECK_SCRIPT, source_uri],
+        "env": [
+            {"name": "HF_HOME", "value": "/tmp/.hf"},  # noqa: S108 - the Pod's own emptyDir
+            *(dict(e) for e in env),
+        ],
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],  # noqa: S108 - an emptyDir
+    }
+    volumes: list[JsonValue] = [{"name": "tmp", "emptyDir": {}}]
+    return _job(
+        name,
+        namespace=namespace,
+        labels=labels,
+        container=container,
+        volumes=volumes,
+        pull_secrets=pull_secrets,
+        backoff_limit=1,
+    )
+
+
+def _job(  # noqa: PLR0913 - the parts the two Jobs differ in
+    name: str,
+    *,
+    namespace: str,
+    labels: Mapping[str, str],
+    container: Manifest,
+    volumes: list[JsonValue],
+    pull_secrets: Sequence[str],
+    backoff_limit: int,
+) -> Manifest:
+    pod_spec: Manifest = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "securityContext": restricted_pod_security(RUN_AS),
+        "containers": [
+            {
+                **container,
+                "terminationMessagePolicy": "FallbackToLogsOnError",
+                "securityContext": restricted_container_security(),
+            }
+        ],
+        "volumes": volumes,
+    }
+    if pull_secrets:
+        pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "spec": {
+            "backoffLimit": backoff_limit,
+            "ttlSecondsAfterFinished": TTL_AFTER_FINISHED_S,
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
+        },
+    }
