@@ -17,6 +17,8 @@ ORIGIN: Final = PREFIX + "origin"
 CUSTOM_MODEL: Final = PREFIX + "custom-model"
 TEMPLATE_ALIAS: Final = PREFIX + "template.alias"
 DISCOVERY: Final = PREFIX + "discovery"
+MODEL_CACHE: Final = PREFIX + "model-cache"
+TEMPLATE_CACHE: Final = PREFIX + "template-cache"
 
 AUTO_GENERATED: Final = "auto-generated"
 DERIVED: Final = "derived"

@@ -29,6 +29,9 @@ class ConditionType(StrEnum):
     TEMPLATES_READY = "TemplatesReady"
     GPU_READY = "GPUReady"
     DISCOVERED = "Discovered"
+    SIZE_KNOWN = "SizeKnown"
+    VOLUME_READY = "VolumeReady"
+    DOWNLOAD_READY = "DownloadReady"
 
 
 class Reason(StrEnum):
@@ -93,6 +96,25 @@ class Reason(StrEnum):
     DISCOVERY_OUTPUT_TOO_LARGE = "DiscoveryOutputTooLarge"
     DISCOVERY_IMAGE_PULL = "DiscoveryImagePullFailed"
     MODEL_IMAGE_MISSING = "ModelImageMissing"
+    # Caches.
+    CACHE_UNAUTHORIZED = "DownloadUnauthorized"
+    CACHE_SOURCE_NOT_FOUND = "SourceNotFound"
+    CACHE_STORAGE_FULL = "StorageFull"
+    CACHE_DOWNLOAD_FAILED = "DownloadFailed"
+    SIZE_UNKNOWN = "CheckingSize"
+    SIZE_KNOWN = "SizeKnown"
+    SIZE_CHECK_INVALID = "SizeCheckOutputInvalid"
+    PVC_PENDING = "VolumePending"
+    PVC_BOUND = "VolumeBound"
+    DOWNLOADING = "Downloading"
+    DOWNLOADED = "Downloaded"
+    CACHE_WAITING = "WaitingForTemplate"
+    CACHES_CREATING = "CreatingCaches"
+    CACHES_READY = "AllCachesAvailable"
+    CACHES_NOT_READY = "CachesNotAvailable"
+    CACHE_FAILED = "CacheFailed"
+    CACHE_LOST = "CacheLost"
+    NO_CACHE = "NotCached"
 
 
 class State(IntEnum):

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from function.api.meta import Kind
+from function.compose.cache import compose_model_cache, compose_template_cache
 from function.compose.model import compose_model
 from function.compose.service import compose_service
 from function.compose.template import compose_template
@@ -32,5 +33,7 @@ COMPOSERS: Mapping[str, Composer] = MappingProxyType(
         Kind.CLUSTER_MODEL: compose_model,
         Kind.SERVICE_TEMPLATE: compose_template,
         Kind.CLUSTER_SERVICE_TEMPLATE: compose_template,
+        Kind.TEMPLATE_CACHE: compose_template_cache,
+        Kind.MODEL_CACHE: compose_model_cache,
     }
 )

@@ -8,6 +8,8 @@ status, so every call (and every function replica) decides the same way.
 
 from __future__ import annotations
 
+from function import labels
+from function.api.cache import TemplateCacheSpec, TemplateScope
 from function.api.meta import API_VERSION, Kind, Scope
 from function.api.model import ModelSpec
 from function.api.template import (
@@ -16,16 +18,20 @@ from function.api.template import (
     TemplateStatus,
     TemplateStatusValue,
 )
+from function.build import Manifest
 from function.compose.template import discovery, gpus
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
 from function.resolve import Absent, Found, Lookup, Pending, Resolution, Resolved
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
-from function.state import Composition, Observed, Requirement, parse_spec
-from function.status import ConditionType, Health, Reason, State, worst
+from function.state import Composition, Desired, Observed, Requirement, keep, parse_spec
+from function.status import ConditionType, Health, Reason, State, aim_status, worst
 
-__all__ = ["DISCOVERY_JOB", "TEMPLATE_KINDS", "compose_template"]
+__all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
+
+TEMPLATE_CACHE = "template-cache"
+"""Composition-resource name of the AIMTemplateCache of a template with caching enabled."""
 
 TEMPLATE_KINDS = frozenset({Kind.SERVICE_TEMPLATE, Kind.CLUSTER_SERVICE_TEMPLATE})
 
@@ -67,6 +73,9 @@ def compose_template(observed: Observed) -> Composition:
         comp.resources[DISCOVERY_JOB] = found.job
 
     healths = [config_health, model_health, gpu.health, found.health]
+    cache = _template_cache(observed, spec, available=worst(healths) is State.READY)
+    if cache is not None:
+        comp.resources[TEMPLATE_CACHE] = cache
     comp.conditions = [h.to_condition() for h in healths]
     comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
     comp.ttl_seconds = min(
@@ -85,6 +94,40 @@ def compose_template(observed: Observed) -> Composition:
         discovery=found.state,
     ).model_dump(mode="json", by_alias=True, exclude_none=True)
     return comp
+
+
+def _template_cache(
+    observed: Observed, spec: ClusterServiceTemplateSpec, *, available: bool
+) -> Desired | None:
+    """With `spec.caching.enabled`, the AIMTemplateCache that pre-warms this template's sources.
+
+    Composed once the template is Available (its sources are known), and kept from then on.
+    Only namespaced templates cache: a cache is a namespace's PVCs.
+    """
+    current = observed.resources.get(TEMPLATE_CACHE)
+    caching = spec.caching if isinstance(spec, ServiceTemplateSpec) else None
+    if caching is None or not caching.enabled:
+        return None
+    ready = aim_status(current) == "Available"
+    if not available:
+        return keep(current, ready=ready) if current is not None else None
+    cache = TemplateCacheSpec(
+        template_name=observed.name,
+        template_scope=TemplateScope.NAMESPACE,
+        env=caching.env,
+        runtime_config_name=spec.runtime_config_name,
+    )
+    manifest: Manifest = {
+        "apiVersion": API_VERSION,
+        "kind": Kind.TEMPLATE_CACHE.value,
+        "metadata": {
+            "name": observed.name,
+            "namespace": observed.namespace,
+            "labels": {**labels.MANAGED_BY, labels.TEMPLATE: labels.value(observed.name)},
+        },
+        "spec": cache.model_dump(mode="json", by_alias=True, exclude_none=True),
+    }
+    return Desired(manifest, ready=ready)
 
 
 def _model(

@@ -1,0 +1,275 @@
+"""AIMModelCache: a PVC holding one model source, filled by a download Job.
+
+One step per call. Size unknown: a size-check Job measures the source and its result (from the
+Pod's termination message) is kept in `status.size`. Size known: the PVC (ReadWriteMany, size
+plus the runtime config's headroom, rounded up to GiB; created once, never resized) and the
+download Job. Job complete: `status.status: Available` is recorded and the Job dropped. A PVC
+that disappears after that is a lost cache: it is re-created and downloaded again.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from function import caching, labels, naming, quantity
+from function.api.cache import CacheStatusValue, ModelCacheSpec, ModelCacheStatus
+from function.build import Manifest
+from function.build.storage import (
+    DOWNLOAD_CONTAINER,
+    SIZE_CHECK_CONTAINER,
+    build_download_job,
+    build_pvc,
+    build_size_check_job,
+)
+from function.compose.cache.jobs import JobState, job_state, pod_message, pods_requirement
+from function.runtimeconfig import RuntimeConfig
+from function.runtimeconfig import lookup as runtime_config_lookup
+from function.runtimeconfig import resolve as resolve_runtime_config
+from function.state import Composition, Desired, Observed, keep, parse_spec, parse_status
+from function.status import ConditionType, Health, Reason, State, status_of, worst
+
+PVC: Final = "pvc"
+DOWNLOAD_JOB: Final = "download-job"
+SIZE_CHECK_JOB: Final = "size-check-job"
+_DOWNLOAD_PODS: Final = "download-pods"
+_SIZE_CHECK_PODS: Final = "size-check-pods"
+
+_HEADLINE: Final = {
+    State.FAILED: CacheStatusValue.FAILED,
+    State.DEGRADED: CacheStatusValue.FAILED,
+    State.PENDING: CacheStatusValue.PENDING,
+    State.PROGRESSING: CacheStatusValue.PROGRESSING,
+    State.READY: CacheStatusValue.AVAILABLE,
+}
+
+
+def compose_model_cache(observed: Observed) -> Composition:
+    """Compose one AIMModelCache."""
+    spec = parse_spec(observed.composite, ModelCacheSpec)
+    previous = parse_status(observed.composite, ModelCacheStatus) or ModelCacheStatus()
+    comp = Composition()
+    config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
+    comp.requirements += [
+        *config_lookup.requirements(),
+        *pods_requirement(observed, SIZE_CHECK_JOB, _SIZE_CHECK_PODS),
+        *pods_requirement(observed, DOWNLOAD_JOB, _DOWNLOAD_PODS),
+    ]
+    config_health, config = resolve_runtime_config(config_lookup, observed.required)
+    names = _names(observed.name)
+    base_labels = {**labels.MANAGED_BY, labels.MODEL_CACHE: labels.value(observed.name)}
+
+    size, size_health = _size(
+        observed, spec=spec, previous=previous, names=names, base_labels=base_labels, comp=comp
+    )
+    healths = [config_health, size_health]
+    pvc_name = None
+    if size is not None and config is not None:
+        pvc_name = names["pvc"]
+        pvc_health = _pvc(
+            observed,
+            spec=spec,
+            config=config,
+            size=size,
+            name=pvc_name,
+            base_labels=base_labels,
+            comp=comp,
+        )
+        download_health = _download(
+            observed,
+            spec=spec,
+            previous=previous,
+            pvc=pvc_name,
+            names=names,
+            base_labels=base_labels,
+            comp=comp,
+        )
+        healths += [pvc_health, download_health]
+    elif PVC in observed.resources:
+        comp.resources[PVC] = keep(observed.resources[PVC], ready=_bound(observed))
+
+    comp.conditions = [h.to_condition() for h in healths]
+    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
+    comp.status = ModelCacheStatus(
+        status=_HEADLINE[worst(healths)],
+        persistent_volume_claim=pvc_name,
+        size=quantity.binary(size) if size is not None else None,
+        last_used=previous.last_used,
+    ).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return comp
+
+
+def _names(cache: str) -> dict[str, str]:
+    return {
+        "pvc": naming.derived_name([cache, "cache"]),
+        "download": naming.derived_name([cache, "download"]),
+        "size-check": naming.derived_name([cache, "size-check"]),
+    }
+
+
+def _size(  # noqa: PLR0913 - the size step reads and writes all of these
+    observed: Observed,
+    *,
+    spec: ModelCacheSpec,
+    previous: ModelCacheStatus,
+    names: dict[str, str],
+    base_labels: dict[str, str],
+    comp: Composition,
+) -> tuple[int | None, Health]:
+    """The source's size in bytes: the spec's, the one measured before, or measure it now."""
+    known = spec.size if spec.size is not None else previous.size
+    if known is not None:
+        return quantity.to_bytes(known), _health(
+            ConditionType.SIZE_KNOWN, State.READY, Reason.SIZE_KNOWN, f"{spec.source_uri}: {known}"
+        )
+    current = observed.resources.get(SIZE_CHECK_JOB)
+    job = build_size_check_job(
+        name=names["size-check"],
+        namespace=observed.namespace,
+        labels={**base_labels, "app.kubernetes.io/component": "size-check"},
+        image=spec.model_download_image,
+        source_uri=spec.source_uri,
+        env=caching.env_manifests(spec.env or ()),
+        pull_secrets=[s.name for s in spec.image_pull_secrets or ()],
+    )
+    state = job_state(current) if current is not None else None
+    pods = observed.required.get(_SIZE_CHECK_PODS)
+    if state is JobState.COMPLETE:
+        message = pod_message(pods, SIZE_CHECK_CONTAINER, "Succeeded")
+        if message is None:
+            comp.resources[SIZE_CHECK_JOB] = Desired(job, ready=True)
+            return None, _size_health(State.PROGRESSING, "reading the size check's result")
+        try:
+            size = caching.parse_size(message)
+        except ValueError as e:
+            comp.resources[SIZE_CHECK_JOB] = Desired(job, ready=False)
+            return None, _health(
+                ConditionType.SIZE_KNOWN, State.FAILED, Reason.SIZE_CHECK_INVALID, str(e)
+            )
+        # Measured: the result lives in status from now on and the Job is dropped.
+        return size, _health(
+            ConditionType.SIZE_KNOWN,
+            State.READY,
+            Reason.SIZE_KNOWN,
+            f"{spec.source_uri}: {quantity.binary(size)} (measured)",
+        )
+    comp.resources[SIZE_CHECK_JOB] = Desired(job, ready=False)
+    if state is JobState.FAILED:
+        return None, _failed(
+            ConditionType.SIZE_KNOWN, pods, SIZE_CHECK_CONTAINER, f"size check of {spec.source_uri}"
+        )
+    return None, _size_health(
+        State.PENDING, f"spec.size is unset: Job {names['size-check']} measures {spec.source_uri}"
+    )
+
+
+def _pvc(  # noqa: PLR0913 - the PVC step reads and writes all of these
+    observed: Observed,
+    *,
+    spec: ModelCacheSpec,
+    config: RuntimeConfig,
+    size: int,
+    name: str,
+    base_labels: dict[str, str],
+    comp: Composition,
+) -> Health:
+    current = observed.resources.get(PVC)
+    bound = _bound(observed)
+    if current is not None:
+        comp.resources[PVC] = keep(current, ready=bound)  # created once, never resized
+    else:
+        request = quantity.with_headroom_gib(size, config.spec.pvc_headroom_percent)
+        comp.resources[PVC] = Desired(
+            build_pvc(
+                name=name,
+                namespace=observed.namespace,
+                labels=base_labels,
+                size=request,
+                storage_class=spec.storage_class_name or config.spec.default_storage_class_name,
+            ),
+            ready=False,
+        )
+    if bound:
+        return _health(
+            ConditionType.VOLUME_READY, State.READY, Reason.PVC_BOUND, f"PVC {name} is Bound"
+        )
+    phase = status_of(current).get("phase") if current is not None else None
+    return _health(
+        ConditionType.VOLUME_READY,
+        State.PENDING,
+        Reason.PVC_PENDING,
+        f"PVC {name} is {phase or 'being created'}; it needs a ReadWriteMany storage class",
+    )
+
+
+def _download(  # noqa: PLR0913 - the download step reads and writes all of these
+    observed: Observed,
+    *,
+    spec: ModelCacheSpec,
+    previous: ModelCacheStatus,
+    pvc: str,
+    names: dict[str, str],
+    base_labels: dict[str, str],
+    comp: Composition,
+) -> Health:
+    # Available is recorded once; it holds while the PVC does (a lost PVC downloads again).
+    if previous.status is CacheStatusValue.AVAILABLE and PVC in observed.resources:
+        return _download_health(
+            State.READY, Reason.DOWNLOADED, f"{spec.source_uri} is in PVC {pvc}"
+        )
+    current = observed.resources.get(DOWNLOAD_JOB)
+    job = build_download_job(
+        name=names["download"],
+        namespace=observed.namespace,
+        labels={**base_labels, "app.kubernetes.io/component": "download"},
+        image=spec.model_download_image,
+        source_uri=spec.source_uri,
+        claim=pvc,
+        env=caching.env_manifests(spec.env or ()),
+        pull_secrets=[s.name for s in spec.image_pull_secrets or ()],
+    )
+    state = job_state(current) if current is not None else None
+    if state is JobState.COMPLETE:
+        return _download_health(
+            State.READY, Reason.DOWNLOADED, f"{spec.source_uri} downloaded into PVC {pvc}"
+        )
+    comp.resources[DOWNLOAD_JOB] = Desired(job, ready=False)
+    if state is JobState.FAILED:
+        pods = observed.required.get(_DOWNLOAD_PODS)
+        return _failed(
+            ConditionType.DOWNLOAD_READY, pods, DOWNLOAD_CONTAINER, f"download into PVC {pvc}"
+        )
+    return _download_health(
+        State.PROGRESSING,
+        Reason.DOWNLOADING,
+        f"Job {names['download']} downloads {spec.source_uri}",
+    )
+
+
+def _failed(
+    condition: ConditionType, pods: tuple[Manifest, ...] | None, container: str, what: str
+) -> Health:
+    tail = pod_message(pods, container, "Failed") or ""
+    reason, advice = caching.classify_failure(tail)
+    said = f"; it said: {tail.strip()[-300:]}" if tail.strip() else ""
+    return _health(
+        condition,
+        State.FAILED,
+        reason,
+        f"{what} failed: {advice}{said} (delete the failed Job to try again)",
+    )
+
+
+def _bound(observed: Observed) -> bool:
+    return status_of(observed.resources.get(PVC)).get("phase") == "Bound"
+
+
+def _size_health(state: State, message: str) -> Health:
+    return _health(ConditionType.SIZE_KNOWN, state, Reason.SIZE_UNKNOWN, message)
+
+
+def _download_health(state: State, reason: str, message: str) -> Health:
+    return _health(ConditionType.DOWNLOAD_READY, state, reason, message)
+
+
+def _health(condition: ConditionType, state: State, reason: str, message: str) -> Health:
+    return Health(condition, state, reason, message)

@@ -1,0 +1,270 @@
+"""AIMTemplateCache: one AIMModelCache per model source of a template.
+
+The template is looked up by `spec.templateScope` (Namespace, Cluster, or unset: namespace
+first, then cluster), and its `status.modelSources` say what to cache; the cache waits (Pending)
+until the template is Available. A standalone AIMModelCache in the namespace for the same source
+and storage class (one nobody composed) is reused instead of composing a duplicate: it belongs
+to the platform team and outlives every template cache that uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from function import caching, labels
+from function.api.cache import (
+    CacheEntry,
+    CacheStatusValue,
+    ModelCacheSpec,
+    ModelCacheStatus,
+    TemplateCacheSpec,
+    TemplateCacheStatus,
+    TemplateScope,
+)
+from function.api.common import ModelSource
+from function.api.meta import API_VERSION, Kind, Scope
+from function.api.template import ClusterServiceTemplateSpec, DiscoveredSource, TemplateStatus
+from function.build import Manifest
+from function.errors import InvalidSpecError
+from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolution, Resolved, name_of
+from function.state import (
+    Composition,
+    Desired,
+    Observed,
+    Requirement,
+    keep,
+    parse_spec,
+    parse_status,
+)
+from function.status import ConditionType, Health, Reason, State, aim_status, worst
+
+MODEL_CACHE_PREFIX: Final = "model-cache-"
+_MODEL_CACHES: Final = Listing("model-caches", Kind.MODEL_CACHE)
+_HEADLINE: Final = {
+    State.FAILED: CacheStatusValue.FAILED,
+    State.DEGRADED: CacheStatusValue.FAILED,
+    State.PENDING: CacheStatusValue.PENDING,
+    State.PROGRESSING: CacheStatusValue.PROGRESSING,
+    State.READY: CacheStatusValue.AVAILABLE,
+}
+
+
+@dataclass(frozen=True)
+class _Cache:
+    """One model cache this template cache uses: composed by it, or reused."""
+
+    name: str
+    source_uri: str
+    status: str | None
+    pvc: str | None
+
+
+def compose_template_cache(observed: Observed) -> Composition:
+    """Compose one AIMTemplateCache."""
+    spec = parse_spec(observed.composite, TemplateCacheSpec)
+    comp = Composition()
+    reqs, resolution = _template(observed, spec)
+    listing = Listing(_MODEL_CACHES.key, Kind.MODEL_CACHE, observed.namespace)
+    comp.requirements += [*reqs, listing.requirement()]
+
+    template, template_health = _template_health(spec, resolution)
+    caches: list[_Cache] = []
+    listed = listing.items(observed.required)
+    if template is not None and template_health.state is State.READY and listed is not None:
+        status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
+        caches = [
+            _cache_for(
+                observed,
+                spec=spec,
+                template=template.spec,
+                source=source,
+                listed=listed,
+                comp=comp,
+            )
+            for source in status.model_sources or ()
+        ]
+    for key, current in observed.resources.items():
+        if key.startswith(MODEL_CACHE_PREFIX) and key not in comp.resources:
+            comp.resources[key] = keep(current, ready=aim_status(current) == "Available")
+
+    cache_health = _caches_health(caches, waiting=template_health.state is not State.READY)
+    healths = [template_health, cache_health]
+    comp.conditions = [h.to_condition() for h in healths]
+    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
+    comp.status = TemplateCacheStatus(
+        status=_HEADLINE[worst(healths)],
+        resolved_template=template.reference() if template else None,
+        resolved_template_kind=template.kind if template else None,
+        model_caches=[
+            CacheEntry(
+                name=c.name,
+                source_uri=c.source_uri,
+                status=CacheStatusValue(c.status)
+                if c.status in _VALUES
+                else CacheStatusValue.PENDING,
+                persistent_volume_claim=c.pvc,
+            )
+            for c in caches
+        ]
+        or None,
+    ).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return comp
+
+
+_VALUES: Final = frozenset(v.value for v in CacheStatusValue)
+
+
+def _template(observed: Observed, spec: TemplateCacheSpec) -> tuple[list[Requirement], Resolution]:
+    name, ns = spec.template_name, observed.namespace
+    if spec.template_scope is None:
+        lookup = Lookup("template", name, ns, Kind.SERVICE_TEMPLATE, Kind.CLUSTER_SERVICE_TEMPLATE)
+        return lookup.requirements(), lookup.resolve(observed.required)
+    if spec.template_scope is TemplateScope.NAMESPACE:
+        req = Requirement("template", API_VERSION, Kind.SERVICE_TEMPLATE, name, namespace=ns)
+        kind, scope = Kind.SERVICE_TEMPLATE, Scope.NAMESPACE
+    else:
+        req = Requirement("template-cluster", API_VERSION, Kind.CLUSTER_SERVICE_TEMPLATE, name)
+        kind, scope = Kind.CLUSTER_SERVICE_TEMPLATE, Scope.CLUSTER
+    got = observed.required.get(req.name)
+    if got is None:
+        return [req], Pending()
+    return [req], Found(got[0], kind, scope) if got else Absent()
+
+
+def _template_health(
+    spec: TemplateCacheSpec, resolution: Resolution
+) -> tuple[Resolved[ClusterServiceTemplateSpec] | None, Health]:
+    name = spec.template_name
+    if isinstance(resolution, Pending):
+        return None, _health(State.PENDING, Reason.RESOLVING, f"looking up template {name!r}")
+    if isinstance(resolution, Absent):
+        where = {
+            None: "in the namespace or cluster scope",
+            TemplateScope.NAMESPACE: "in the namespace (spec.templateScope: Namespace)",
+            TemplateScope.CLUSTER: "in cluster scope (spec.templateScope: Cluster)",
+        }[spec.template_scope]
+        return None, _health(
+            State.FAILED,
+            Reason.TEMPLATE_NOT_FOUND,
+            f"spec.templateName: no template {name!r} {where}; create it or fix the name",
+        )
+    try:
+        tpl_spec = parse_spec(resolution.manifest, ClusterServiceTemplateSpec)
+    except InvalidSpecError as e:
+        return None, _health(State.FAILED, Reason.TEMPLATE_INVALID, f"template {name!r}: {e}")
+    template = Resolved(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)
+    status = template.status
+    if status == "Available":
+        return template, _health(
+            State.READY, Reason.RESOLVED, f"{template.kind} {name!r} is Available"
+        )
+    state = State.FAILED if status in {"Failed", "Degraded"} else State.PENDING
+    reason = Reason.TEMPLATE_NOT_READY if state is State.FAILED else Reason.CACHE_WAITING
+    return template, _health(
+        state,
+        reason,
+        f"{template.kind} {name!r} is {status or 'not reconciled yet'}; caching starts once it "
+        "is Available with its model sources",
+    )
+
+
+def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
+    observed: Observed,
+    *,
+    spec: TemplateCacheSpec,
+    template: ClusterServiceTemplateSpec,
+    source: DiscoveredSource,
+    listed: tuple[Manifest, ...],
+    comp: Composition,
+) -> _Cache:
+    """Reuse a standalone cache of this source, or compose one."""
+    for candidate in listed:
+        cache_spec = candidate.get("spec")
+        meta = candidate.get("metadata")
+        owners = meta.get("ownerReferences") if isinstance(meta, dict) else None
+        if (
+            isinstance(cache_spec, dict)
+            and cache_spec.get("sourceUri") == source.source_uri
+            and cache_spec.get("storageClassName") == spec.storage_class_name
+            and not owners
+        ):
+            previous = parse_status(candidate, ModelCacheStatus)
+            return _Cache(
+                name_of(candidate),
+                source.source_uri,
+                aim_status(candidate),
+                previous.persistent_volume_claim if previous else None,
+            )
+    inline = _inline_source(template.model_sources, source.source_uri)
+    env = caching.merged_env(spec.env, inline.env if inline else None)
+    name = caching.model_cache_name(source.source_uri, env, spec.storage_class_name)
+    key = MODEL_CACHE_PREFIX + name
+    current = observed.resources.get(key)
+    model_cache = ModelCacheSpec(
+        source_uri=source.source_uri,
+        model_id=source.model_id,
+        storage_class_name=spec.storage_class_name,
+        size=source.size,
+        env=env or None,
+        image_pull_secrets=spec.image_pull_secrets,
+        runtime_config_name=spec.runtime_config_name,
+    )
+    comp.resources[key] = Desired(
+        {
+            "apiVersion": API_VERSION,
+            "kind": Kind.MODEL_CACHE.value,
+            "metadata": {
+                "name": name,
+                "namespace": observed.namespace,
+                "labels": {
+                    **labels.MANAGED_BY,
+                    labels.TEMPLATE_CACHE: labels.value(observed.name),
+                    labels.TEMPLATE: labels.value(spec.template_name),
+                },
+            },
+            "spec": model_cache.model_dump(mode="json", by_alias=True, exclude_none=True),
+        },
+        ready=aim_status(current) == "Available",
+    )
+    previous = parse_status(current, ModelCacheStatus) if current is not None else None
+    return _Cache(
+        name,
+        source.source_uri,
+        aim_status(current),
+        previous.persistent_volume_claim if previous else None,
+    )
+
+
+def _inline_source(sources: Sequence[ModelSource] | None, uri: str) -> ModelSource | None:
+    return next((s for s in sources or () if s.source_uri == uri), None)
+
+
+def _caches_health(caches: Sequence[_Cache], *, waiting: bool) -> Health:
+    if waiting:
+        return _cache_health(State.PENDING, Reason.CACHE_WAITING, "waiting for the template")
+    if not caches:
+        return _cache_health(State.PENDING, Reason.CACHES_CREATING, "no model sources listed yet")
+    failed = [c.name for c in caches if c.status == "Failed"]
+    if failed:
+        return _cache_health(
+            State.FAILED, Reason.CACHE_FAILED, f"model caches failed: {', '.join(failed)}"
+        )
+    waiting_for = [f"{c.name} ({c.status or 'new'})" for c in caches if c.status != "Available"]
+    if waiting_for:
+        return _cache_health(
+            State.PROGRESSING,
+            Reason.CACHES_NOT_READY,
+            f"{len(caches) - len(waiting_for)}/{len(caches)} model caches Available; waiting for "
+            + ", ".join(waiting_for),
+        )
+    return _cache_health(State.READY, Reason.CACHES_READY, f"{len(caches)} model caches Available")
+
+
+def _health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.TEMPLATE_READY, state, reason, message)
+
+
+def _cache_health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.CACHE_READY, state, reason, message)
