@@ -31,6 +31,7 @@ class CacheMount:
     volume: str
     claim_name: str
     mount_path: str
+    read_only: bool = True
 
 
 def build_inference_service(  # noqa: PLR0913 - one keyword per field of the manifest is the point
@@ -57,8 +58,9 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}}
     ]
     for c in caches:
-        mounts.append({"name": c.volume, "mountPath": c.mount_path})
-        volumes.append({"name": c.volume, "persistentVolumeClaim": {"claimName": c.claim_name}})
+        mounts.append({"name": c.volume, "mountPath": c.mount_path, "readOnly": c.read_only})
+        claim: Manifest = {"claimName": c.claim_name, "readOnly": c.read_only}
+        volumes.append({"name": c.volume, "persistentVolumeClaim": claim})
     predictor: Manifest = {
         "minReplicas": scaling.min_replicas,
         "maxReplicas": scaling.max_replicas,

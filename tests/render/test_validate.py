@@ -62,6 +62,9 @@ def test_rendered_objects_validate_against_real_crds(
         ("aimmodel-custom", "Progressing"),
         ("aimservicetemplate-discovery", "Pending"),
         ("aimclusterservicetemplate-discovered", "Available"),
+        ("aimmodelcache-downloading", "Progressing"),
+        ("aimtemplatecache-cluster-template", "Progressing"),
+        ("aimservice-cache-model", "Starting"),
     ],
 )
 def test_full_rendered_xr_validates_against_its_xrd(

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from function import naming
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
-from function.compose.service import inference, model, routing, template
+from function.compose.service import caching, inference, model, routing, template
+from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
@@ -34,7 +35,14 @@ from function.status import (
     worst,
 )
 
-__all__ = ["DERIVED_TEMPLATE", "HTTP_ROUTE", "INFERENCE_SERVICE", "MODEL", "compose_service"]
+__all__ = [
+    "DERIVED_TEMPLATE",
+    "HTTP_ROUTE",
+    "INFERENCE_SERVICE",
+    "MODEL",
+    "TEMPLATE_CACHE",
+    "compose_service",
+]
 
 _HEADLINE = {
     State.FAILED: ServiceStatusValue.FAILED,
@@ -60,6 +68,8 @@ def compose_service(observed: Observed) -> Composition:
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
     models = model.resolve_model(observed, spec, config, _explicit_template_model(observed, spec))
     templates = template.resolve_template(observed, spec, models.model)
+    comp.requirements += caching.requirements(spec, observed.namespace, templates.template)
+    caches = caching.resolve(observed, spec, templates.template, template_ready=templates.ready)
     route = routing.compose_route(
         observed, spec.routing, config.spec.routing if config else None, isvc_name
     )
@@ -75,9 +85,12 @@ def compose_service(observed: Observed) -> Composition:
         config=config,
         models=models,
         templates=templates,
+        caches=caches,
         blocked=failed,
     )
     healths = [config_health, models.health, templates.health, isvc_health]
+    if caches.health is not None:
+        healths.append(caches.health)
     if route.health is not None:
         healths.append(route.health)
 
@@ -86,6 +99,7 @@ def compose_service(observed: Observed) -> Composition:
     desired = {
         MODEL: models.desired,
         DERIVED_TEMPLATE: templates.desired,
+        TEMPLATE_CACHE: caches.desired,
         INFERENCE_SERVICE: isvc,
         HTTP_ROUTE: route.desired or kept_route,
     }
@@ -121,6 +135,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
     config: RuntimeConfig | None,
     models: model.ModelOutcome,
     templates: template.TemplateOutcome,
+    caches: caching.CacheOutcome,
     blocked: bool,
 ) -> tuple[Desired | None, Health]:
     """The InferenceService once its inputs are ready; the existing one, kept, until then."""
@@ -129,6 +144,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
     if (
         models.ready
         and templates.ready
+        and caches.ready
         and config is not None
         and models.model
         and templates.template
@@ -141,6 +157,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
             model=models.model,
             template=templates.template,
             config=config,
+            caches=caches.mounts,
         )
         if ready:
             health = _isvc_health(State.READY, Reason.READY, f"InferenceService {name!r} is Ready")
@@ -154,7 +171,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
     until = (
         "the service is no longer Failed"
         if blocked
-        else "the model is Ready and the template Available"
+        else "the model is Ready, the template Available and its caches (if any) Available"
     )
     if current is not None:
         return _kept(observed, INFERENCE_SERVICE, ready=ready), _isvc_health(
