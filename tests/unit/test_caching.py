@@ -1,0 +1,462 @@
+"""Caching: sizing, names, failure reasons, and the model cache, template cache and service
+composers through Crossplane's requirements loop (Job, Pod and PVC status written by hand: no
+Job controller, kubelet or storage provisioner runs in unit tests).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from function import caching, quantity
+from function.api.common import EnvVar
+from function.compose.cache import compose_model_cache, compose_template_cache
+from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
+from function.compose.service import INFERENCE_SERVICE, TEMPLATE_CACHE, compose_service
+from function.state import Composition, Observed
+from function.status import Reason
+from tests import simulated
+from tests.unit import loop
+
+API = "aim.silogen.ai/v1alpha1"
+NS = "ml-team"
+
+
+def tree(value: object) -> Any:
+    return value
+
+
+def conditions(comp: Composition) -> dict[str, tuple[str, str]]:
+    return {c.type: (c.status.value, c.reason) for c in comp.conditions}
+
+
+def message(comp: Composition, kind: str) -> str:
+    return next(c.message for c in comp.conditions if c.type == kind)
+
+
+# --- sizing, names, reasons ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("size", "headroom", "want"),
+    [
+        (9_094_593_249, 10, "10Gi"),  # the operator's example
+        (100 * 2**20, 10, "1Gi"),  # at least 1Gi
+        (16 * 2**30, 10, "18Gi"),  # 17.6 GiB, rounded up
+        (16 * 2**30, 0, "16Gi"),
+        (61 * 2**30, 25, "77Gi"),
+    ],
+)
+def test_pvc_size_is_the_source_plus_headroom_rounded_up_to_gib(
+    size: int, headroom: int, want: str
+) -> None:
+    assert quantity.with_headroom_gib(size, headroom) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [("16Gi", 16 * 2**30), ("512Mi", 512 * 2**20), ("17244293365", 17244293365), ("1.5G", 1.5e9)],
+)
+def test_quantities_to_bytes(text: str, want: int) -> None:
+    assert quantity.to_bytes(text) == want
+
+
+def test_model_cache_names_are_the_operators_shape_and_differ_by_env_and_class() -> None:
+    name = caching.model_cache_name("hf://Qwen/Qwen2-0.5B", [], None)
+    assert name.startswith("hf---qwen-qwen2-0-5b-")
+    assert len(name.rsplit("-", 1)[1]) == 10
+    with_env = caching.model_cache_name("hf://Qwen/Qwen2-0.5B", [EnvVar(name="A", value="1")], None)
+    with_class = caching.model_cache_name("hf://Qwen/Qwen2-0.5B", [], "nfs")
+    assert len({name, with_env, with_class}) == 3
+    long_name = caching.model_cache_name("s3://bucket/" + "x" * 120, [], None)
+    assert len(long_name) <= 63
+
+
+@pytest.mark.parametrize(
+    ("log", "reason"),
+    [
+        (
+            "401 Client Error: Unauthorized for url: https://huggingface.co/api/models/x",
+            Reason.CACHE_UNAUTHORIZED,
+        ),
+        ("Cannot access gated repo for url", Reason.CACHE_UNAUTHORIZED),
+        ("botocore.exceptions.ClientError: InvalidAccessKeyId", Reason.CACHE_UNAUTHORIZED),
+        (
+            "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error",
+            Reason.CACHE_SOURCE_NOT_FOUND,
+        ),
+        (
+            "An error occurred (NoSuchBucket) when calling ListObjectsV2",
+            Reason.CACHE_SOURCE_NOT_FOUND,
+        ),
+        ("OSError: [Errno 28] No space left on device", Reason.CACHE_STORAGE_FULL),
+        ("downloaded 4011 files, then Killed", Reason.CACHE_DOWNLOAD_FAILED),
+    ],
+)
+def test_failures_are_told_apart(log: str, reason: Reason) -> None:
+    assert caching.classify_failure(log)[0] is reason
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "oops", '{"sizeBytes": 0}', '{"sizeBytes": "12"}', '{"sizeBytes": 1e30}']
+)
+def test_a_size_check_result_must_be_a_sane_byte_count(bad: str) -> None:
+    with pytest.raises(ValueError, match="sizeBytes"):
+        caching.parse_size(bad)
+
+
+# --- AIMModelCache -------------------------------------------------------------------------------
+
+
+def model_cache(status: dict[str, Any] | None = None, **spec: Any) -> Any:
+    body = {"sourceUri": "hf://Org/Model", "modelId": "Org/Model", **spec}
+    out: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "AIMModelCache",
+        "metadata": {"name": "org-model", "namespace": NS},
+        "spec": body,
+    }
+    if status is not None:
+        out["status"] = status
+    return out
+
+
+def reconcile(
+    composer: Any, xr: Any, pool: list[Any] | None = None, **observed: Any
+) -> Composition:
+    return loop.reconcile(composer, Observed(xr, **observed), pool or [])
+
+
+def with_status(obj: Any, **status: Any) -> Any:
+    return {**obj, "status": status}
+
+
+def complete(job: Any) -> Any:
+    return with_status(job, succeeded=1, conditions=[{"type": "Complete", "status": "True"}])
+
+
+def failed(job: Any) -> Any:
+    return with_status(job, failed=2, conditions=[{"type": "Failed", "status": "True"}])
+
+
+def pod(job: Any, phase: str, msg: str, container: str) -> Any:
+    out = simulated.discovery_pod(job, phase, message=msg)
+    out["status"]["containerStatuses"][0]["name"] = container
+    return out
+
+
+def test_without_a_size_a_size_check_runs_first() -> None:
+    comp = reconcile(compose_model_cache, model_cache())
+    assert set(comp.resources) == {SIZE_CHECK_JOB}
+    job = tree(comp.resources[SIZE_CHECK_JOB].manifest)
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:2] == ["python3", "-c"]
+    assert container["command"][-1] == "hf://Org/Model"
+    assert comp.status["status"] == "Pending"
+
+
+def test_a_measured_size_is_kept_and_the_pvc_and_download_follow() -> None:
+    first = reconcile(compose_model_cache, model_cache())
+    job = tree(first.resources[SIZE_CHECK_JOB].manifest)
+    pods = [pod(job, "Succeeded", json.dumps({"sizeBytes": 16 * 2**30}), "size-check")]
+    comp = reconcile(
+        compose_model_cache, model_cache(), pods, resources={SIZE_CHECK_JOB: complete(job)}
+    )
+
+    assert comp.status["size"] == "16Gi"
+    assert SIZE_CHECK_JOB not in comp.resources  # its result is in status now
+    pvc = tree(comp.resources[PVC].manifest)
+    assert pvc["spec"]["resources"]["requests"]["storage"] == "18Gi"
+    assert pvc["spec"]["accessModes"] == ["ReadWriteMany"]
+    assert DOWNLOAD_JOB in comp.resources
+
+
+def test_storage_class_and_headroom_come_from_the_runtime_config() -> None:
+    config = {
+        "apiVersion": API,
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": "default", "namespace": NS},
+        "spec": {"defaultStorageClassName": "nfs-rwx", "pvcHeadroomPercent": 50},
+    }
+    comp = reconcile(compose_model_cache, model_cache(size="10Gi"), [config])
+    pvc = tree(comp.resources[PVC].manifest)
+    assert pvc["spec"]["storageClassName"] == "nfs-rwx"
+    assert pvc["spec"]["resources"]["requests"]["storage"] == "15Gi"
+
+
+def test_the_download_job_is_hardened_and_gets_credentials_only_from_the_users_env() -> None:
+    secret_env = {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "t"}}}
+    comp = reconcile(compose_model_cache, model_cache(size="1Gi", env=[secret_env]))
+    job = tree(comp.resources[DOWNLOAD_JOB].manifest)
+    pod_spec = job["spec"]["template"]["spec"]
+    container = pod_spec["containers"][0]
+    assert container["args"] == ["hf://Org/Model", "/mnt/models"]
+    assert secret_env in container["env"]
+    assert pod_spec["securityContext"]["runAsNonRoot"] is True
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert pod_spec["volumes"][0]["persistentVolumeClaim"]["claimName"] == "org-model-cache"
+    assert "HF_TOKEN" not in json.dumps(comp.status)
+
+
+def downloading() -> tuple[Composition, Any, Any]:
+    comp = reconcile(compose_model_cache, model_cache(size="1Gi"))
+    pvc = with_status(tree(comp.resources[PVC].manifest), phase="Bound")
+    return comp, pvc, tree(comp.resources[DOWNLOAD_JOB].manifest)
+
+
+def test_a_finished_download_makes_the_cache_available_and_drops_the_job() -> None:
+    _, pvc, job = downloading()
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        resources={PVC: pvc, DOWNLOAD_JOB: complete(job)},
+    )
+    assert comp.status["status"] == "Available"
+    assert comp.status["persistentVolumeClaim"] == "org-model-cache"
+    assert DOWNLOAD_JOB not in comp.resources
+    assert comp.resources[PVC].ready is True
+
+    # Latched: the next reconcile, without the Job, stays Available.
+    again = reconcile(
+        compose_model_cache, model_cache(comp.status, size="1Gi"), resources={PVC: pvc}
+    )
+    assert again.status["status"] == "Available"
+    assert DOWNLOAD_JOB not in again.resources
+
+
+def test_a_lost_pvc_is_downloaded_again() -> None:
+    comp = reconcile(
+        compose_model_cache, model_cache({"status": "Available"}, size="1Gi"), resources={}
+    )
+    assert comp.status["status"] != "Available"
+    assert DOWNLOAD_JOB in comp.resources
+
+
+@pytest.mark.parametrize(
+    ("log", "reason"),
+    [
+        ("requests.exceptions.HTTPError: 401 Client Error: Unauthorized", "DownloadUnauthorized"),
+        ("RepositoryNotFoundError: 404 Client Error", "SourceNotFound"),
+        ("OSError: [Errno 28] No space left on device", "StorageFull"),
+    ],
+)
+def test_a_failed_download_says_why_and_names_the_pvc(log: str, reason: str) -> None:
+    _, pvc, job = downloading()
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        [pod(job, "Failed", log, "download")],
+        resources={PVC: pvc, DOWNLOAD_JOB: failed(job)},
+    )
+    assert comp.status["status"] == "Failed"
+    assert conditions(comp)["DownloadReady"] == ("False", reason)
+    assert "org-model-cache" in message(comp, "DownloadReady")
+    assert DOWNLOAD_JOB in comp.resources  # kept for kubectl logs
+
+
+def test_a_pending_pvc_waits() -> None:
+    _, pvc, job = downloading()
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        resources={PVC: with_status(pvc, phase="Pending"), DOWNLOAD_JOB: job},
+    )
+    assert conditions(comp)["VolumeReady"] == ("False", "VolumePending")
+    assert comp.status["status"] == "Pending"
+
+
+# --- AIMTemplateCache ----------------------------------------------------------------------------
+
+
+def template(status: str | None = "Available", kind: str = "AIMServiceTemplate") -> Any:
+    meta: dict[str, Any] = {"name": "tpl"}
+    if kind == "AIMServiceTemplate":
+        meta["namespace"] = NS
+    out: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": kind,
+        "metadata": meta,
+        "spec": {"modelName": "m"},
+    }
+    if status:
+        out["status"] = {
+            "status": status,
+            "modelSources": [
+                {"modelId": "Org/A", "sourceUri": "hf://Org/A", "size": "2Gi"},
+                {"modelId": "Org/B", "sourceUri": "hf://Org/B"},
+            ],
+        }
+    return out
+
+
+def template_cache(**spec: Any) -> Any:
+    return {
+        "apiVersion": API,
+        "kind": "AIMTemplateCache",
+        "metadata": {"name": "tc", "namespace": NS},
+        "spec": {"templateName": "tpl", **spec},
+    }
+
+
+def standalone(uri: str, status: str = "Available", **meta: Any) -> Any:
+    return {
+        "apiVersion": API,
+        "kind": "AIMModelCache",
+        "metadata": {"name": "team-cache", "namespace": NS, **meta},
+        "spec": {"sourceUri": uri},
+        "status": {"status": status, "persistentVolumeClaim": "team-cache-cache"},
+    }
+
+
+def test_a_template_cache_composes_one_model_cache_per_source() -> None:
+    comp = reconcile(
+        compose_template_cache, template_cache(env=[{"name": "X", "value": "1"}]), [template()]
+    )
+    caches = [tree(d.manifest) for d in comp.resources.values()]
+    assert sorted(c["spec"]["sourceUri"] for c in caches) == ["hf://Org/A", "hf://Org/B"]
+    a = next(c for c in caches if c["spec"]["sourceUri"] == "hf://Org/A")
+    assert a["spec"]["size"] == "2Gi"
+    assert a["spec"]["env"] == [{"name": "X", "value": "1"}]
+    assert comp.status["status"] == "Progressing"
+
+
+def test_a_standalone_model_cache_is_reused_not_duplicated() -> None:
+    comp = reconcile(
+        compose_template_cache, template_cache(), [template(), standalone("hf://Org/A")]
+    )
+    assert [tree(d.manifest)["spec"]["sourceUri"] for d in comp.resources.values()] == [
+        "hf://Org/B"
+    ]
+    entries = tree(comp.status)["modelCaches"]
+    assert entries[0] == {
+        "name": "team-cache",
+        "sourceUri": "hf://Org/A",
+        "status": "Available",
+        "persistentVolumeClaim": "team-cache-cache",
+    }
+
+
+def test_a_cache_someone_else_composed_is_not_taken() -> None:
+    owned = standalone("hf://Org/A", ownerReferences=[{"kind": "AIMTemplateCache", "name": "x"}])
+    comp = reconcile(compose_template_cache, template_cache(), [template(), owned])
+    assert len(comp.resources) == 2
+
+
+@pytest.mark.parametrize(
+    ("status", "headline", "reason"),
+    [
+        ("Progressing", "Pending", "WaitingForTemplate"),
+        ("NotAvailable", "Pending", "WaitingForTemplate"),
+        ("Failed", "Failed", "TemplateNotReady"),
+    ],
+)
+def test_the_template_cache_waits_for_its_template(status: str, headline: str, reason: str) -> None:
+    comp = reconcile(compose_template_cache, template_cache(), [template(status)])
+    assert comp.status["status"] == headline
+    assert conditions(comp)["TemplateReady"] == ("False", reason)
+    assert comp.resources == {}
+
+
+def test_a_missing_template_fails_naming_the_field() -> None:
+    comp = reconcile(compose_template_cache, template_cache(templateScope="Cluster"), [template()])
+    assert comp.status["status"] == "Failed"
+    assert "spec.templateName" in message(comp, "TemplateReady")
+    assert "templateScope: Cluster" in message(comp, "TemplateReady")
+
+
+def test_the_cluster_scope_finds_cluster_templates() -> None:
+    comp = reconcile(
+        compose_template_cache,
+        template_cache(templateScope="Cluster"),
+        [template(kind="AIMClusterServiceTemplate")],
+    )
+    assert comp.status["resolvedTemplateKind"] == "AIMClusterServiceTemplate"
+    assert len(comp.resources) == 2
+
+
+def test_all_caches_available_make_the_template_cache_available() -> None:
+    pool = [
+        template(),
+        standalone("hf://Org/A"),
+        {**standalone("hf://Org/B"), "metadata": {"name": "b", "namespace": NS}},
+    ]
+    comp = reconcile(compose_template_cache, template_cache(), pool)
+    assert comp.status["status"] == "Available"
+    assert conditions(comp)["CacheReady"] == ("True", "AllCachesAvailable")
+
+
+# --- AIMService with cacheModel ------------------------------------------------------------------
+
+IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
+
+
+def service_world(*caches: Any) -> list[Any]:
+    model = {
+        "apiVersion": API,
+        "kind": "AIMClusterModel",
+        "metadata": {"name": "qwen3"},
+        "spec": {"image": IMAGE},
+        "status": {"status": "Ready"},
+    }
+    tpl = template(kind="AIMClusterServiceTemplate")
+    tpl["spec"] = {
+        "modelName": "qwen3",
+        "type": "optimized",
+        "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+    }
+    return [model, tpl, *caches]
+
+
+def service() -> Any:
+    return {
+        "apiVersion": API,
+        "kind": "AIMService",
+        "metadata": {"name": "chat", "namespace": NS, "uid": "u1"},
+        "spec": {"model": {"ref": "qwen3"}, "template": {"name": "tpl"}, "cacheModel": True},
+    }
+
+
+def test_a_service_waits_for_its_caches_and_composes_a_template_cache() -> None:
+    comp = reconcile(compose_service, service(), service_world())
+    assert INFERENCE_SERVICE not in comp.resources
+    cache = tree(comp.resources[TEMPLATE_CACHE].manifest)
+    assert cache["spec"]["templateName"] == "tpl"
+    assert cache["spec"]["templateScope"] == "Cluster"
+    assert conditions(comp)["CacheReady"] == ("False", "CachesNotAvailable")
+
+
+def test_a_service_mounts_every_available_cache_read_only() -> None:
+    b = {**standalone("hf://Org/B"), "metadata": {"name": "b", "namespace": NS}}
+    b["status"]["persistentVolumeClaim"] = "b-cache"
+    comp = reconcile(compose_service, service(), service_world(standalone("hf://Org/A"), b))
+    isvc = tree(comp.resources[INFERENCE_SERVICE].manifest)
+    mounts = isvc["spec"]["predictor"]["containers"][0]["volumeMounts"]
+    assert {"name": "team-cache", "mountPath": "/workspace/cache/Org/A", "readOnly": True} in mounts
+    assert {"name": "b", "mountPath": "/workspace/cache/Org/B", "readOnly": True} in mounts
+    claims = {
+        v["persistentVolumeClaim"]["claimName"]
+        for v in isvc["spec"]["predictor"]["volumes"]
+        if "persistentVolumeClaim" in v
+    }
+    assert claims == {"team-cache-cache", "b-cache"}
+    assert TEMPLATE_CACHE not in comp.resources  # the caches exist; nothing to fill
+    assert conditions(comp)["CacheReady"] == ("True", "AllCachesAvailable")
+
+
+def test_a_cache_lost_after_start_degrades_and_keeps_the_mounts() -> None:
+    b = {**standalone("hf://Org/B"), "metadata": {"name": "b", "namespace": NS}}
+    running = reconcile(compose_service, service(), service_world(standalone("hf://Org/A"), b))
+    isvc = tree(running.resources[INFERENCE_SERVICE].manifest)
+
+    comp = reconcile(
+        compose_service,
+        service(),
+        service_world(standalone("hf://Org/A")),  # b is gone
+        resources={INFERENCE_SERVICE: isvc},
+    )
+    assert comp.status["status"] == "Degraded"
+    assert conditions(comp)["CacheReady"] == ("False", "CacheLost")
+    kept = tree(comp.resources[INFERENCE_SERVICE].manifest)
+    assert kept["spec"] == isvc["spec"]  # volumes untouched
