@@ -10,10 +10,15 @@ import re
 from types import MappingProxyType
 from typing import Final
 
-_QUANTITY: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTPE]i?|k)?$")
+# What the API server accepts for a quantity (a sign, a decimal, a suffix or an exponent),
+# except a negative value, which no size can be.
+_QUANTITY: Final = re.compile(
+    r"^\+?([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([KMGTPE]i?|k|m)|[eE]([+-]?[0-9]+))?$"
+)
 _FACTOR: Final = MappingProxyType(
     {
         None: 1,
+        "m": 10**-3,
         "k": 10**3,
         "K": 10**3,
         "M": 10**6,
@@ -42,7 +47,8 @@ def to_bytes(quantity: str | int) -> int:
     if match is None:
         msg = f"{quantity!r} is not a quantity such as 16Gi or 17244293365"
         raise ValueError(msg)
-    return math.ceil(float(match.group(1)) * _FACTOR[match.group(2)])
+    factor = 10 ** int(match.group(3)) if match.group(3) else _FACTOR[match.group(2)]
+    return math.ceil(float(match.group(1)) * factor)
 
 
 def binary(size: int) -> str:

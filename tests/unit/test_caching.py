@@ -57,7 +57,15 @@ def test_pvc_size_is_the_source_plus_headroom_rounded_up_to_gib(
 
 @pytest.mark.parametrize(
     ("text", "want"),
-    [("16Gi", 16 * 2**30), ("512Mi", 512 * 2**20), ("17244293365", 17244293365), ("1.5G", 1.5e9)],
+    [
+        ("16Gi", 16 * 2**30),
+        ("512Mi", 512 * 2**20),
+        ("17244293365", 17244293365),
+        ("1.5G", 1.5e9),
+        ("1e3", 1000),  # the API server accepts exponents, signs and a leading dot too
+        ("+5Gi", 5 * 2**30),
+        (".5Gi", 2**29),
+    ],
 )
 def test_quantities_to_bytes(text: str, want: int) -> None:
     assert quantity.to_bytes(text) == want
@@ -184,6 +192,14 @@ def test_storage_class_and_headroom_come_from_the_runtime_config() -> None:
     pvc = tree(comp.resources[PVC].manifest)
     assert pvc["spec"]["storageClassName"] == "nfs-rwx"
     assert pvc["spec"]["resources"]["requests"]["storage"] == "15Gi"
+
+
+def test_a_size_the_api_server_accepts_but_no_disk_has_is_a_condition_not_a_crash() -> None:
+    comp = reconcile(compose_model_cache, model_cache(size="-5Gi"))
+    assert conditions(comp)["SizeKnown"] == ("False", "InvalidSpec")
+    assert "spec.size" in message(comp, "SizeKnown")
+    assert comp.status["status"] == "Failed"
+    assert comp.resources == {}
 
 
 def test_the_download_job_is_hardened_and_gets_credentials_only_from_the_users_env() -> None:

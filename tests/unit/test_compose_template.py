@@ -248,6 +248,13 @@ def test_gpu_availability_from_node_labels(
         assert comp.ttl_seconds == 300  # nodes are checked again
 
 
+def test_an_unusable_min_vram_is_a_condition_not_a_crash() -> None:
+    comp = compose(template(hardware={"gpu": {"requests": 1, "minVram": "-1Gi"}}))
+    assert conditions(comp)["GPUReady"] == ("False", "InvalidSpec")
+    assert "minVram" in message(comp, "GPUReady")
+    assert comp.status["status"] == "Failed"
+
+
 def test_a_cpu_template_lists_no_nodes() -> None:
     comp = compose(template(hardware={"cpu": {"requests": "4"}}), [model()])
     assert conditions(comp)["GPUReady"] == ("True", "NoGPURequired")

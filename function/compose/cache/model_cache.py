@@ -21,7 +21,7 @@ from function.build.storage import (
     build_pvc,
     build_size_check_job,
 )
-from function.compose.cache.jobs import JobState, job_state, pod_message, pods_requirement
+from function.jobs import JobState, job_state, pod_message, pods_requirement
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
@@ -34,7 +34,8 @@ SIZE_CHECK_JOB: Final = "size-check-job"
 _DOWNLOAD_PODS: Final = "download-pods"
 _SIZE_CHECK_PODS: Final = "size-check-pods"
 
-_HEADLINE: Final = {
+CACHE_HEADLINE: Final = {
+    # Both cache kinds share the seed's vocabulary, which has no Degraded.
     State.FAILED: CacheStatusValue.FAILED,
     State.DEGRADED: CacheStatusValue.FAILED,
     State.PENDING: CacheStatusValue.PENDING,
@@ -51,8 +52,8 @@ def compose_model_cache(observed: Observed) -> Composition:
     config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
     comp.requirements += [
         *config_lookup.requirements(),
-        *pods_requirement(observed, SIZE_CHECK_JOB, _SIZE_CHECK_PODS),
-        *pods_requirement(observed, DOWNLOAD_JOB, _DOWNLOAD_PODS),
+        *pods_requirement(observed, SIZE_CHECK_JOB, _SIZE_CHECK_PODS, observed.namespace),
+        *pods_requirement(observed, DOWNLOAD_JOB, _DOWNLOAD_PODS, observed.namespace),
     ]
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
     names = _names(observed.name)
@@ -90,7 +91,7 @@ def compose_model_cache(observed: Observed) -> Composition:
     comp.conditions = [h.to_condition() for h in healths]
     comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
     comp.status = ModelCacheStatus(
-        status=_HEADLINE[worst(healths)],
+        status=CACHE_HEADLINE[worst(healths)],
         persistent_volume_claim=pvc_name,
         size=quantity.binary(size) if size is not None else None,
         last_used=previous.last_used,
@@ -106,7 +107,7 @@ def _names(cache: str) -> dict[str, str]:
     }
 
 
-def _size(  # noqa: PLR0913 - the size step reads and writes all of these
+def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return per outcome
     observed: Observed,
     *,
     spec: ModelCacheSpec,
@@ -118,7 +119,13 @@ def _size(  # noqa: PLR0913 - the size step reads and writes all of these
     """The source's size in bytes: the spec's, the one measured before, or measure it now."""
     known = spec.size if spec.size is not None else previous.size
     if known is not None:
-        return quantity.to_bytes(known), _health(
+        try:
+            size = quantity.to_bytes(known)
+        except ValueError as e:
+            return None, _health(
+                ConditionType.SIZE_KNOWN, State.FAILED, Reason.INVALID, f"spec.size: {e}"
+            )
+        return size, _health(
             ConditionType.SIZE_KNOWN, State.READY, Reason.SIZE_KNOWN, f"{spec.source_uri}: {known}"
         )
     current = observed.resources.get(SIZE_CHECK_JOB)

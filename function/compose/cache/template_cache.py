@@ -27,6 +27,7 @@ from function.api.common import ModelSource
 from function.api.meta import API_VERSION, Kind, Scope
 from function.api.template import ClusterServiceTemplateSpec, DiscoveredSource, TemplateStatus
 from function.build import Manifest
+from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.errors import InvalidSpecError
 from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolution, Resolved, name_of
 from function.state import (
@@ -42,13 +43,6 @@ from function.status import ConditionType, Health, Reason, State, aim_status, wo
 
 MODEL_CACHE_PREFIX: Final = "model-cache-"
 _MODEL_CACHES: Final = Listing("model-caches", Kind.MODEL_CACHE)
-_HEADLINE: Final = {
-    State.FAILED: CacheStatusValue.FAILED,
-    State.DEGRADED: CacheStatusValue.FAILED,
-    State.PENDING: CacheStatusValue.PENDING,
-    State.PROGRESSING: CacheStatusValue.PROGRESSING,
-    State.READY: CacheStatusValue.AVAILABLE,
-}
 
 
 @dataclass(frozen=True)
@@ -94,7 +88,7 @@ def compose_template_cache(observed: Observed) -> Composition:
     comp.conditions = [h.to_condition() for h in healths]
     comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
     comp.status = TemplateCacheStatus(
-        status=_HEADLINE[worst(healths)],
+        status=CACHE_HEADLINE[worst(healths)],
         resolved_template=template.reference() if template else None,
         resolved_template_kind=template.kind if template else None,
         model_caches=[

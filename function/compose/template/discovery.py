@@ -30,6 +30,7 @@ from function.api.template import (
 )
 from function.build import Manifest
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
+from function.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
 from function.resolve import Resolved, name_of
 from function.state import Desired, Observed, Requirement, keep, parse_status
 from function.status import ConditionType, Health, Reason, State, find_condition, status_of
@@ -37,7 +38,6 @@ from function.status import ConditionType, Health, Reason, State, find_condition
 DISCOVERY_JOB: Final = "discovery-job"
 """Composition-resource name of the discovery Job."""
 PODS: Final = "discovery-pods"
-JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 _REPLACE_AFTER_S: Final = 5
 
 
@@ -54,16 +54,8 @@ class DiscoveryOutcome:
 
 
 def requirements(observed: Observed, namespace: str) -> list[Requirement]:
-    """The Pods of the observed discovery Job, whatever its state.
-
-    Asked for on every call while the Job exists, so the requirements do not change between
-    Crossplane's calls within one reconcile (they must settle for it to proceed).
-    """
-    current = observed.resources.get(DISCOVERY_JOB)
-    if current is None:
-        return []
-    labels = {JOB_NAME_LABEL: name_of(current)}
-    return [Requirement(PODS, "v1", "Pod", namespace=namespace, match_labels=labels)]
+    """The Pods of the observed discovery Job (see `function.jobs.pods_requirement`)."""
+    return pods_requirement(observed, DISCOVERY_JOB, PODS, namespace)
 
 
 def discover(  # noqa: PLR0911 - one return per step of the lifecycle
@@ -146,16 +138,15 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
 ) -> DiscoveryOutcome:
     name = name_of(current)
     pods = observed.required.get(PODS)
-    complete = find_condition(status_of(current).get("conditions"), "Complete")
-    failed = find_condition(status_of(current).get("conditions"), "Failed")
-    if complete.get("status") == "True":
+    state_of_job = job_state(current)
+    if state_of_job is JobState.COMPLETE:
         if pods is None:
             return DiscoveryOutcome(
                 _health(State.PROGRESSING, Reason.RESOLVING, f"reading the result of Job {name}"),
                 job=Desired(job, ready=True),
                 state=state,
             )
-        message = _message(pods, phase="Succeeded")
+        message = pod_message(pods, CONTAINER, "Succeeded")
         if message is None:
             return _failed(
                 observed,
@@ -183,9 +174,10 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
             profile=result.profile,
             state=replace_state(state, completed=True, last_failure_reason=None),
         )
-    if failed.get("status") == "True":
+    if state_of_job is JobState.FAILED:
+        failed = find_condition(status_of(current).get("conditions"), "Failed")
         why = str(failed.get("message") or failed.get("reason") or "the Job failed")
-        tail = _message(pods or (), phase="Failed")
+        tail = pod_message(pods, CONTAINER, "Failed")
         detail = f"{why}; the dry-run said: {tail.strip()[-500:]}" if tail else why
         return _failed(
             observed,
@@ -195,7 +187,7 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
             reason=Reason.DISCOVERY_FAILED,
             message=detail,
         )
-    stuck = discovery.waiting_problem(pods or (), CONTAINER)
+    stuck = waiting_problem(pods or (), CONTAINER)
     if stuck:
         return DiscoveryOutcome(
             _health(State.FAILED, Reason.DISCOVERY_IMAGE_PULL, f"Job {name}: {stuck}"),
@@ -321,15 +313,6 @@ def replace_state(state: DiscoveryState, **changes: object) -> DiscoveryState:
 def _gpu_inputs(spec: ClusterServiceTemplateSpec) -> Sequence[str | int | None]:
     gpu = spec.hardware.gpu if spec.hardware else None
     return [gpu.model, gpu.requests] if gpu else [None, None]
-
-
-def _message(pods: Sequence[Manifest], *, phase: str) -> str | None:
-    for pod in pods:
-        if status_of(pod).get("phase") == phase:
-            message = discovery.terminated_message(pod, CONTAINER)
-            if message is not None:
-                return message
-    return None
 
 
 def _failure_time(observed: Observed, job: Manifest) -> str:

@@ -46,7 +46,12 @@ def check(observed: Observed, hardware: Hardware | None) -> GpuCheck:
         wanted = {normalize_model(m) for m in ([gpu.model] if gpu.model else gpu.models or [])}
         what = " or ".join(sorted(wanted))
     elif gpu.min_vram is not None:
-        wanted = set(models_with_vram(gpu.min_vram))
+        try:
+            wanted = set(models_with_vram(gpu.min_vram))
+        except ValueError as e:
+            return GpuCheck(
+                _health(State.FAILED, Reason.INVALID, f"spec.hardware.gpu.minVram: {e}"), reqs
+            )
         what = f"a GPU with at least {gpu.min_vram}"
     else:
         wanted = set(inventory)

@@ -1,0 +1,103 @@
+"""Composed Jobs and their Pods: where a Job stands, and what its container left behind.
+
+Discovery and the cache Jobs return their results through the termination message in the Pod's
+status (a function cannot read logs), and fail with the log's tail there (FallbackToLogsOnError).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.build import Manifest
+from function.resolve import name_of
+from function.state import Observed, Requirement
+from function.status import find_condition, status_of
+
+JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
+
+
+class JobState(StrEnum):
+    """Where a Job stands, from its conditions."""
+
+    RUNNING = "Running"
+    COMPLETE = "Complete"
+    FAILED = "Failed"
+
+
+def job_state(job: Manifest) -> JobState:
+    """COMPLETE or FAILED once the Job controller says so, else RUNNING."""
+    conditions = status_of(job).get("conditions")
+    if find_condition(conditions, "Complete").get("status") == "True":
+        return JobState.COMPLETE
+    if find_condition(conditions, "Failed").get("status") == "True":
+        return JobState.FAILED
+    return JobState.RUNNING
+
+
+def pods_requirement(
+    observed: Observed, key: str, pods_key: str, namespace: str
+) -> list[Requirement]:
+    """The Pods of the Job composed as `key`, asked for whatever the Job's state.
+
+    Asked on every call while the Job exists, so the requirements do not change between
+    Crossplane's calls within one reconcile (they must settle for it to proceed).
+    """
+    job = observed.resources.get(key)
+    if job is None:
+        return []
+    labels = {JOB_NAME_LABEL: name_of(job)}
+    return [Requirement(pods_key, "v1", "Pod", namespace=namespace, match_labels=labels)]
+
+
+def pod_message(pods: Sequence[Manifest] | None, container: str, phase: str) -> str | None:
+    """The termination message of `container` in the first Pod in `phase`."""
+    for pod in pods or ():
+        if status_of(pod).get("phase") == phase:
+            message = terminated_message(pod, container)
+            if message is not None:
+                return message
+    return None
+
+
+def terminated_message(pod: Mapping[str, JsonValue], container: str) -> str | None:
+    """The termination message of `container` in a Pod's status, if it has terminated."""
+    status = pod.get("status")
+    statuses = status.get("containerStatuses") if isinstance(status, dict) else None
+    for item in statuses if isinstance(statuses, list) else []:
+        if isinstance(item, dict) and item.get("name") == container:
+            state = item.get("state")
+            terminated = state.get("terminated") if isinstance(state, dict) else None
+            if isinstance(terminated, dict):
+                message = terminated.get("message")
+                return message if isinstance(message, str) else ""
+    return None
+
+
+def waiting_problem(pods: Sequence[Mapping[str, JsonValue]], container: str) -> str | None:
+    """Why `container` cannot start (image pull errors and the like), from its waiting state."""
+    for pod in pods:
+        status = pod.get("status")
+        statuses = status.get("containerStatuses") if isinstance(status, dict) else None
+        for item in statuses if isinstance(statuses, list) else []:
+            if not isinstance(item, dict) or item.get("name") != container:
+                continue
+            state = item.get("state")
+            waiting = state.get("waiting") if isinstance(state, dict) else None
+            if isinstance(waiting, dict) and waiting.get("reason") in _STUCK:
+                return f"{waiting.get('reason')}: {waiting.get('message', '')}".strip(": ")
+    return None
+
+
+_STUCK: Final = frozenset(
+    {
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+    }
+)
