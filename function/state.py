@@ -181,6 +181,9 @@ def _value(v: struct_pb2.Value) -> JsonValue:
     return None
 
 
+READY_HEADLINES = frozenset({"Running", "Ready", "Available"})
+"""AIM headlines (status.status) that make the XR's Ready condition True; any other is False."""
+
 _STATUS = {
     ConditionStatus.TRUE: fnv1.STATUS_CONDITION_TRUE,
     ConditionStatus.FALSE: fnv1.STATUS_CONDITION_FALSE,
@@ -206,6 +209,13 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
     if composition.status:
         resource.update(rsp.desired.composite, {"status": composition.status})
+    headline = composition.status.get("status")
+    if isinstance(headline, str):
+        # Without this Crossplane calls an XR Ready as soon as everything it composed is ready,
+        # so a Pending service that has composed nothing yet would read Ready=True.
+        rsp.desired.composite.ready = (
+            fnv1.READY_TRUE if headline in READY_HEADLINES else fnv1.READY_FALSE
+        )
     for condition in composition.conditions:
         c = fnv1.Condition(
             type=condition.type, status=_STATUS[condition.status], reason=condition.reason

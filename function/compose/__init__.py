@@ -9,6 +9,7 @@ from typing import Protocol
 from function.api.meta import Kind
 from function.compose.cache import compose_model_cache, compose_template_cache
 from function.compose.model import compose_model
+from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.service import compose_service
 from function.compose.template import compose_template
 from function.state import Composition, Observed
@@ -35,5 +36,7 @@ COMPOSERS: Mapping[str, Composer] = MappingProxyType(
         Kind.CLUSTER_SERVICE_TEMPLATE: compose_template,
         Kind.TEMPLATE_CACHE: compose_template_cache,
         Kind.MODEL_CACHE: compose_model_cache,
+        Kind.RUNTIME_CONFIG: compose_runtime_config,
+        Kind.CLUSTER_RUNTIME_CONFIG: compose_runtime_config,
     }
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
@@ -113,6 +114,7 @@ def test_composition_is_written_to_the_response() -> None:
     assert resource.struct_to_dict(desired.resource)["kind"] == "InferenceService"
     status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
     assert status["status"] == "Starting"
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
     assert {c.type for c in rsp.conditions} == {
         "RuntimeConfigReady",
         "ModelReady",
@@ -136,3 +138,42 @@ def test_same_request_gives_byte_identical_response() -> None:
     runner = FunctionRunner()
     first = run(runner, req).SerializeToString(deterministic=True)
     assert first == run(runner, req).SerializeToString(deterministic=True)
+
+
+@pytest.mark.parametrize(
+    ("headline", "ready"),
+    [
+        ("Running", fnv1.READY_TRUE),
+        ("Ready", fnv1.READY_TRUE),
+        ("Available", fnv1.READY_TRUE),
+        ("Pending", fnv1.READY_FALSE),
+        ("Degraded", fnv1.READY_FALSE),
+        ("NotAvailable", fnv1.READY_FALSE),
+        (None, fnv1.READY_UNSPECIFIED),
+    ],
+)
+def test_the_xr_is_ready_only_when_its_aim_status_says_so(headline: str | None, ready: int) -> None:
+    """Crossplane's Ready follows the AIM headline, not merely "everything composed is ready":
+    a service that has composed nothing yet is not Ready. Without a headline (runtime configs)
+    Crossplane decides from the composed resources."""
+
+    def composer(_: Observed) -> Composition:
+        return Composition(status={"status": headline} if headline else {})
+
+    rsp = run(FunctionRunner({"K": composer}), request("K"))
+    assert rsp.desired.composite.ready == ready
+
+
+@pytest.mark.parametrize("kind", ["AIMRuntimeConfig", "AIMClusterRuntimeConfig"])
+def test_runtime_configs_compose_nothing_and_report_no_error(kind: str) -> None:
+    """Their Compositions call the function too; a valid config is simply accepted."""
+    rsp = run(FunctionRunner(), request(kind, {"defaultStorageClassName": "fast"}))
+    assert list(rsp.results) == []
+    assert dict(rsp.desired.resources) == {}
+
+
+def test_a_runtime_config_with_a_bad_field_is_a_fatal_result_naming_it() -> None:
+    rsp = run(FunctionRunner(), request("AIMRuntimeConfig", {"routing": {"enabled": "often"}}))
+    result = only_result(rsp)
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert "spec.routing.enabled" in result.message
