@@ -21,6 +21,7 @@ def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
     }
     for composed in [
         ("batch", "jobs"),
+        ("", "persistentvolumeclaims"),
         ("serving.kserve.io", "inferenceservices"),
         ("gateway.networking.k8s.io", "httproutes"),
     ]:
