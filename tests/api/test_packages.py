@@ -7,9 +7,10 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from devtools.packages import build_configuration, build_function
+from devtools.packages import build_configuration, build_function, function_name, repository_path
 from devtools.render import Tools
 from function.api.definitions import DEFINITIONS
 
@@ -45,6 +46,61 @@ def test_configuration_package_holds_every_xrd_and_composition(
     assert len(kinds) == 9
     assert xrds == kinds
     assert compositions == kinds
+    # Crossplane installs the dependency as a Function named after its repository path
+    # (xpkg.ToDNSLabel of "aim-crossplane/function-aim"); the Compositions must call that name.
+    assert dependency["package"] == "xpkg.crossplane.io/aim-crossplane/function-aim"
+    refs = {
+        step["functionRef"]["name"]
+        for o in objects
+        if o["kind"] == "Composition"
+        for step in o["spec"]["pipeline"]
+    }
+    assert refs == {"aim-crossplane-function-aim"}
+
+
+def test_configuration_for_another_registry_depends_on_its_function(
+    tools: Tools, tmp_path: Path
+) -> None:
+    """What scripts/publish builds for a registry the user names."""
+    xpkg = build_configuration(
+        tools,
+        tmp_path,
+        function_package="registry.example.com:5000/acme/aim/function-aim",
+        function_version=">=v1.2.0",
+    )
+    objects = package_objects(xpkg)
+    [dependency] = objects[0]["spec"]["dependsOn"]
+    assert dependency["package"] == "registry.example.com:5000/acme/aim/function-aim"
+    assert dependency["version"] == ">=v1.2.0"
+    refs = {
+        step["functionRef"]["name"]
+        for o in objects
+        if o["kind"] == "Composition"
+        for step in o["spec"]["pipeline"]
+    }
+    assert refs == {"acme-aim-function-aim"}
+
+
+@pytest.mark.parametrize(
+    ("reference", "repository", "name"),
+    [
+        (
+            "xpkg.crossplane.io/aim-crossplane/function-aim",
+            "aim-crossplane/function-aim",
+            "aim-crossplane-function-aim",
+        ),
+        ("127.0.0.1:5000/function-aim:v0.1.0", "function-aim", "function-aim"),
+        ("localhost/Team_A/function-aim@sha256:abc", "Team_A/function-aim", "eam-function-aim"),
+        ("acme/function-aim", "acme/function-aim", "acme-function-aim"),
+    ],
+)
+def test_function_name_is_the_one_crossplane_gives_a_dependency(
+    reference: str, repository: str, name: str
+) -> None:
+    """Registry, tag and digest dropped; then Crossplane's DNS label: lowercase letters and
+    digits kept, separators to '-', anything else (uppercase, '_') dropped."""
+    assert repository_path(reference) == repository
+    assert function_name(reference) == name
 
 
 def test_function_package_metadata_builds(tools: Tools, tmp_path: Path) -> None:

@@ -1,0 +1,103 @@
+"""Build both packages and push them to an OCI registry with `crossplane xpkg push`.
+
+    python -m devtools.publish REGISTRY [--version v0.1.0] [--runtime-image-tarball IMAGE.tar]
+                                        [--out _output]
+
+REGISTRY is a registry plus an optional path (`ghcr.io/acme`, `127.0.0.1:5000/aim-crossplane`).
+The Function goes to `REGISTRY/function-aim:VERSION` and the Configuration, depending on exactly
+that Function at `>=VERSION`, to `REGISTRY/configuration-aim:VERSION`. Installing the
+Configuration installs the Function too; its Compositions call the Function by the name Crossplane
+gives it (see devtools/packages.py). Credentials come from the docker configuration
+(`~/.docker/config.json`), as for any `crossplane xpkg push`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from devtools.packages import DEFAULT_OUT, build_configuration, build_function, function_name
+from devtools.render import HarnessError, Tools, build_tools
+
+DEFAULT_VERSION = "v0.1.0"
+
+
+@dataclass(frozen=True)
+class Published:
+    """Where the packages went, and the Function name Crossplane will install."""
+
+    configuration: str
+    function: str
+    function_name: str
+
+
+def publish(
+    tools: Tools,
+    registry: str,
+    *,
+    version: str = DEFAULT_VERSION,
+    out: Path = DEFAULT_OUT,
+    runtime_image_tarball: Path | None = None,
+) -> Published:
+    """Build and push both packages; return their references."""
+    registry = registry.rstrip("/")
+    function = f"{registry}/function-aim"
+    configuration = f"{registry}/configuration-aim"
+    fn_xpkg = build_function(tools, out, runtime_image_tarball=runtime_image_tarball)
+    cfg_xpkg = build_configuration(
+        tools, out, function_package=function, function_version=f">={version}"
+    )
+    # The dependency must exist before anything can install the Configuration.
+    push(tools, fn_xpkg, f"{function}:{version}")
+    push(tools, cfg_xpkg, f"{configuration}:{version}")
+    return Published(f"{configuration}:{version}", f"{function}:{version}", function_name(function))
+
+
+def push(tools: Tools, xpkg: Path, reference: str) -> None:
+    """`crossplane xpkg push -f XPKG REFERENCE`."""
+    proc = subprocess.run(
+        [str(tools.crossplane), "xpkg", "push", "-f", str(xpkg), reference],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        msg = f"crossplane xpkg push {reference} failed: {(proc.stderr or proc.stdout).strip()}"
+        raise HarnessError(msg)
+
+
+def main(argv: list[str]) -> int:
+    """Publish and print the references."""
+    parser = argparse.ArgumentParser(prog="scripts/publish", description=__doc__.split("\n\n")[0])
+    parser.add_argument("registry", help="registry and optional path, e.g. ghcr.io/acme")
+    parser.add_argument("--version", default=DEFAULT_VERSION, help="a semantic version tag")
+    parser.add_argument(
+        "--runtime-image-tarball",
+        type=Path,
+        help="`docker save` tarball of the function's image, embedded in the Function package",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="where the .xpkg files are built"
+    )
+    args = parser.parse_args(argv)
+    try:
+        done = publish(
+            build_tools(),
+            args.registry,
+            version=args.version,
+            out=args.out,
+            runtime_image_tarball=args.runtime_image_tarball,
+        )
+    except HarnessError as e:
+        print(f"publish: {e}", file=sys.stderr)
+        return 1
+    print(f"configuration: {done.configuration}")
+    print(f"function:      {done.function} (installed as Function {done.function_name})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
