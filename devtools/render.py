@@ -31,12 +31,21 @@ STARTUP_TIMEOUT_S: Final = 30.0
 
 @dataclass(frozen=True)
 class Tools:
-    """The Go-built binaries: crossplane CLI and core (the render engine), apicheck and oras."""
+    """The Go-built tools, and the Crossplane source tree they were built from.
+
+    The crossplane CLI and core (the render engine), apicheck and oras; for the end-to-end
+    control plane etcd, kube-apiserver and kube-controller-manager, with core's CRDs and Helm
+    chart read from its module.
+    """
 
     crossplane: Path
     core: Path
     apicheck: Path
     oras: Path
+    etcd: Path
+    kube_apiserver: Path
+    kube_controller_manager: Path
+    crossplane_src: Path
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,10 @@ def build_tools() -> Tools:
         core=bin_dir / "crossplane-core",
         apicheck=bin_dir / "apicheck",
         oras=bin_dir / "oras",
+        etcd=bin_dir / "etcd",
+        kube_apiserver=bin_dir / "kube-apiserver",
+        kube_controller_manager=bin_dir / "kube-controller-manager",
+        crossplane_src=bin_dir.parent / "crossplane-src",
     )
 
 

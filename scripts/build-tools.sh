@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras and our apicheck)
-# from the Go module proxy into a versioned cache directory outside the repository. Idempotent: a
+# Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck, and
+# for the end-to-end tier etcd, kube-apiserver and kube-controller-manager) from the Go module proxy into a versioned cache directory outside the repository. Idempotent: a
 # tool already built at the pinned version (or, for apicheck, from the same sources) is reused.
 # Prints the directory holding the binaries on stdout (last line); progress goes to stderr.
 #
@@ -10,6 +10,8 @@ set -euo pipefail
 CLI_VERSION=v2.5.0    # github.com/crossplane/cli/v2
 CORE_VERSION=v2.3.4   # github.com/crossplane/crossplane/v2 (render without Docker needs >= v2.3.0)
 ORAS_VERSION=v1.2.3   # oras.land/oras: the function reads model images' labels with it
+KUBE_VERSION=v1.35.3  # k8s.io/kubernetes: the end-to-end control plane (core's client-go is v0.35)
+ETCD_VERSION=v3.5.24  # go.etcd.io/etcd/server/v3: the API server's storage
 
 cache=${AIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane}
 bin="$cache/tools/crossplane-cli-$CLI_VERSION-core-$CORE_VERSION/bin"
@@ -31,10 +33,25 @@ version_flag="github.com/crossplane/crossplane-runtime/v2/pkg/version.version"
 built() { # binary, version
   [ -x "$1" ] && "$1" version --client 2>/dev/null | grep -q "$2" \
     || { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "$2"; } \
-    || { [ -x "$1" ] && "$1" version 2>/dev/null | grep -q "Version: *${2#v}\$"; }
+    || { [ -x "$1" ] && "$1" version 2>/dev/null | grep -q "Version: *${2#v}\$"; } \
+    || { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "Version: *${2#v}\$"; }
 }
 
 start=$(date +%s)
+
+# k8s.io/kubernetes requires its staging modules (k8s.io/api, k8s.io/client-go, ...) at v0.0.0 and
+# replaces them with ./staging paths, which a dependent module cannot see. Map each one to its
+# published release (v0.<minor>.<patch> for v1.<minor>.<patch>) and keep Kubernetes' GODEBUG
+# defaults. The list comes from the release's own go.mod, so it follows the pinned version.
+kube_staging() {
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" \
+    | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  for m in $(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod"); do
+    go mod edit -replace="$m=$m@v0.${KUBE_VERSION#v1.}"
+  done
+  grep '^godebug' "$gomod" >>go.mod || true
+}
 
 # Both tools are built from wrapper modules that pin exact versions with `go mod edit -require`.
 # `go install module@version` would be shorter, but it asks the proxy for the module's version list
@@ -44,9 +61,11 @@ start=$(date +%s)
 build() { # name, version, binary, package, module@version...
   local name=$1 version=$2 out=$3 pkg=$4; shift 4
   local ldflags="-s -w -X $version_flag=$version"
-  if [ "$name" = oras ]; then
-    ldflags="-s -w -X oras.land/oras/internal/version.Version=${version#v} -X oras.land/oras/internal/version.BuildMetadata="
-  fi
+  case $name in
+    oras) ldflags="-s -w -X oras.land/oras/internal/version.Version=${version#v} -X oras.land/oras/internal/version.BuildMetadata=" ;;
+    kube-*) ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$version")" ;;
+    etcd) ldflags="-s -w" ;;
+  esac
   if built "$out" "$version"; then log "$name $version: cached"; return; fi
   local w="$cache/tools/work/$name-$version"
   rm -rf "$w" && mkdir -p "$w"
@@ -55,6 +74,7 @@ build() { # name, version, binary, package, module@version...
     cd "$w"
     go mod init aim-crossplane.local/tools
     for req in "$@"; do go mod edit -require="$req"; done
+    case $name in kube-*) kube_staging ;; esac
     go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
   ) >"$w/build.log" 2>&1 &
   local pid=$! t0 ticks=0
@@ -79,7 +99,18 @@ build crossplane-cli "$CLI_VERSION" "$bin/crossplane" github.com/crossplane/cli/
 build crossplane-core "$CORE_VERSION" "$bin/crossplane-core" github.com/crossplane/crossplane/v2/cmd/crossplane \
   "github.com/crossplane/crossplane/v2@$CORE_VERSION" "github.com/crossplane/crossplane/apis/v2@$CORE_VERSION"
 
+# Core's CRDs (for `core init`) and Helm chart (its RBAC) come from its module, read-only.
+ln -sfn "$GOMODCACHE/github.com/crossplane/crossplane/v2@$CORE_VERSION" "$bin/../crossplane-src"
+
 build oras "$ORAS_VERSION" "$bin/oras" oras.land/oras/cmd/oras "oras.land/oras@$ORAS_VERSION"
+
+# The end-to-end tier's control plane (tests/e2e). etcd's server module replaces its sibling
+# modules with relative paths too, but requiring it at a tag resolves them to the same tag.
+build etcd "$ETCD_VERSION" "$bin/etcd" go.etcd.io/etcd/server/v3 "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+build kube-apiserver "$KUBE_VERSION" "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
+  "k8s.io/kubernetes@$KUBE_VERSION"
+build kube-controller-manager "$KUBE_VERSION" "$bin/kube-controller-manager" \
+  k8s.io/kubernetes/cmd/kube-controller-manager "k8s.io/kubernetes@$KUBE_VERSION"
 
 # apicheck is our own Go program (devtools/apicheck): the API server's validation code, offline.
 # It is rebuilt whenever its sources change; its go.sum pins every dependency.

@@ -1,0 +1,217 @@
+"""Stand-ins for the controllers that cannot run on these machines, one named helper each.
+
+The control plane is real (etcd, kube-apiserver, kube-controller-manager with the Job and
+garbage-collector controllers, Crossplane core); what is missing is everything that needs a node
+or a vendor's controller. Each helper writes exactly what that controller would write and no
+more, through the same API a controller uses (status subresources), so the function sees the
+cluster as it would be with them. A test that calls one says so.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from devtools.kube import Kube, wait_for
+
+AMD_GPU_LABELS_MI300X = {
+    # What the AMD GPU operator's node labeller puts on an MI300X node.
+    "amd.com/gpu.device-id": "74a1",
+    "amd.com/gpu.family": "AI",
+    "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM",
+}
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def simulate_package_runtime(kube: Kube, function: str, endpoint: str) -> str:
+    """Crossplane's Function package runtime, which `--package-runtime=Function=External` skips.
+
+    With the Deployment runtime Crossplane would run the package's image and point the active
+    FunctionRevision at its Service; here the function already runs on the host, so its endpoint
+    is written into the revision's status, with the RuntimeHealthy condition and the TLS secret
+    names the runtime would report. Returns the revision's name.
+    """
+
+    def active() -> str | None:
+        for rev in kube.list(
+            "pkg.crossplane.io/v1",
+            "FunctionRevision",
+            labels={"pkg.crossplane.io/package": function},
+        ):
+            if rev["spec"].get("desiredState") == "Active":
+                return str(rev["metadata"]["name"])
+        return None
+
+    name = wait_for(f"an active FunctionRevision of {function}", active, timeout_s=120)
+    rev = kube.get("pkg.crossplane.io/v1", "FunctionRevision", name) or {}
+    spec = rev["spec"]
+    conditions = [
+        c for c in rev.get("status", {}).get("conditions", []) if c["type"] != "RuntimeHealthy"
+    ]
+    conditions.append(
+        {
+            "type": "RuntimeHealthy",
+            "status": "True",
+            "reason": "HealthyPackageRevision",
+            "lastTransitionTime": _now(),
+        }
+    )
+    kube.patch_status(
+        "pkg.crossplane.io/v1",
+        "FunctionRevision",
+        name,
+        None,
+        {
+            "status": {
+                "endpoint": endpoint,
+                "conditions": conditions,
+                # The runtime records the TLS secrets it serves with; the revision controller
+                # waits for them before it takes charge of the package's objects.
+                "tlsServerSecretName": spec.get("tlsServerSecretName"),
+                "tlsClientSecretName": spec.get("tlsClientSecretName"),
+            }
+        },
+    )
+    return name
+
+
+def simulate_gpu_node(kube: Kube, name: str, gpus: int = 8) -> None:
+    """A Node as the kubelet registers it and the AMD GPU operator labels it.
+
+    No kubelet runs, so the Node object is only what the function reads: its GPU labels and
+    allocatable `amd.com/gpu`.
+    """
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {**AMD_GPU_LABELS_MI300X, "kubernetes.io/hostname": name},
+            },
+        }
+    )
+    gpu = {"amd.com/gpu": str(gpus), "cpu": "192", "memory": "2Ti", "pods": "110"}
+    kube.patch_status("v1", "Node", name, None, {"status": {"capacity": gpu, "allocatable": gpu}})
+
+
+def simulate_kubelet_pod_succeeded(kube: Kube, pod: dict[str, Any], message: str = "") -> None:
+    """The kubelet running a Job's Pod to completion: phase Succeeded, its container terminated
+    with exit code 0 and `message` as the termination message (what the container wrote to
+    /dev/termination-log). The real Job controller then counts the Pod and completes the Job.
+    """
+    meta = pod["metadata"]
+    now = _now()
+    statuses = [
+        {
+            "name": c["name"],
+            "image": c["image"],
+            "imageID": f"{c['image']}@sha256:{'0' * 64}",
+            "ready": False,
+            "restartCount": 0,
+            "started": False,
+            "state": {
+                "terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "message": message,
+                    "startedAt": now,
+                    "finishedAt": now,
+                }
+            },
+        }
+        for c in pod["spec"]["containers"]
+    ]
+    kube.patch_status(
+        "v1",
+        "Pod",
+        meta["name"],
+        meta["namespace"],
+        {"status": {"phase": "Succeeded", "startTime": now, "containerStatuses": statuses}},
+    )
+
+
+def simulate_job_pods_succeed(
+    kube: Kube, namespace: str, job: str, result: dict[str, Any] | list[Any] | None = None
+) -> None:
+    """The kubelet completing every Pod the Job controller made for `job` (see above)."""
+    pods = wait_for(
+        f"the Job controller to create a Pod for Job {namespace}/{job}",
+        lambda: kube.list("v1", "Pod", namespace, {"batch.kubernetes.io/job-name": job}) or None,
+    )
+    message = "" if result is None else json.dumps(result)
+    for pod in pods:
+        simulate_kubelet_pod_succeeded(kube, pod, message)
+
+
+def simulate_pvc_bound(kube: Kube, namespace: str, name: str) -> None:
+    """A storage provisioner binding a claim: phase Bound with the capacity it asked for."""
+    pvc = kube.get("v1", "PersistentVolumeClaim", name, namespace) or {}
+    requested = pvc["spec"]["resources"]["requests"]["storage"]
+    kube.patch_status(
+        "v1",
+        "PersistentVolumeClaim",
+        name,
+        namespace,
+        {
+            "status": {
+                "phase": "Bound",
+                "accessModes": pvc["spec"]["accessModes"],
+                "capacity": {"storage": requested},
+            }
+        },
+    )
+
+
+def simulate_kserve_ready(kube: Kube, namespace: str, name: str) -> None:
+    """KServe's controller reporting an InferenceService serving: Ready with its URL."""
+    kube.patch_status(
+        "serving.kserve.io/v1beta1",
+        "InferenceService",
+        name,
+        namespace,
+        {
+            "status": {
+                "url": f"http://{name}.{namespace}.example.com",
+                "conditions": [
+                    {"type": "PredictorReady", "status": "True", "lastTransitionTime": _now()},
+                    {"type": "Ready", "status": "True", "lastTransitionTime": _now()},
+                ],
+            }
+        },
+    )
+
+
+def simulate_gateway_accepts(kube: Kube, namespace: str, name: str) -> None:
+    """A Gateway API implementation accepting an HTTPRoute on each parent it names."""
+    route = kube.get("gateway.networking.k8s.io/v1", "HTTPRoute", name, namespace) or {}
+    now = _now()
+    parents = [
+        {
+            "parentRef": ref,
+            "controllerName": "gateway.example.com/controller",
+            "conditions": [
+                {
+                    "type": t,
+                    "status": "True",
+                    "reason": t,
+                    "message": "",
+                    "observedGeneration": route["metadata"]["generation"],
+                    "lastTransitionTime": now,
+                }
+                for t in ("Accepted", "ResolvedRefs")
+            ],
+        }
+        for ref in route["spec"]["parentRefs"]
+    ]
+    kube.patch_status(
+        "gateway.networking.k8s.io/v1",
+        "HTTPRoute",
+        name,
+        namespace,
+        {"status": {"parents": parents}},
+    )

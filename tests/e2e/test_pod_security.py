@@ -1,0 +1,119 @@
+"""The Jobs function-aim composes pass the Kubernetes `restricted` Pod Security level.
+
+The team namespace carries the enforce, warn and audit labels for `restricted`. Pod Security
+checks a Job's Pod template when the Job is written (warn and audit) and each Pod when the Job
+controller creates it (enforce). Its findings for a write land in the API server's audit log as
+the annotation pod-security.kubernetes.io/audit-violations, which is what these tests read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from devtools.controlplane import CROSSPLANE_USER
+from devtools.kube import wait_for
+from tests.e2e.conftest import Platform, aim
+from tests.e2e.simulate import simulate_gpu_node
+
+VIOLATIONS: Final = "pod-security.kubernetes.io/audit-violations"
+
+
+def job_writes(platform: Platform, namespace: str, user: str) -> list[dict[str, Any]]:
+    """Audit events of Job writes in a namespace by a user."""
+    return [
+        e
+        for e in platform.cluster.audit_events()
+        if e.get("objectRef", {}).get("resource") == "jobs"
+        and e["objectRef"].get("namespace") == namespace
+        and e.get("user", {}).get("username") == user
+        and e.get("stage") == "ResponseComplete"
+    ]
+
+
+def test_composed_jobs_raise_no_pod_security_findings(platform: Platform) -> None:
+    """A discovery Job and a model download Job, written by Crossplane: no findings, and the
+    Pods the real Job controller makes from them are admitted under `enforce`.
+
+    Simulated: a GPU node (for the template to reach discovery).
+    """
+    kube = platform.kube
+    simulate_gpu_node(kube, "gpu-node-psa")
+    ns = platform.team_namespace("team-psa")
+    kube.apply(
+        aim(
+            "AIMModel",
+            "m",
+            ns,
+            {"image": "amdenterpriseai/aim-qwen3:0.8.5", "discovery": {"enabled": False}},
+        )
+    )
+    kube.apply(
+        aim(
+            "AIMServiceTemplate",
+            "t",
+            ns,
+            {"modelName": "m", "hardware": {"gpu": {"requests": 1, "model": "MI300X"}}},
+        )
+    )
+    kube.apply(
+        aim(
+            "AIMModelCache",
+            "weights",
+            ns,
+            {"sourceUri": "hf://Qwen/Qwen3-32B", "size": "61Gi"},
+        )
+    )
+
+    def two_jobs_with_pods() -> list[dict[str, Any]] | None:
+        jobs = kube.list("batch/v1", "Job", ns)
+        pods = kube.list("v1", "Pod", ns)
+        return jobs if len(jobs) == 2 and len(pods) == 2 else None
+
+    jobs = wait_for(
+        "a discovery and a download Job, each with its Pod",
+        two_jobs_with_pods,
+        timeout_s=120,
+        explain=platform.diagnose,
+    )
+    names = {j["metadata"]["name"] for j in jobs}
+
+    def writes_of_both() -> list[dict[str, Any]] | None:
+        writes = job_writes(platform, ns, CROSSPLANE_USER)
+        return writes if {e["objectRef"]["name"] for e in writes} >= names else None
+
+    writes = wait_for("the audit events of Crossplane's Job writes", writes_of_both)
+    findings = {
+        e["objectRef"]["name"]: e["annotations"][VIOLATIONS]
+        for e in writes
+        if VIOLATIONS in e.get("annotations", {})
+    }
+    assert findings == {}
+
+
+def test_a_privileged_job_is_caught(platform: Platform) -> None:
+    """The check above can fail: a Job that breaks `restricted` is reported, to its writer as a
+    warning and in the audit log as a finding. Simulated: nothing."""
+    kube = platform.kube
+    ns = platform.team_namespace("team-psa-control")
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "privileged", "namespace": ns},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "c", "image": "busybox", "securityContext": {"privileged": True}}
+                    ],
+                }
+            }
+        },
+    }
+    response = kube.create(job)
+    assert any("privileged" in w for w in response.warnings), response.warnings
+    writes = wait_for(
+        "the audit event of the privileged Job",
+        lambda: job_writes(platform, ns, "aim-e2e-admin") or None,
+    )
+    assert "privileged" in writes[0]["annotations"][VIOLATIONS]

@@ -1,0 +1,386 @@
+"""AIM objects converging on a real control plane, as application and platform teams use them.
+
+Each test applies manifests to the API server and waits for Crossplane and function-aim to
+converge over as many reconciles as it takes; then it asserts on the objects in the API server and
+on the AIM status and conditions. Controllers that cannot run here are played by the helpers of
+tests/e2e/simulate.py, and each test's docstring names the ones it uses.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final
+
+import pytest
+
+from devtools.kube import Kube, KubeError, condition, wait_for
+from tests.e2e.conftest import TIMES, Platform, aim
+from tests.e2e.simulate import (
+    simulate_gateway_accepts,
+    simulate_gpu_node,
+    simulate_job_pods_succeed,
+    simulate_kserve_ready,
+    simulate_pvc_bound,
+)
+
+AIM: Final = "aim.silogen.ai/v1alpha1"
+ISVC: Final = "serving.kserve.io/v1beta1"
+ROUTE: Final = "gateway.networking.k8s.io/v1"
+CONVERGE_S: Final = 120.0
+BASE_IMAGE: Final = "amdenterpriseai/aim-base:0.9"
+SOURCE: Final = {
+    "modelId": "meta-llama/Llama-3.1-8B-Instruct",
+    "sourceUri": "hf://meta-llama/Llama-3.1-8B-Instruct",
+    "size": "16Gi",
+}
+
+
+def custom_model(
+    kind: str, name: str, namespace: str | None, image: str = BASE_IMAGE
+) -> dict[str, Any]:
+    """A custom model (inline sources, one template per custom.templates entry)."""
+    return aim(
+        kind,
+        name,
+        namespace,
+        {
+            "image": image,
+            "modelSources": [SOURCE],
+            "custom": {
+                "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
+                "templates": [{"name": "standard"}],
+            },
+        },
+    )
+
+
+def wait_status(
+    platform: Platform, kind: str, name: str, namespace: str | None, want: str
+) -> dict[str, Any]:
+    """Wait until an AIM object's status.status is `want`; return the object."""
+    kube = platform.kube
+
+    def reached() -> dict[str, Any] | None:
+        obj = kube.get(AIM, kind, name, namespace)
+        return obj if (obj or {}).get("status", {}).get("status") == want else None
+
+    def explain() -> str:
+        obj = kube.get(AIM, kind, name, namespace) or {}
+        return f"{kind} {name} status: {obj.get('status')}\n{platform.diagnose()}"
+
+    where = f"{namespace}/{name}" if namespace else name
+    return wait_for(f"{kind} {where} to be {want}", reached, timeout_s=CONVERGE_S, explain=explain)
+
+
+def templates_of(
+    kube: Kube, kind: str, model: str, namespace: str | None = None
+) -> list[dict[str, Any]]:
+    """The templates made for a model."""
+    return [t for t in kube.list(AIM, kind, namespace) if t["spec"].get("modelName") == model]
+
+
+def aim_statuses(kube: Kube, namespace: str) -> str:
+    """Every AIM object's status in a namespace, for a failed wait."""
+    lines = []
+    for kind in (
+        "AIMService",
+        "AIMModel",
+        "AIMServiceTemplate",
+        "AIMTemplateCache",
+        "AIMModelCache",
+    ):
+        for obj in kube.list(AIM, kind, namespace):
+            st = obj.get("status") or {}
+            conds = [
+                f"{c['type']}={c['status']}/{c.get('reason')}: {c.get('message', '')}"
+                for c in st.get("conditions", [])
+            ]
+            lines.append(f"{kind} {obj['metadata']['name']}: {st.get('status')} {conds}")
+    return "\n".join(lines)
+
+
+def one(platform: Platform, api_version: str, kind: str, namespace: str) -> dict[str, Any]:
+    """Wait for exactly one object of a kind in a namespace; return it."""
+    kube = platform.kube
+    objs = wait_for(
+        f"a {kind} in {namespace}",
+        lambda: kube.list(api_version, kind, namespace) or None,
+        timeout_s=CONVERGE_S,
+        explain=lambda: aim_statuses(kube, namespace),
+    )
+    assert len(objs) == 1, [o["metadata"]["name"] for o in objs]
+    return objs[0]
+
+
+def owned_by(obj: dict[str, Any], owner: dict[str, Any]) -> bool:
+    """True when `owner` is obj's controller."""
+    return any(
+        ref.get("uid") == owner["metadata"]["uid"] and ref.get("controller")
+        for ref in obj["metadata"].get("ownerReferences", [])
+    )
+
+
+def service(
+    name: str, namespace: str, model: str, template: str | None, **extra: Any
+) -> dict[str, Any]:
+    """An AIMService."""
+    spec: dict[str, Any] = {"model": {"ref": model}, **extra}
+    if template:
+        spec["template"] = {"name": template}
+    return aim("AIMService", name, namespace, spec)
+
+
+@pytest.fixture(scope="module")
+def gpu_node(platform: Platform) -> str:
+    """An MI300X node (simulated: no kubelet or GPU operator runs here)."""
+    simulate_gpu_node(platform.kube, "gpu-node-1")
+    return "gpu-node-1"
+
+
+@pytest.fixture(scope="module")
+def catalog(platform: Platform, gpu_node: str) -> str:
+    """A cluster model with inline sources whose template is Available: the platform's catalog."""
+    t0 = time.monotonic()
+    kube = platform.kube
+    assert kube.get("v1", "Node", gpu_node) is not None  # templates need a GPU to be Available
+    kube.apply(custom_model("AIMClusterModel", "llama-8b", None))
+    wait_status(platform, "AIMClusterModel", "llama-8b", None, "Ready")
+    [template] = templates_of(kube, "AIMClusterServiceTemplate", "llama-8b")
+    name = str(template["metadata"]["name"])
+    wait_status(platform, "AIMClusterServiceTemplate", name, None, "Available")
+    TIMES["catalog fixture: cluster model to template Available"] = time.monotonic() - t0
+    return name
+
+
+def test_cluster_model_to_running_service(platform: Platform, catalog: str) -> None:
+    """Catalog → AIMService → InferenceService and HTTPRoute → Running.
+
+    Simulated: a GPU node (Node object with the AMD labels), KServe reporting the
+    InferenceService Ready, and a Gateway accepting the route.
+    """
+    kube = platform.kube
+    ns = platform.team_namespace("team-serve")
+    template = kube.get(AIM, "AIMClusterServiceTemplate", catalog) or {}
+    assert template["status"]["modelSources"][0]["sourceUri"] == SOURCE["sourceUri"]
+
+    # The team's defaults: every service in the namespace is routed through this gateway.
+    kube.apply(
+        aim(
+            "AIMRuntimeConfig",
+            "default",
+            ns,
+            {
+                "routing": {
+                    "enabled": True,
+                    "gatewayRef": {"name": "inference", "namespace": "gateways"},
+                }
+            },
+        )
+    )
+    kube.apply(service("chat", ns, "llama-8b", catalog))
+    isvc = one(platform, ISVC, "InferenceService", ns)
+    route = one(platform, ROUTE, "HTTPRoute", ns)
+    svc = kube.get(AIM, "AIMService", "chat", ns) or {}
+    assert owned_by(isvc, svc)
+    assert owned_by(route, svc)
+    predictor = isvc["spec"]["predictor"]
+    [container] = predictor["containers"]
+    assert container["image"] == BASE_IMAGE
+    assert container["resources"]["limits"]["amd.com/gpu"] == "1"
+    [term] = predictor["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    [gpu] = term["matchExpressions"]
+    assert gpu["key"] == "amd.com/gpu.device-id"
+    assert "74a1" in gpu["values"]  # the device id the simulated node carries
+    [parent] = route["spec"]["parentRefs"]
+    assert (parent["name"], parent["namespace"]) == ("inference", "gateways")
+    [rule] = route["spec"]["rules"]
+    assert rule["backendRefs"][0]["name"] == f"{isvc['metadata']['name']}-predictor"
+    # Until KServe and the gateway report, the service is Starting, and so not Ready.
+    starting = wait_status(platform, "AIMService", "chat", ns, "Starting")
+    assert (condition(starting, "Ready") or {}).get("status") == "False"
+
+    simulate_kserve_ready(kube, ns, isvc["metadata"]["name"])
+    simulate_gateway_accepts(kube, ns, route["metadata"]["name"])
+    running = wait_status(platform, "AIMService", "chat", ns, "Running")
+    config = kube.get(AIM, "AIMRuntimeConfig", "default", ns)
+    assert (condition(config, "Synced") or {}).get("status") == "True"
+    assert (condition(config, "Ready") or {}).get("status") == "True"
+    assert (condition(running, "Ready") or {}).get("status") == "True"
+    assert (condition(running, "InferenceServiceReady") or {}).get("status") == "True"
+
+
+@pytest.mark.usefixtures("gpu_node")
+def test_discovery_template_becomes_available(platform: Platform) -> None:
+    """A template without sources runs a discovery Job; its result makes it Available.
+
+    Simulated: the kubelet (the Pod the real Job controller made succeeds, with the dry-run's
+    JSON as its termination message) and the GPU node. The Job controller is real.
+    """
+    kube = platform.kube
+    ns = platform.team_namespace("team-discover")
+    kube.apply(
+        aim(
+            "AIMModel",
+            "qwen",
+            ns,
+            {"image": "amdenterpriseai/aim-qwen3:0.8.5", "discovery": {"enabled": False}},
+        )
+    )
+    kube.apply(
+        aim(
+            "AIMServiceTemplate",
+            "qwen-lat",
+            ns,
+            {
+                "modelName": "qwen",
+                "metric": "latency",
+                "precision": "fp8",
+                "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+            },
+        )
+    )
+    job = one(platform, "batch/v1", "Job", ns)
+    assert wait_status(platform, "AIMServiceTemplate", "qwen-lat", ns, "Progressing")
+    result = [
+        {
+            "filename": "vllm-mi300x-fp8-tp1-latency.yaml",
+            "profile": {
+                "model": "Qwen/Qwen3-32B",
+                "metadata": {
+                    "engine": "vllm",
+                    "gpu": "MI300X",
+                    "gpu_count": 1,
+                    "metric": "latency",
+                    "precision": "fp8",
+                    "type": "optimized",
+                },
+            },
+            "models": [
+                {"name": "Qwen/Qwen3-32B", "source": "hf://Qwen/Qwen3-32B", "size_gb": 61.04}
+            ],
+        }
+    ]
+    simulate_job_pods_succeed(kube, ns, job["metadata"]["name"], result)
+    available = wait_status(platform, "AIMServiceTemplate", "qwen-lat", ns, "Available")
+    [source] = available["status"]["modelSources"]
+    assert source["sourceUri"] == "hf://Qwen/Qwen3-32B"
+    # The Job did its work and is gone (garbage-collected by Crossplane).
+    wait_for(
+        "the discovery Job to be deleted",
+        lambda: not kube.list("batch/v1", "Job", ns),
+        timeout_s=CONVERGE_S,
+    )
+
+
+def test_cached_service_mounts_its_caches(platform: Platform, catalog: str) -> None:
+    """cacheModel → template cache → model cache → PVC and download Job → mounted read-only.
+
+    Simulated: a storage provisioner binding the PVC, and the kubelet completing the download
+    Job's Pod. The Job controller is real.
+    """
+    kube = platform.kube
+    ns = platform.team_namespace("team-cache")
+    kube.apply(service("cached", ns, "llama-8b", catalog, cacheModel=True))
+    pvc = one(platform, "v1", "PersistentVolumeClaim", ns)
+    job = one(platform, "batch/v1", "Job", ns)
+    assert not kube.list(ISVC, "InferenceService", ns)  # nothing serves before the cache is warm
+    simulate_pvc_bound(kube, ns, pvc["metadata"]["name"])
+    simulate_job_pods_succeed(kube, ns, job["metadata"]["name"])
+    [cache] = wait_for("an AIMModelCache", lambda: kube.list(AIM, "AIMModelCache", ns) or None)
+    wait_status(platform, "AIMModelCache", cache["metadata"]["name"], ns, "Available")
+    isvc = one(platform, ISVC, "InferenceService", ns)
+    volumes = isvc["spec"]["predictor"].get("volumes", [])
+    claims = [v["persistentVolumeClaim"] for v in volumes if "persistentVolumeClaim" in v]
+    assert claims == [{"claimName": pvc["metadata"]["name"], "readOnly": True}]
+
+
+@pytest.mark.usefixtures("gpu_node")
+def test_namespace_model_shadows_cluster_model(platform: Platform) -> None:
+    """A team's AIMModel wins over the AIMClusterModel of the same name. Simulated: the GPU node."""
+    kube = platform.kube
+    ns = platform.team_namespace("team-shadow")
+    kube.apply(custom_model("AIMClusterModel", "shadowed", None))
+    kube.apply(custom_model("AIMModel", "shadowed", ns, image="amdenterpriseai/aim-base:1.0"))
+    wait_status(platform, "AIMModel", "shadowed", ns, "Ready")
+    # No template named: the service picks among the model's; custom templates are unoptimized.
+    kube.apply(
+        aim(
+            "AIMService",
+            "svc",
+            ns,
+            {"model": {"ref": "shadowed"}, "template": {"allowUnoptimized": True}},
+        )
+    )
+    isvc = one(platform, ISVC, "InferenceService", ns)
+    [container] = isvc["spec"]["predictor"]["containers"]
+    assert container["image"] == "amdenterpriseai/aim-base:1.0"
+    resolved = wait_for(
+        "the service's status.resolvedModel",
+        lambda: ((kube.get(AIM, "AIMService", "svc", ns) or {}).get("status") or {}).get(
+            "resolvedModel"
+        ),
+    )
+    team_model = kube.get(AIM, "AIMModel", "shadowed", ns) or {}
+    assert resolved == {
+        "kind": "AIMModel",
+        "name": "shadowed",
+        "namespace": ns,
+        "scope": "Namespace",
+        "uid": team_model["metadata"]["uid"],
+    }
+
+
+def test_deleting_a_service_collects_what_it_composed_and_nothing_else(
+    platform: Platform, catalog: str
+) -> None:
+    """Deleting one AIMService removes its InferenceService and HTTPRoute (the real garbage
+    collector, following Crossplane's owner references); the other service and the catalog stay.
+    Simulated: nothing beyond the GPU node."""
+    kube = platform.kube
+    ns = platform.team_namespace("team-delete")
+    routing = {"enabled": True, "gatewayRef": {"name": "inference", "namespace": "gateways"}}
+    for name in ("keep", "drop"):
+        kube.apply(service(name, ns, "llama-8b", catalog, routing=routing))
+
+    def both() -> list[dict[str, Any]] | None:
+        found = kube.list(ISVC, "InferenceService", ns)
+        return found if len(found) == 2 else None
+
+    isvcs = wait_for("two InferenceServices", both, timeout_s=CONVERGE_S)
+    drop = kube.get(AIM, "AIMService", "drop", ns) or {}
+    dropped = [i["metadata"]["name"] for i in isvcs if owned_by(i, drop)]
+    kept = [i["metadata"]["name"] for i in isvcs if not owned_by(i, drop)]
+    assert len(dropped) == 1
+    assert len(kept) == 1
+    kube.delete(AIM, "AIMService", "drop", ns)
+    wait_for(
+        "the dropped service's objects to go",
+        lambda: (
+            not any(
+                owned_by(o, drop)
+                for o in [
+                    *kube.list(ISVC, "InferenceService", ns),
+                    *kube.list(ROUTE, "HTTPRoute", ns),
+                ]
+            )
+        ),
+        timeout_s=CONVERGE_S,
+    )
+    assert [i["metadata"]["name"] for i in kube.list(ISVC, "InferenceService", ns)] == kept
+    assert len(kube.list(ROUTE, "HTTPRoute", ns)) == 1
+    assert kube.get(AIM, "AIMService", "keep", ns) is not None
+    assert kube.get(AIM, "AIMClusterServiceTemplate", catalog) is not None
+
+
+def test_bad_manifest_is_rejected_at_admission(platform: Platform) -> None:
+    """Two model sources at once: refused by the API server, naming the field; nothing stored."""
+    kube = platform.kube
+    ns = platform.team_namespace("team-bad")
+    bad = aim("AIMService", "bad", ns, {"model": {"ref": "llama-8b", "image": BASE_IMAGE}})
+    with pytest.raises(KubeError) as refused:
+        kube.create(bad)
+    assert refused.value.status == 422
+    assert "spec.model" in refused.value.message
+    assert kube.get(AIM, "AIMService", "bad", ns) is None
