@@ -72,6 +72,21 @@ def wait_status(
     return wait_for(f"{kind} {where} to be {want}", reached, timeout_s=CONVERGE_S, explain=explain)
 
 
+def wait_condition(
+    platform: Platform, kind: str, name: str, namespace: str | None, ctype: str, want: str
+) -> None:
+    """Wait for a condition's status. Crossplane writes its own conditions (Ready, Synced) in a
+    status update of their own, a moment after the function's status, so they are waited for."""
+    kube = platform.kube
+    wait_for(
+        f"{kind} {name}'s {ctype} condition to be {want}",
+        lambda: (
+            (condition(kube.get(AIM, kind, name, namespace), ctype) or {}).get("status") == want
+        ),
+        explain=lambda: aim_statuses(kube, namespace or ""),
+    )
+
+
 def templates_of(
     kube: Kube, kind: str, model: str, namespace: str | None = None
 ) -> list[dict[str, Any]]:
@@ -198,17 +213,24 @@ def test_cluster_model_to_running_service(platform: Platform, catalog: str) -> N
     [rule] = route["spec"]["rules"]
     assert rule["backendRefs"][0]["name"] == f"{isvc['metadata']['name']}-predictor"
     # Until KServe and the gateway report, the service is Starting, and so not Ready.
-    starting = wait_status(platform, "AIMService", "chat", ns, "Starting")
-    assert (condition(starting, "Ready") or {}).get("status") == "False"
+    wait_status(platform, "AIMService", "chat", ns, "Starting")
+    wait_condition(platform, "AIMService", "chat", ns, "Ready", "False")
 
     simulate_kserve_ready(kube, ns, isvc["metadata"]["name"])
     simulate_gateway_accepts(kube, ns, route["metadata"]["name"])
     running = wait_status(platform, "AIMService", "chat", ns, "Running")
-    config = kube.get(AIM, "AIMRuntimeConfig", "default", ns)
-    assert (condition(config, "Synced") or {}).get("status") == "True"
-    assert (condition(config, "Ready") or {}).get("status") == "True"
-    assert (condition(running, "Ready") or {}).get("status") == "True"
+    wait_condition(platform, "AIMRuntimeConfig", "default", ns, "Synced", "True")
+    wait_condition(platform, "AIMRuntimeConfig", "default", ns, "Ready", "True")
     assert (condition(running, "InferenceServiceReady") or {}).get("status") == "True"
+    # Crossplane writes its Ready condition in its own status update, a moment after the AIM
+    # status; it follows.
+    wait_for(
+        "the AIMService's Ready condition to be True",
+        lambda: (
+            (condition(kube.get(AIM, "AIMService", "chat", ns), "Ready") or {}).get("status")
+            == "True"
+        ),
+    )
 
 
 @pytest.mark.usefixtures("gpu_node")
