@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck, and
-# for the end-to-end tier etcd, kube-apiserver and kube-controller-manager) from the Go module proxy into a versioned cache directory outside the repository. Idempotent: a
-# tool already built at the pinned version (or, for apicheck, from the same sources) is reused.
+# Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck,
+# and for the end-to-end tier etcd, kube-apiserver and kube-controller-manager) from the Go module
+# proxy into a versioned cache directory outside the repository. Idempotent: a tool already built
+# at the pinned version (or, for apicheck, from the same sources) is reused.
 # Prints the directory holding the binaries on stdout (last line); progress goes to stderr.
 #
 #   AIM_CACHE_DIR   root of the cache (default: ${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane)

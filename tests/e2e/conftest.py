@@ -10,121 +10,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import pytest
-import yaml
 
-from devtools.controlplane import ControlPlane, start_control_plane, wait_established
-from devtools.kube import Kube, condition, wait_for
-from devtools.publish import Published, publish
-from devtools.registry import Registry, start_registry
-from devtools.render import ROOT, Tools
-from function.api.definitions import DEFINITIONS
-from tests.e2e.simulate import simulate_package_runtime
-
-SYSTEM_NAMESPACE: Final = "aim-system"
-RESTRICTED: Final = {
-    f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "warn", "audit")
-}
-TIMES: dict[str, float] = {}
-
-
-@dataclass(frozen=True)
-class Platform:
-    """The control plane with the AIM packages installed from the registry."""
-
-    cluster: ControlPlane
-    registry: Registry
-    published: Published
-    install_s: float
-
-    @property
-    def kube(self) -> Kube:
-        """An admin client."""
-        return self.cluster.admin
-
-    def team_namespace(self, name: str) -> str:
-        """A namespace for an application team, enforcing the `restricted` Pod Security level."""
-        self.kube.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {"name": name, "labels": RESTRICTED},
-            }
-        )
-        return name
-
-    def diagnose(self) -> str:
-        """The end of Crossplane's and the function's logs, for a failed wait."""
-        parts = []
-        for name in ("crossplane", "function-aim"):
-            c = self.cluster.component(name)
-            parts.append(f"--- {c.log} ---\n{c.tail(15)}")
-        return "\n".join(parts)
-
-
-def aim(kind: str, name: str, namespace: str | None, spec: dict[str, Any]) -> dict[str, Any]:
-    """An AIM object."""
-    meta: dict[str, Any] = {"name": name}
-    if namespace:
-        meta["namespace"] = namespace
-    return {"apiVersion": "aim.silogen.ai/v1alpha1", "kind": kind, "metadata": meta, "spec": spec}
-
-
-def install_third_party_crds(kube: Kube, crds: Path) -> None:
-    """KServe's and Gateway API's CRDs, as their installs would leave them (no controllers)."""
-    names = []
-    for path in sorted(crds.glob("*/*.yaml")):
-        for crd in yaml.safe_load_all(path.read_text()):
-            if crd:
-                kube.apply(crd)
-                names.append(crd["metadata"]["name"])
-    for name in names:
-        wait_established(kube, name)
-
-
-def install(cluster: ControlPlane, published: Published) -> None:
-    """Install the AIM Configuration from the registry, as a platform team would."""
-    kube = cluster.admin
-    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE}})
-    # A Configuration cannot carry RBAC: package/rbac is applied next to it.
-    for path in sorted((ROOT / "package" / "rbac").glob("*.yaml")):
-        kube.apply_all(d for d in yaml.safe_load_all(path.read_text()) if d)
-    kube.apply(
-        {
-            "apiVersion": "pkg.crossplane.io/v1",
-            "kind": "Configuration",
-            "metadata": {"name": "aim"},
-            "spec": {"package": published.configuration},
-        }
-    )
-    simulate_package_runtime(kube, published.function_name, cluster.function_endpoint)
-
-    def healthy() -> bool:
-        cfg = kube.get("pkg.crossplane.io/v1", "Configuration", "aim")
-        return all(
-            (condition(cfg, t) or {}).get("status") == "True" for t in ("Installed", "Healthy")
-        )
-
-    wait_for(
-        "the Configuration to be Installed and Healthy",
-        healthy,
-        timeout_s=180,
-        explain=lambda: yaml.safe_dump(
-            kube.get("pkg.crossplane.io/v1", "Configuration", "aim") or {}
-        ),
-    )
-    for d in DEFINITIONS:
-        name = f"{d.plural}.aim.silogen.ai"
-
-        def established(xrd: str = name) -> bool:
-            obj = kube.get("apiextensions.crossplane.io/v2", "CompositeResourceDefinition", xrd)
-            return (condition(obj, "Established") or {}).get("status") == "True"
-
-        wait_for(f"XRD {name} Established", established, timeout_s=120)
+from devtools.controlplane import start_control_plane
+from devtools.publish import publish
+from devtools.registry import start_registry
+from devtools.render import Tools
+from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, install, install_third_party_crds
+from tests.e2e.timing import TIMES
 
 
 @pytest.fixture(scope="session")
@@ -148,7 +44,7 @@ def platform(
             published = publish(tools, f"{registry.host}/aim-crossplane", out=root / "packages")
             install(cp, published)
             TIMES["publish and install"] = time.monotonic() - t1
-            yield Platform(cp, registry, published, TIMES["publish and install"])
+            yield Platform(cp, registry, published)
 
 
 @pytest.fixture(autouse=True)
@@ -159,7 +55,7 @@ def _scenario_time(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the tier's wall times (the issue asks for them in the note)."""
+    """Print the bring-up's and each scenario's wall time, so a slow one stands out."""
     if TIMES:
         terminalreporter.section("end-to-end wall times")
         for name, seconds in TIMES.items():

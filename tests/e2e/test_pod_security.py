@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from devtools.controlplane import CROSSPLANE_USER
 from devtools.kube import wait_for
-from tests.e2e.conftest import Platform, aim
+from tests.e2e.platform import Platform, aim
 from tests.e2e.simulate import simulate_gpu_node
 
 VIOLATIONS: Final = "pod-security.kubernetes.io/audit-violations"

@@ -14,7 +14,7 @@ from typing import Any, Final
 import pytest
 
 from devtools.kube import Kube, KubeError, condition, wait_for
-from tests.e2e.conftest import TIMES, Platform, aim
+from tests.e2e.platform import Platform, aim
 from tests.e2e.simulate import (
     simulate_gateway_accepts,
     simulate_gpu_node,
@@ -22,6 +22,7 @@ from tests.e2e.simulate import (
     simulate_kserve_ready,
     simulate_pvc_bound,
 )
+from tests.e2e.timing import TIMES
 
 AIM: Final = "aim.silogen.ai/v1alpha1"
 ISVC: Final = "serving.kserve.io/v1beta1"
