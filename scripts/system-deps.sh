@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests run as real servers: docker-registry (Debian's build of
-# the CNCF Distribution registry) for the registry tests. Quiet and quick when already there.
+# the CNCF Distribution registry) for the registry and end-to-end tests. Quiet and quick when
+# already there.
 set -euo pipefail
 log() { printf '[system-deps] %s\n' "$*" >&2; }
 
