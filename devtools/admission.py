@@ -21,7 +21,7 @@ from typing import Final
 import yaml
 from pydantic import JsonValue
 
-from devtools.render import ROOT, HarnessError, Tools
+from devtools.render import ROOT, HarnessError, Tools, run_tool
 
 XRDS: Final = ROOT / "xrds"
 
@@ -77,15 +77,10 @@ def xrd_crds(tools: Tools, out: Path) -> list[Path]:
     paths = []
     for xrd in sorted(XRDS.glob("*.yaml")):
         crd = out / xrd.name
-        proc = subprocess.run(
-            [str(tools.crossplane), "xrd", "convert", str(xrd), "-o", str(crd)],
-            capture_output=True,
-            text=True,
-            check=False,
+        run_tool(
+            [tools.crossplane, "xrd", "convert", xrd, "-o", crd],
+            f"crossplane xrd convert {xrd.name}",
         )
-        if proc.returncode != 0:
-            msg = f"crossplane xrd convert {xrd.name} failed: {proc.stderr.strip()}"
-            raise HarnessError(msg)
         paths.append(crd)
     return paths
 

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -36,7 +35,7 @@ import yaml
 
 from devtools.kube import Credentials, Kube, KubeError, condition, wait_for
 from devtools.pki import Pki, make_pki
-from devtools.render import ROOT, HarnessError, Tools
+from devtools.render import ROOT, HarnessError, Tools, free_port, port_open
 
 CROSSPLANE_NAMESPACE: Final = "crossplane-system"
 CROSSPLANE_USER: Final = "crossplane"
@@ -189,13 +188,6 @@ class ControlPlane:
         return events
 
 
-def free_port() -> int:
-    """A TCP port free on loopback right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _safe(probe: Callable[[], bool]) -> bool:
     try:
         return probe()
@@ -224,12 +216,6 @@ def _http_ok(url: str, *, tls: bool = False) -> bool:
         return conn.getresponse().status == 200  # noqa: PLR2004
     finally:
         conn.close()
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def core_role(tools: Tools) -> list[dict[str, Any]]:
@@ -446,7 +432,7 @@ def _start_function(p: _Plane, args: Sequence[str]) -> str:
             *args,
         ],
     )
-    p.times["function-aim"] = p.sup.wait_ready(fn, lambda: _port_open(port))
+    p.times["function-aim"] = p.sup.wait_ready(fn, lambda: port_open(port))
     return f"127.0.0.1:{port}"
 
 

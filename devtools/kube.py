@@ -114,16 +114,16 @@ class Kube:
         data = None
         if body is not None:
             data = (body if isinstance(body, str) else json.dumps(body)).encode()
-        for attempt in range(RETRIES):
+        for attempt in range(1, RETRIES):
             try:
                 return self._send(method, path, data, content_type)
             except KubeError as e:
                 # 429: the API server is busy (or a new CRD's storage is still starting); it
                 # asks to be called again, so the client does, like client-go.
-                if e.status != 429 or attempt == RETRIES - 1:  # noqa: PLR2004
+                if e.status != 429:  # noqa: PLR2004
                     raise
-                time.sleep(0.5 * (attempt + 1))
-        raise AssertionError  # unreachable: the loop returns or raises
+                time.sleep(0.5 * attempt)
+        return self._send(method, path, data, content_type)
 
     def _send(self, method: str, path: str, data: bytes | None, content_type: str) -> Response:
         conn = http.client.HTTPSConnection(

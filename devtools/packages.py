@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any, Final
 
 import yaml
 
-from devtools.render import ROOT, HarnessError, Tools, build_tools
+from devtools.render import ROOT, HarnessError, Tools, build_tools, run_tool
 
 CONFIGURATION: Final = ROOT / "package" / "configuration"
 FUNCTION: Final = ROOT / "package" / "function"
@@ -109,9 +108,9 @@ def build_function(tools: Tools, out: Path, *, runtime_image_tarball: Path | Non
 
 def _build(tools: Tools, root: Path, package: Path, extra: list[str] | None = None) -> Path:
     package.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
+    run_tool(
         [
-            str(tools.crossplane),
+            tools.crossplane,
             "xpkg",
             "build",
             f"--package-root={root}",
@@ -120,13 +119,8 @@ def _build(tools: Tools, root: Path, package: Path, extra: list[str] | None = No
             f"--package-file={package}",
             *(extra or []),
         ],
-        capture_output=True,
-        text=True,
-        check=False,
+        f"crossplane xpkg build of {root.name}",
     )
-    if proc.returncode != 0:
-        msg = f"crossplane xpkg build of {root.name} failed: {proc.stderr.strip() or proc.stdout}"
-        raise HarnessError(msg)
     return package
 
 

@@ -14,13 +14,12 @@ gives it (see devtools/packages.py). Credentials come from the docker configurat
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from devtools.packages import DEFAULT_OUT, build_configuration, build_function, function_name
-from devtools.render import HarnessError, Tools, build_tools
+from devtools.render import HarnessError, Tools, build_tools, run_tool
 
 DEFAULT_VERSION = "v0.1.0"
 
@@ -58,15 +57,10 @@ def publish(
 
 def push(tools: Tools, xpkg: Path, reference: str) -> None:
     """`crossplane xpkg push -f XPKG REFERENCE`."""
-    proc = subprocess.run(
-        [str(tools.crossplane), "xpkg", "push", "-f", str(xpkg), reference],
-        capture_output=True,
-        text=True,
-        check=False,
+    run_tool(
+        [tools.crossplane, "xpkg", "push", "-f", xpkg, reference],
+        f"crossplane xpkg push {reference}",
     )
-    if proc.returncode != 0:
-        msg = f"crossplane xpkg push {reference} failed: {(proc.stderr or proc.stdout).strip()}"
-        raise HarnessError(msg)
 
 
 def main(argv: list[str]) -> int:

@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import json
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import bcrypt
 
-from devtools.render import HarnessError, Tools
+from devtools.render import HarnessError, Tools, free_port, port_open
 
 USER = "aim-reader"
 PASSWORD = "s3cret-registry-password"  # noqa: S105 - a throwaway credential for a test registry
@@ -108,12 +107,6 @@ class Registry:
         return proc.stdout
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def start_registry(tools: Tools, root: Path, *, auth: bool) -> Iterator[Registry]:
     """Run a registry with its files under `root` until the context ends."""
@@ -121,7 +114,7 @@ def start_registry(tools: Tools, root: Path, *, auth: bool) -> Iterator[Registry
     if binary is None:
         msg = "docker-registry is not installed; scripts/system-deps.sh installs it"
         raise HarnessError(msg)
-    port = _free_port()
+    port = free_port()
     lines = [
         "version: 0.1",
         "log: {level: error, accesslog: {disabled: true}}",
@@ -139,12 +132,7 @@ def start_registry(tools: Tools, root: Path, *, auth: bool) -> Iterator[Registry
     ) as proc:
         try:
             deadline = time.monotonic() + 20
-            while True:
-                with (
-                    contextlib.suppress(OSError),
-                    socket.create_connection(("127.0.0.1", port), 0.2),
-                ):
-                    break
+            while not port_open(port):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     tail = (root / "registry.log").read_text()[-2000:]
                     msg = f"docker-registry did not start on port {port}: {tail}"

@@ -103,7 +103,7 @@ def serve_function(
     *extra_args: str, program: Sequence[str] = ("-m", "function.main")
 ) -> Iterator[Server]:
     """Run `function-aim --insecure` (or another SDK function) on a free loopback port."""
-    port = _free_port()
+    port = free_port()
     target = f"127.0.0.1:{port}"
     cmd = [sys.executable, *program, "--insecure", "--address", target, *extra_args]
     with subprocess.Popen(
@@ -194,10 +194,27 @@ def _plural_of(xr: Path) -> str:
     raise HarnessError(msg)
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on loopback right now (for the servers the harnesses start)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    """True when something accepts connections on the loopback port."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+        return True
+    return False
+
+
+def run_tool(cmd: Sequence[str | Path], what: str) -> str:
+    """Run one of the tools to completion; its stdout, or HarnessError with its own words."""
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        msg = f"{what} failed: {(proc.stderr or proc.stdout).strip()}"
+        raise HarnessError(msg)
+    return proc.stdout
 
 
 def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
@@ -207,7 +224,7 @@ def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
             err = proc.stderr.read() if proc.stderr else ""
             msg = f"{proc.args!r} exited with code {proc.returncode} on start:\n{err[-2000:]}"
             raise HarnessError(msg)
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+        if port_open(port):
             return
         time.sleep(0.05)
     msg = f"function-aim did not listen on 127.0.0.1:{port} within {STARTUP_TIMEOUT_S}s"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests run as real servers: docker-registry (Debian's build of
-# the CNCF Distribution registry) for the registry and end-to-end tests. Quiet and quick when
-# already there.
+# Installs the Debian packages the tests need: docker-registry (Debian's build of the CNCF
+# Distribution registry) for the registry and end-to-end tests, and openssl, which makes the
+# end-to-end control plane's certificates (slim images lack it). Quiet and quick when already
+# there.
 set -euo pipefail
 log() { printf '[system-deps] %s\n' "$*" >&2; }
 
-packages=(docker-registry)
+packages=(docker-registry openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

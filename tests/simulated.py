@@ -1,6 +1,7 @@
 """Simulated kubelet: the Pod status of a discovery Job, for tests where no kubelet runs.
 
-Both test tiers build the observed state of discovery Pods here.
+The unit and render tiers build the observed state of discovery Pods here; every tier that
+completes a discovery uses the same dry-run output.
 """
 
 from __future__ import annotations
@@ -32,3 +33,24 @@ def discovery_pod(
         },
         "status": {"phase": phase, "containerStatuses": [{"name": "discovery", "state": state}]},
     }
+
+
+# What an AIM image's `dry-run --format=json` prints: one profile and the model it downloads.
+DRY_RUN_RESULT: list[dict[str, Any]] = [
+    {
+        "filename": "vllm-mi300x-fp8-tp1-latency.yaml",
+        "profile": {
+            "metadata": {
+                "engine": "vllm",
+                "gpu": "MI300X",
+                "gpu_count": 1,
+                "metric": "latency",
+                "precision": "fp8",
+                "type": "optimized",
+            },
+            "engine_args": {"tensor-parallel-size": 1},
+            "env_vars": {"VLLM_USE_V1": "1"},
+        },
+        "models": [{"name": "Org/Small", "source": "hf://Org/Small", "size_gb": 0.5}],
+    }
+]

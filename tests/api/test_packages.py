@@ -25,6 +25,16 @@ def package_objects(xpkg: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(text) if d]
 
 
+def function_refs(objects: list[dict[str, Any]]) -> set[str]:
+    """The functions the packaged Compositions call."""
+    return {
+        step["functionRef"]["name"]
+        for o in objects
+        if o["kind"] == "Composition"
+        for step in o["spec"]["pipeline"]
+    }
+
+
 def test_configuration_package_holds_every_xrd_and_composition(
     tools: Tools, tmp_path: Path
 ) -> None:
@@ -49,12 +59,7 @@ def test_configuration_package_holds_every_xrd_and_composition(
     # Crossplane installs the dependency as a Function named after its repository path
     # (xpkg.ToDNSLabel of "aim-crossplane/function-aim"); the Compositions must call that name.
     assert dependency["package"] == "xpkg.crossplane.io/aim-crossplane/function-aim"
-    refs = {
-        step["functionRef"]["name"]
-        for o in objects
-        if o["kind"] == "Composition"
-        for step in o["spec"]["pipeline"]
-    }
+    refs = function_refs(objects)
     assert refs == {"aim-crossplane-function-aim"}
 
 
@@ -72,12 +77,7 @@ def test_configuration_for_another_registry_depends_on_its_function(
     [dependency] = objects[0]["spec"]["dependsOn"]
     assert dependency["package"] == "registry.example.com:5000/acme/aim/function-aim"
     assert dependency["version"] == ">=v1.2.0"
-    refs = {
-        step["functionRef"]["name"]
-        for o in objects
-        if o["kind"] == "Composition"
-        for step in o["spec"]["pipeline"]
-    }
+    refs = function_refs(objects)
     assert refs == {"acme-aim-function-aim"}
 
 

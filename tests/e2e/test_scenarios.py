@@ -23,6 +23,7 @@ from tests.e2e.simulate import (
     simulate_pvc_bound,
 )
 from tests.e2e.timing import TIMES
+from tests.simulated import DRY_RUN_RESULT
 
 AIM: Final = "aim.silogen.ai/v1alpha1"
 ISVC: Final = "serving.kserve.io/v1beta1"
@@ -266,29 +267,10 @@ def test_discovery_template_becomes_available(platform: Platform) -> None:
     )
     job = one(platform, "batch/v1", "Job", ns)
     assert wait_status(platform, "AIMServiceTemplate", "qwen-lat", ns, "Progressing")
-    result = [
-        {
-            "filename": "vllm-mi300x-fp8-tp1-latency.yaml",
-            "profile": {
-                "model": "Qwen/Qwen3-32B",
-                "metadata": {
-                    "engine": "vllm",
-                    "gpu": "MI300X",
-                    "gpu_count": 1,
-                    "metric": "latency",
-                    "precision": "fp8",
-                    "type": "optimized",
-                },
-            },
-            "models": [
-                {"name": "Qwen/Qwen3-32B", "source": "hf://Qwen/Qwen3-32B", "size_gb": 61.04}
-            ],
-        }
-    ]
-    simulate_job_pods_succeed(kube, ns, job["metadata"]["name"], result)
+    simulate_job_pods_succeed(kube, ns, job["metadata"]["name"], DRY_RUN_RESULT)
     available = wait_status(platform, "AIMServiceTemplate", "qwen-lat", ns, "Available")
     [source] = available["status"]["modelSources"]
-    assert source["sourceUri"] == "hf://Qwen/Qwen3-32B"
+    assert source["sourceUri"] == "hf://Org/Small"  # the dry-run's model
     # The Job did its work and is gone (garbage-collected by Crossplane).
     wait_for(
         "the discovery Job to be deleted",

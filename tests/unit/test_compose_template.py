@@ -17,30 +17,13 @@ from function.compose.template import DISCOVERY_JOB, compose_template
 from function.settings import Settings
 from function.state import Composition, Observed
 from tests import simulated
+from tests.simulated import DRY_RUN_RESULT
 from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"
 NS = "ml-team"
 IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
 T0 = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
-RESULT = [
-    {
-        "filename": "vllm-mi300x-fp8-tp1-latency.yaml",
-        "profile": {
-            "metadata": {
-                "engine": "vllm",
-                "gpu": "MI300X",
-                "gpu_count": 1,
-                "metric": "latency",
-                "precision": "fp8",
-                "type": "optimized",
-            },
-            "engine_args": {"tensor-parallel-size": 1},
-            "env_vars": {"VLLM_USE_V1": "1"},
-        },
-        "models": [{"name": "Org/Small", "source": "hf://Org/Small", "size_gb": 0.5}],
-    }
-]
 
 
 def template(
@@ -291,7 +274,10 @@ def test_an_image_that_cannot_be_pulled_is_reported_while_the_job_runs() -> None
 
 def test_a_succeeded_job_fills_status_and_is_dropped() -> None:
     xr, job = started()
-    pool = [*WORLD, pod(job, "Succeeded", message="log noise\n" + json.dumps(RESULT) + "\n")]
+    pool = [
+        *WORLD,
+        pod(job, "Succeeded", message="log noise\n" + json.dumps(DRY_RUN_RESULT) + "\n"),
+    ]
     comp = compose(xr, pool, resources={DISCOVERY_JOB: complete_job(job)})
 
     assert comp.status["status"] == "Available"
