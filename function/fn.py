@@ -81,6 +81,11 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             )
             return rsp
 
+        generation = observed.metadata.get("generation")
+        if isinstance(generation, int):
+            # Every kind says which spec its status describes, so GitOps tools can tell a status
+            # that is not caught up yet from a current one.
+            composition.status["observedGeneration"] = generation
         apply_composition(rsp, composition)
         log.debug("composed", resources=sorted(composition.resources))
         return rsp

@@ -2,7 +2,8 @@
 
 Container resources: GPU-derived defaults, then the model's, the template's and the service's, key
 by key. Environment: AIM defaults, runtime config, template profile, template env, the custom
-model's id, service env, merged by name.
+model's id, service env, merged by name. Hardware: an override's fields over the base's. Pull
+secrets: every object's, once each.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import JsonValue
 
-from function.api.common import EnvVar, ResourceRequirements
+from function.api.common import EnvVar, LocalObjectReference, ResourceRequirements
+from function.api.hardware import CpuRequirements, GpuRequirements, Hardware
 
 DEFAULT_ENV: Mapping[str, str] = {
     "AIM_CACHE_PATH": "/workspace/cache",
@@ -99,3 +101,27 @@ def _deep_merge(base: dict[str, JsonValue], over: dict[str, JsonValue]) -> dict[
         else:
             merged[key] = value
     return merged
+
+
+def merge_hardware(base: Hardware | None, override: Hardware | None) -> Hardware | None:
+    """`override` over `base`: the GPU and CPU fields `override` sets win, the rest are kept."""
+    if base is None or override is None:
+        return override or base
+    gpu: GpuRequirements | None = base.gpu
+    if override.gpu is not None:
+        fields = override.gpu.model_dump(exclude_unset=True, by_alias=False)
+        gpu = base.gpu.model_copy(update=fields) if base.gpu else override.gpu
+    cpu: CpuRequirements | None = base.cpu
+    if override.cpu is not None:
+        fields = override.cpu.model_dump(exclude_unset=True, by_alias=False)
+        cpu = base.cpu.model_copy(update=fields) if base.cpu else override.cpu
+    return Hardware(gpu=gpu, cpu=cpu)
+
+
+def secret_names(*lists: Iterable[LocalObjectReference] | None) -> list[str]:
+    """Secret names from every list, once each, in order of precedence."""
+    names: dict[str, None] = {}
+    for refs in lists:
+        for ref in refs or ():
+            names.setdefault(ref.name)
+    return list(names)

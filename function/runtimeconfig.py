@@ -44,10 +44,20 @@ def lookup(name: str, namespace: str) -> Lookup:
 
 
 def resolve(
-    config_lookup: Lookup, required: Mapping[str, tuple[Manifest, ...]]
+    config_lookup: Lookup,
+    required: Mapping[str, tuple[Manifest, ...]],
+    condition: ConditionType = ConditionType.RUNTIME_CONFIG_READY,
 ) -> tuple[Health, RuntimeConfig | None]:
-    """The merged config once both scopes were fetched; None while waiting or when unusable."""
+    """The merged config once both scopes were fetched; None while waiting or when unusable.
+
+    Models report it as `RuntimeResolved` (seed 004), every other kind as `RuntimeConfigReady`;
+    the reasons are the same.
+    """
     name = config_lookup.name
+
+    def _health(state: State, reason: Reason, message: str) -> Health:
+        return Health(condition, state, reason, message)
+
     fetched = config_lookup.fetch(required)
     if fetched is None:
         return _health(State.PENDING, Reason.RESOLVING, f"looking up runtime config {name!r}"), None
@@ -56,12 +66,12 @@ def resolve(
         if name == DEFAULT_NAME:
             return _health(
                 State.READY,
-                Reason.DEFAULT_RUNTIME_CONFIG_ABSENT,
+                Reason.DEFAULT_RUNTIME_CONFIG_MISSING,
                 "no runtime config named 'default' exists; using built-in defaults",
             ), RuntimeConfig(RuntimeConfigSpec(), None)
         return _health(
             State.FAILED,
-            Reason.RUNTIME_CONFIG_NOT_FOUND,
+            Reason.RUNTIME_CONFIG_MISSING,
             f"spec.runtimeConfigName: neither AIMRuntimeConfig {name!r} in namespace "
             f"{config_lookup.namespace!r} nor AIMClusterRuntimeConfig {name!r} exists; create "
             "it, or leave the field unset to use 'default'",
@@ -75,9 +85,14 @@ def resolve(
             State.FAILED, Reason.INVALID, f"runtime config {name!r} cannot be used: {e}"
         ), None
     ref = _reference(name, config_lookup.namespace, namespaced, cluster)
+    resolved = (
+        Reason.RUNTIME_RESOLVED
+        if condition is ConditionType.RUNTIME_RESOLVED
+        else Reason.RUNTIME_CONFIG_RESOLVED
+    )
     return _health(
         State.READY,
-        Reason.RUNTIME_CONFIG_RESOLVED,
+        resolved,
         f"using {ref.kind} {name!r}" if ref.kind else f"using {name!r} of both scopes",
     ), RuntimeConfig(spec, ref)
 
@@ -130,7 +145,3 @@ def _uid(obj: Manifest | None) -> str | None:
     meta = obj.get("metadata") if obj else None
     uid = meta.get("uid") if isinstance(meta, dict) else None
     return uid if isinstance(uid, str) else None
-
-
-def _health(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.RUNTIME_CONFIG_READY, state, reason, message)

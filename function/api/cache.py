@@ -14,6 +14,7 @@ from function.api.common import (
     ApiModel,
     EnvVar,
     LocalObjectReference,
+    ObservedStatus,
     Quantity,
     ResolvedReference,
 )
@@ -73,7 +74,7 @@ class CacheEntry(ApiModel):
     persistent_volume_claim: str | None = Field(default=None, description="Its PVC.")
 
 
-class TemplateCacheStatus(ApiModel):
+class TemplateCacheStatus(ObservedStatus):
     """Observed state of an AIMTemplateCache, written by the function."""
 
     status: CacheStatusValue = Field(
@@ -135,7 +136,7 @@ class ModelCacheSpec(ApiModel):
     )
 
 
-class ModelCacheStatus(ApiModel):
+class ModelCacheStatus(ObservedStatus):
     """Observed state of an AIMModelCache, written by the function."""
 
     status: CacheStatusValue = Field(

@@ -141,6 +141,19 @@ class ParentReference(ApiModel):
     port: int | None = Field(default=None, ge=1, le=65535, description="Port of the listener.")
 
 
+class ObservedStatus(ApiModel):
+    """What every AIM status carries: which generation of the spec it describes."""
+
+    observed_generation: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "The metadata.generation the function last composed; older than metadata.generation "
+            "while a change is not reconciled yet."
+        ),
+    )
+
+
 class ResolvedReference(ApiModel):
     """An AIM object a reference resolved to, as recorded in status."""
 

@@ -51,12 +51,13 @@ def _model_columns() -> tuple[PrinterColumn, ...]:
 
 def _template_columns() -> tuple[PrinterColumn, ...]:
     return (
+        # Resolved values: a template that leaves its profile to discovery shows what it found.
         PrinterColumn("Model", ".spec.modelName"),
         PrinterColumn("Status", ".status.status"),
-        PrinterColumn("Metric", ".spec.metric"),
-        PrinterColumn("Precision", ".spec.precision"),
-        PrinterColumn("GPU", ".spec.hardware.gpu.model"),
-        PrinterColumn("Hardware", ".status.hardwareSummary", priority=1),
+        PrinterColumn("Type", ".status.resolvedProfile.type"),
+        PrinterColumn("Metric", ".status.resolvedProfile.metric"),
+        PrinterColumn("Precision", ".status.resolvedProfile.precision"),
+        PrinterColumn("Hardware", ".status.hardwareSummary"),
     )
 
 

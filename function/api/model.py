@@ -16,6 +16,7 @@ from function.api.common import (
     EnvVar,
     LocalObjectReference,
     ModelSource,
+    ObservedStatus,
     ResolvedReference,
     ResourceRequirements,
     StringMap,
@@ -75,6 +76,9 @@ class RecommendedDeployment(ApiModel):
     metric: str | None = Field(default=None, description="`latency` or `throughput`.")
     profile_id: str | None = Field(
         default=None, description="Runtime profile inside the image this deployment selects."
+    )
+    type: str | None = Field(
+        default=None, description="Tuning level of the deployment's profile, e.g. `optimized`."
     )
     description: str | None = Field(default=None, description="What this deployment is for.")
 
@@ -200,7 +204,7 @@ class SourceType(StrEnum):
     CUSTOM = "Custom"
 
 
-class ModelStatus(ApiModel):
+class ModelStatus(ObservedStatus):
     """Observed state of a model, written by the function."""
 
     status: ModelStatusValue = Field(

@@ -11,7 +11,14 @@ from typing import Annotated
 
 from pydantic import Field
 
-from function.api.common import ApiModel, EnvVar, LocalObjectReference, ParentReference, StringMap
+from function.api.common import (
+    ApiModel,
+    EnvVar,
+    LocalObjectReference,
+    ObservedStatus,
+    ParentReference,
+    StringMap,
+)
 
 # Gateway API's Duration: up to four <number><unit> parts, as HTTPRoute timeouts accept.
 DURATION_PATTERN = r"^([0-9]{1,5}(h|m|s|ms)){1,4}$"
@@ -103,5 +110,5 @@ class RuntimeConfigSpec(ClusterRuntimeConfigSpec):
     )
 
 
-class RuntimeConfigStatus(ApiModel):
-    """Runtime configs are read, not reconciled: only Crossplane's conditions appear here."""
+class RuntimeConfigStatus(ObservedStatus):
+    """Runtime configs are read, not reconciled: Crossplane's conditions and the generation."""

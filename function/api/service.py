@@ -13,6 +13,7 @@ from function.api.common import (
     EnvVar,
     LocalObjectReference,
     ModelSource,
+    ObservedStatus,
     ResolvedReference,
     ResourceRequirements,
 )
@@ -182,7 +183,7 @@ class RoutingStatus(ApiModel):
     http_route: str | None = Field(default=None, description="Name of the composed HTTPRoute.")
 
 
-class AIMServiceStatus(ApiModel):
+class AIMServiceStatus(ObservedStatus):
     """Observed state of an AIMService, written by the function."""
 
     status: ServiceStatusValue = Field(

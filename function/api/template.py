@@ -17,6 +17,7 @@ from function.api.common import (
     FreeForm,
     LocalObjectReference,
     ModelSource,
+    ObservedStatus,
     Quantity,
     ResolvedReference,
     ResourceRequirements,
@@ -143,6 +144,19 @@ class Profile(ApiModel):
     metadata: ProfileMetadata | None = Field(default=None, description="Profile summary.")
 
 
+class ResolvedProfile(ApiModel):
+    """The profile the template runs: its spec where set, else discovery's answer.
+
+    Auto-selection ranks templates by these values, and `kubectl get` shows them.
+    """
+
+    type: str | None = Field(default=None, description="Tuning level, e.g. `optimized`.")
+    metric: str | None = Field(default=None, description="Optimisation goal.")
+    precision: str | None = Field(default=None, description="Weight precision.")
+    gpu: str | None = Field(default=None, description="GPU model.")
+    gpu_count: int | None = Field(default=None, ge=0, description="GPUs per replica.")
+
+
 class DiscoveryState(ApiModel):
     """Discovery attempts, kept in status so retries back off across reconciles."""
 
@@ -163,7 +177,7 @@ class DiscoveryState(ApiModel):
     )
 
 
-class TemplateStatus(ApiModel):
+class TemplateStatus(ObservedStatus):
     """Observed state of a template, written by the function."""
 
     status: TemplateStatusValue = Field(
@@ -177,6 +191,9 @@ class TemplateStatus(ApiModel):
         default=None, description="Model artifacts the template needs."
     )
     profile: Profile | None = Field(default=None, description="The discovered runtime profile.")
+    resolved_profile: ResolvedProfile | None = Field(
+        default=None, description="The profile in effect: the spec's values, else discovery's."
+    )
     hardware_summary: str | None = Field(
         default=None, description="Short hardware description, e.g. `2 x MI300X`."
     )

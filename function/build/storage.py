@@ -57,6 +57,7 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
     claim: str,
     env: Sequence[Mapping[str, JsonValue]],
     pull_secrets: Sequence[str],
+    service_account: str | None = None,
 ) -> Manifest:
     """A Job that downloads `source_uri` into the PVC `claim`."""
     container: Manifest = {
@@ -84,6 +85,7 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
         container=container,
         volumes=volumes,
         pull_secrets=pull_secrets,
+        service_account=service_account,
         backoff_limit=DOWNLOAD_BACKOFF_LIMIT,
     )
 
@@ -97,6 +99,7 @@ def build_size_check_job(  # noqa: PLR0913 - one keyword per field of the manife
     source_uri: str,
     env: Sequence[Mapping[str, JsonValue]],
     pull_secrets: Sequence[str],
+    service_account: str | None = None,
 ) -> Manifest:
     """A Job that measures `source_uri` and leaves `{"sizeBytes": N}` in its termination message."""
     container: Manifest = {
@@ -117,6 +120,7 @@ def build_size_check_job(  # noqa: PLR0913 - one keyword per field of the manife
         container=container,
         volumes=volumes,
         pull_secrets=pull_secrets,
+        service_account=service_account,
         backoff_limit=1,
     )
 
@@ -129,6 +133,7 @@ def _job(  # noqa: PLR0913 - the parts the two Jobs differ in
     container: Manifest,
     volumes: list[JsonValue],
     pull_secrets: Sequence[str],
+    service_account: str | None,
     backoff_limit: int,
 ) -> Manifest:
     pod_spec: Manifest = {
@@ -146,6 +151,8 @@ def _job(  # noqa: PLR0913 - the parts the two Jobs differ in
     }
     if pull_secrets:
         pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]
+    if service_account:
+        pod_spec["serviceAccountName"] = service_account
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",

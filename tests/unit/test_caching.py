@@ -15,6 +15,8 @@ from function.api.common import EnvVar
 from function.compose.cache import compose_model_cache, compose_template_cache
 from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
 from function.compose.service import INFERENCE_SERVICE, TEMPLATE_CACHE, compose_service
+from function.compose.template import TEMPLATE_CACHE as OWN_CACHE
+from function.compose.template import compose_template
 from function.state import Composition, Observed
 from function.status import Reason
 from tests import simulated
@@ -476,3 +478,143 @@ def test_a_cache_lost_after_start_degrades_and_keeps_the_mounts() -> None:
     assert conditions(comp)["CacheReady"] == ("False", "CacheLost")
     kept = tree(comp.resources[INFERENCE_SERVICE].manifest)
     assert kept["spec"] == isvc["spec"]  # volumes untouched
+
+
+# --- seams between kinds: credentials, namespaced templates, custom weights ----------------------
+
+
+RUNTIME_CONFIG = {
+    "apiVersion": API,
+    "kind": "AIMRuntimeConfig",
+    "metadata": {"name": "default", "namespace": NS},
+    "spec": {"serviceAccountName": "aim-runtime", "imagePullSecrets": [{"name": "mirror"}]},
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "job_key"),
+    [
+        pytest.param({}, SIZE_CHECK_JOB, id="the size check"),
+        pytest.param({"size": "10Gi"}, DOWNLOAD_JOB, id="the download"),
+    ],
+)
+def test_cache_jobs_run_with_the_runtime_configs_account_and_pull_secrets(
+    spec: dict[str, Any], job_key: str
+) -> None:
+    """Seed 004: the runtime config's service account and pull secrets are for every workload
+    AIM starts on the namespace's behalf, cache downloads included."""
+    xr = model_cache(imagePullSecrets=[{"name": "own"}], **spec)
+    comp = reconcile(compose_model_cache, xr, [RUNTIME_CONFIG])
+    pod_spec = tree(comp.resources[job_key].manifest)["spec"]["template"]["spec"]
+    assert pod_spec["serviceAccountName"] == "aim-runtime"
+    assert pod_spec["imagePullSecrets"] == [{"name": "own"}, {"name": "mirror"}]
+    assert pod_spec["automountServiceAccountToken"] is False  # the account, never its token
+
+
+def caching_template() -> Any:
+    """Seed 002's namespaced template: caching on, download credentials in its env."""
+    tpl = template()
+    tpl["spec"].update(
+        {
+            "modelName": "qwen3",
+            "caching": {"enabled": True, "env": [{"name": "HTTP_PROXY", "value": "tpl-proxy"}]},
+            "env": [{"name": "HF_TOKEN", "value": "template-token"}],
+            "imagePullSecrets": [{"name": "registry-credentials"}],
+        }
+    )
+    return tpl
+
+
+def test_a_template_cache_reads_a_namespaced_template_with_caching() -> None:
+    """It used to parse every template as a cluster one and refuse `spec.caching`."""
+    comp = reconcile(compose_template_cache, template_cache(), [caching_template()])
+    assert conditions(comp)["TemplateReady"] == ("True", "Resolved")
+    assert len(comp.resources) == 2
+
+
+def test_a_caching_template_gives_its_cache_the_templates_env_under_caching_env() -> None:
+    tpl = caching_template()
+    tpl["spec"]["modelSources"] = [{"modelId": "Org/A", "sourceUri": "hf://Org/A"}]
+    tpl["spec"]["caching"]["env"].append({"name": "HF_TOKEN", "value": "caching-token"})
+    model = {
+        "apiVersion": API,
+        "kind": "AIMModel",
+        "metadata": {"name": "qwen3", "namespace": NS},
+        "spec": {"image": IMAGE},
+    }
+    comp = reconcile(compose_template, tpl, [model])  # inline sources, no GPU: Available
+    env = tree(comp.resources[OWN_CACHE].manifest)["spec"]["env"]
+    assert {e["name"]: e["value"] for e in env} == {
+        "HF_TOKEN": "caching-token",  # caching.env is for the downloads, so it wins
+        "HTTP_PROXY": "tpl-proxy",
+    }
+
+
+def test_a_services_template_cache_merges_template_then_caching_then_service_env() -> None:
+    """The operator's env-propagation case: the service's value wins, the rest is kept."""
+    svc = service()
+    svc["spec"]["env"] = [{"name": "HF_TOKEN", "value": "service-token"}]
+    tpl = caching_template()
+    tpl["spec"]["caching"]["enabled"] = False  # the service asks for caches, not the template
+    model = service_world()[0]
+    model["kind"], model["metadata"] = "AIMModel", {"name": "qwen3", "namespace": NS}
+    comp = reconcile(compose_service, svc, [model, tpl])
+    env = tree(comp.resources[TEMPLATE_CACHE].manifest)["spec"]["env"]
+    assert {e["name"]: e["value"] for e in env} == {
+        "HF_TOKEN": "service-token",
+        "HTTP_PROXY": "tpl-proxy",
+    }
+
+
+def custom_world(*caches: Any) -> list[Any]:
+    """A custom model and its template (inline sources, as the model composer makes them)."""
+    source = {"modelId": "Org/A", "sourceUri": "hf://Org/A", "size": "2Gi"}
+    model = {
+        "apiVersion": API,
+        "kind": "AIMModel",
+        "metadata": {"name": "custom", "namespace": NS},
+        "spec": {
+            "image": "amdenterpriseai/aim-base:latest",
+            "modelSources": [source],
+            "custom": {"hardware": {"gpu": {"requests": 1}}},
+        },
+        "status": {"status": "Ready"},
+    }
+    tpl = template()
+    tpl["spec"] = {
+        "modelName": "custom",
+        "type": "unoptimized",
+        "modelSources": [source],
+        "hardware": {"gpu": {"requests": 1}},
+    }
+    tpl["status"]["modelSources"] = [source]
+    return [model, tpl, *caches]
+
+
+def custom_service() -> Any:
+    svc = service()
+    svc["spec"] = {"model": {"ref": "custom"}}  # no cacheModel, no allowUnoptimized
+    return svc
+
+
+def test_a_custom_models_service_caches_its_weights_without_being_asked() -> None:
+    """Seed 004: custom models use a dedicated template cache; their weights are in no image."""
+    comp = reconcile(compose_service, custom_service(), custom_world())
+    assert INFERENCE_SERVICE not in comp.resources
+    cache = tree(comp.resources[TEMPLATE_CACHE].manifest)
+    assert cache["spec"]["templateName"] == "tpl"
+    assert conditions(comp)["CacheReady"] == ("False", "CachesNotAvailable")
+
+
+def test_a_custom_models_weights_reach_the_runtime_through_the_cache() -> None:
+    cache = standalone("hf://Org/A")
+    comp = reconcile(compose_service, custom_service(), custom_world(cache))
+    container = tree(comp.resources[INFERENCE_SERVICE].manifest)["spec"]["predictor"]["containers"][
+        0
+    ]
+    assert {"name": "AIM_MODEL_ID", "value": "Org/A"} in container["env"]
+    assert {
+        "name": "team-cache",
+        "mountPath": "/workspace/cache/Org/A",
+        "readOnly": True,
+    } in container["volumeMounts"]

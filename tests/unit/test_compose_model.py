@@ -75,6 +75,10 @@ def conditions(comp: Composition) -> dict[str, tuple[str, str]]:
     return {c.type: (c.status.value, c.reason) for c in comp.conditions}
 
 
+def condition_message(comp: Composition, ctype: str) -> str:
+    return next(c.message for c in comp.conditions if c.type == ctype)
+
+
 def inspected(image: str = IMAGE, labels: dict[str, str] | None = None) -> Inspection:
     return Inspection(image, DIGEST, LABELS if labels is None else labels, ("aim-runtime",))
 
@@ -153,9 +157,10 @@ def test_registry_failures_are_conditions_with_the_registrys_words(
     failure = RegistryFailure(IMAGE, kind, "the registry's own words")
     comp = compose(model(), inspection=failure)
 
-    status, reason = conditions(comp)["MetadataExtracted"]
-    assert (status, reason) == ("False", kind.value)
-    message = next(c.message for c in comp.conditions if c.type == "MetadataExtracted")
+    # Seed 004's one failure reason; the specific cause leads the message.
+    assert conditions(comp)["MetadataExtracted"] == ("False", "MetadataExtractionFailed")
+    message = condition_message(comp, "MetadataExtracted")
+    assert message.startswith(f"{kind.value}: ")
     assert "registry.example.com: the registry's own words" in message
     assert comp.status["status"] == state
     assert comp.resources == {}
@@ -171,7 +176,8 @@ def test_an_answer_for_another_image_is_not_taken() -> None:
 def test_unparseable_deployments_fail_naming_the_label() -> None:
     comp = compose(model(), inspection=inspected(labels={LABEL: "[{gpuModel: MI300X"}))
 
-    assert conditions(comp)["MetadataExtracted"] == ("False", "ImageLabelsInvalid")
+    assert conditions(comp)["MetadataExtracted"] == ("False", "MetadataExtractionFailed")
+    assert condition_message(comp, "MetadataExtracted").startswith("ImageLabelsInvalid: ")
     assert comp.status["status"] == "Failed"
     assert comp.status["imageLabels"] == {LABEL: "[{gpuModel: MI300X"}
 
@@ -200,16 +206,18 @@ def test_auto_create_off_creates_nothing_from_the_labels() -> None:
 def test_a_missing_pull_secret_fails_naming_it() -> None:
     comp = compose(model(imagePullSecrets=[{"name": "absent"}]))
 
-    assert conditions(comp)["MetadataExtracted"] == ("False", "SecretNotFound")
-    assert "absent" in comp.conditions[1].message
+    assert conditions(comp)["MetadataExtracted"] == ("False", "MetadataExtractionFailed")
+    assert condition_message(comp, "MetadataExtracted").startswith("SecretNotFound: ")
+    assert "'absent'" in condition_message(comp, "MetadataExtracted")
 
 
 def test_a_pull_secret_of_the_wrong_type_is_explained() -> None:
     opaque = {**secret(), "type": "Opaque"}
     comp = compose(model(imagePullSecrets=[{"name": "creds"}]), [opaque])
 
-    assert conditions(comp)["MetadataExtracted"] == ("False", "SecretInvalid")
-    assert "kubernetes.io/dockerconfigjson" in comp.conditions[1].message
+    assert conditions(comp)["MetadataExtracted"] == ("False", "MetadataExtractionFailed")
+    assert condition_message(comp, "MetadataExtracted").startswith("SecretInvalid: ")
+    assert "kubernetes.io/dockerconfigjson" in condition_message(comp, "MetadataExtracted")
 
 
 def _tpl(name: str, status: str | None) -> Any:
@@ -323,3 +331,114 @@ def test_same_input_same_output() -> None:
     observed = Observed(xr, inspection=inspected())
     observed = dataclasses.replace(observed, required=loop.answer(compose_model(observed), []))
     assert compose_model(observed) == compose_model(observed)
+
+
+# --- seed 004's conditions ------------------------------------------------------------------------
+
+
+def runtime_config(name: str, kind: str = "AIMRuntimeConfig") -> Any:
+    meta: dict[str, Any] = {"name": name, "uid": f"uid-{name}"}
+    if kind == "AIMRuntimeConfig":
+        meta["namespace"] = NS
+    return {"apiVersion": API, "kind": kind, "metadata": meta, "spec": {}}
+
+
+@pytest.mark.parametrize(
+    ("config_name", "pool", "want"),
+    [
+        pytest.param(
+            "default",
+            [],
+            ("True", "DefaultRuntimeConfigMissing"),
+            id="no default config: built-in defaults, a note, not a failure",
+        ),
+        pytest.param(
+            "platform",
+            [],
+            ("False", "RuntimeConfigMissing"),
+            id="a named config that does not exist",
+        ),
+        pytest.param(
+            "platform",
+            [runtime_config("platform")],
+            ("True", "RuntimeResolved"),
+            id="the named config exists",
+        ),
+    ],
+)
+def test_runtime_resolved_uses_seed_004s_reasons(
+    config_name: str, pool: list[Any], want: tuple[str, str]
+) -> None:
+    comp = compose(model(runtimeConfigName=config_name, discovery={"enabled": False}), pool)
+    assert conditions(comp)["RuntimeResolved"] == want
+    assert "RuntimeConfigReady" not in conditions(comp)
+
+
+@pytest.mark.parametrize(
+    ("xr", "inspection", "want"),
+    [
+        pytest.param(
+            model(),
+            inspected(),
+            ("True", "TemplatesAutoGenerated"),
+            id="the image recommends deployments: one template each",
+        ),
+        pytest.param(
+            model(),
+            inspected(labels={"com.amd.aim.model.canonicalName": "Qwen/Qwen3-32B"}),
+            ("False", "NoRecommendedTemplates"),
+            id="the labels recommend nothing (seed 004's troubleshooting reason)",
+        ),
+        pytest.param(
+            model(discovery={"enabled": True, "autoCreateTemplates": False}),
+            inspected(),
+            ("False", "AutoCreateTemplatesDisabled"),
+            id="autoCreateTemplates off",
+        ),
+        pytest.param(
+            model(),
+            None,
+            ("Unknown", "AwaitingMetadata"),
+            id="the labels are not read yet",
+        ),
+        pytest.param(
+            model(discovery={"enabled": False}),
+            None,
+            ("False", "DiscoveryDisabled"),
+            id="discovery off and no metadata given: nothing to generate from",
+        ),
+    ],
+)
+def test_templates_auto_generated_says_whether_and_why_not(
+    xr: Any, inspection: Inspection | None, want: tuple[str, str]
+) -> None:
+    comp = compose(xr, inspection=inspection)
+    assert conditions(comp)["TemplatesAutoGenerated"] == want
+
+
+def test_templates_auto_generated_does_not_set_the_headline() -> None:
+    """An image that recommends nothing leaves a Ready model (the operator's table)."""
+    labels = {"com.amd.aim.model.canonicalName": "Qwen/Qwen3-32B"}
+    comp = compose(model(), inspection=inspected(labels=labels))
+    assert comp.status["status"] == "Ready"
+
+
+def test_disabling_discovery_keeps_the_generated_templates_and_says_so() -> None:
+    """Seed 004: templates made before discovery was turned off stay, and the condition too."""
+    first = compose(model(), inspection=inspected())
+    observed = {
+        k: {**v.manifest, "status": {"status": "Available"}} for k, v in first.resources.items()
+    }
+    off = model(discovery={"enabled": False})
+    comp = compose(off, resources=observed)
+
+    assert set(comp.resources) == set(first.resources)
+    assert conditions(comp)["TemplatesAutoGenerated"] == ("True", "TemplatesAutoGenerated")
+
+
+def test_a_deployment_that_declares_its_type_labels_its_template() -> None:
+    labels = {LABEL: "[{'gpuModel':'MI300X','gpuCount':1,'metric':'latency','type':'optimized'}]"}
+    comp = compose(model(), inspection=inspected(labels=labels))
+    [tpl] = [tree(r.manifest) for r in comp.resources.values()]
+    assert tpl["metadata"]["labels"]["aim.silogen.ai/profile-type"] == "optimized"
+    assert "type" not in tpl["spec"]  # the spec is the user's word; the label is the image's

@@ -162,7 +162,7 @@ CASES = [
         {},
         "Starting",
         {
-            "RuntimeConfigReady": ("True", "DefaultRuntimeConfigNotFound"),
+            "RuntimeConfigReady": ("True", "DefaultRuntimeConfigMissing"),
             "ModelReady": ("True", "ModelResolved"),
             "TemplateReady": ("True", "Resolved"),
             "InferenceServiceReady": ("False", "Creating"),
@@ -202,7 +202,7 @@ CASES = [
         WORLD,
         {},
         "Failed",
-        {"RuntimeConfigReady": ("False", "RuntimeConfigNotFound")},
+        {"RuntimeConfigReady": ("False", "RuntimeConfigMissing")},
         set(),
     ),
     (
@@ -809,3 +809,103 @@ def test_wrong_spec_shape_names_the_field() -> None:
     with pytest.raises(InvalidSpecError) as e:
         compose_service(Observed(service(replicas="two"), {}, {}))
     assert e.value.field == "spec.replicas"
+
+
+# --- seams between kinds ------------------------------------------------------------------------
+
+
+def discovered(name: str, profile_type: str | None, **spec: Any) -> Any:
+    """A template as a model generates it (no spec.type), after discovery wrote its profile."""
+    tpl = template(name, **spec)
+    del tpl["spec"]["type"]
+    if profile_type is not None:
+        tpl["status"]["profile"] = {"metadata": {"type": profile_type, "gpu": "MI300X"}}
+    return tpl
+
+
+@pytest.mark.parametrize(
+    ("candidates", "chosen"),
+    [
+        pytest.param(
+            [discovered("gen", "optimized")],
+            "gen",
+            id="a generated template is optimized because its discovered profile says so",
+        ),
+        pytest.param(
+            [discovered("fp16", "optimized", precision="fp16"), discovered("raw", None)],
+            "fp16",
+            id="no type anywhere counts as unoptimized",
+        ),
+        pytest.param(
+            [
+                {
+                    **discovered("labelled", None),
+                    "metadata": {
+                        "name": "labelled",
+                        "namespace": NS,
+                        "uid": "u",
+                        "labels": {"aim.silogen.ai/profile-type": "optimized"},
+                    },
+                }
+            ],
+            "labelled",
+            id="the recommended deployment's declared type is the last resort",
+        ),
+    ],
+)
+def test_auto_selection_reads_the_effective_profile_type(
+    candidates: list[Any], chosen: str
+) -> None:
+    comp = reconcile(auto(), [model(), *candidates])
+    assert status(comp)["resolvedTemplate"]["name"] == chosen
+
+
+def test_a_spec_type_is_the_users_word_over_discovery() -> None:
+    tpl = discovered("raw", "optimized")
+    tpl["spec"]["type"] = "unoptimized"
+    comp = reconcile(auto(), [model(), tpl])
+    assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
+
+
+def test_a_custom_models_templates_need_no_allow_unoptimized() -> None:
+    custom = model(modelSources=[{"modelId": "Org/A", "sourceUri": "hf://Org/A"}])
+    tpl = template("mine", type="unoptimized")
+    comp = reconcile(auto(), [custom, tpl])
+    assert status(comp)["resolvedTemplate"]["name"] == "mine"
+
+
+def test_the_predictor_pulls_with_every_secret_and_the_first_account_named() -> None:
+    """Seed 002's template pull secrets and seed 004's runtime config both reach the pods."""
+    cfg = config(serviceAccountName="aim-runtime", imagePullSecrets=[{"name": "private-registry"}])
+    tpl = template(imagePullSecrets=[{"name": "registry-credentials"}])
+    mdl = model(imagePullSecrets=[{"name": "model-pull"}])
+    comp = reconcile(service(imagePullSecrets=[{"name": "svc-pull"}]), [cfg, mdl, tpl])
+    predictor = isvc(comp)["spec"]["predictor"]
+    assert predictor["imagePullSecrets"] == [
+        {"name": "svc-pull"},
+        {"name": "registry-credentials"},
+        {"name": "model-pull"},
+        {"name": "private-registry"},
+    ]
+    assert predictor["serviceAccountName"] == "aim-runtime"
+
+
+def test_a_templates_service_account_comes_before_the_runtime_configs() -> None:
+    cfg = config(serviceAccountName="aim-runtime")
+    comp = reconcile(service(), [cfg, model(), template(serviceAccountName="inference")])
+    assert isvc(comp)["spec"]["predictor"]["serviceAccountName"] == "inference"
+
+
+def test_overriding_the_gpu_count_keeps_the_templates_gpu_model() -> None:
+    """Seed 002: `throughput` and 2 GPUs over a 1 x MI300X template is 2 x MI300X."""
+    overrides = {"metric": "throughput", "hardware": {"gpu": {"requests": 2}}}
+    comp = reconcile(service(overrides=overrides), WORLD)
+    derived = cast("Any", comp.resources[DERIVED_TEMPLATE].manifest)
+    assert derived["spec"]["hardware"]["gpu"] == {
+        "requests": 2,
+        "model": "MI300X",
+        "resourceName": "amd.com/gpu",
+    }
+    assert derived["spec"]["metric"] == "throughput"
+    # sha256('"count"|2|"metric"|"throughput"')[:4]: only what the service overrode is named.
+    assert derived["metadata"]["name"] == "tpl-ovr-2gpu-throughput-b79a"

@@ -402,3 +402,89 @@ def test_a_model_that_disappears_keeps_the_running_job_and_the_result() -> None:
 
     assert comp.status["status"] == "Failed"
     assert DISCOVERY_JOB in comp.resources  # never torn down because an input flickered
+
+
+# --- credentials and the resolved profile -------------------------------------------------------
+
+
+def test_discovery_job_pulls_with_every_credential_the_seeds_name() -> None:
+    """Seed 004's private registry: the runtime config's pull secrets and service account reach
+    the discovery Job, after the template's and the model's own (each name once)."""
+    cfg = {
+        "apiVersion": API,
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": "default", "namespace": NS},
+        "spec": {
+            "serviceAccountName": "aim-runtime",
+            "imagePullSecrets": [{"name": "private-registry"}, {"name": "regcred"}],
+        },
+    }
+    comp = compose(template(imagePullSecrets=[{"name": "team-pull"}]), [*WORLD, cfg])
+
+    pod = job_of(comp)["spec"]["template"]["spec"]
+    assert pod["imagePullSecrets"] == [
+        {"name": "team-pull"},  # the template's
+        {"name": "regcred"},  # the model's
+        {"name": "private-registry"},  # the runtime config's
+    ]
+    assert pod["serviceAccountName"] == "aim-runtime"
+
+
+def test_a_template_service_account_wins_over_the_runtime_configs() -> None:
+    cfg = {
+        "apiVersion": API,
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": "default", "namespace": NS},
+        "spec": {"serviceAccountName": "aim-runtime"},
+    }
+    comp = compose(template(serviceAccountName="discoverer"), [*WORLD, cfg])
+    assert job_of(comp)["spec"]["template"]["spec"]["serviceAccountName"] == "discoverer"
+
+
+@pytest.mark.parametrize(
+    ("spec", "want"),
+    [
+        pytest.param(
+            {},
+            {"type": "optimized", "metric": "latency", "precision": "fp8", "gpuCount": 1},
+            id="discovery fills what the spec leaves out: the dry-run's type",
+        ),
+        pytest.param(
+            {"type": "preview"},
+            {"type": "preview"},
+            id="the spec wins over discovery",
+        ),
+        pytest.param(
+            {"metric": None, "precision": None},
+            {"metric": "latency", "precision": "fp8"},
+            id="a template that leaves metric and precision to discovery shows discovery's",
+        ),
+    ],
+)
+def test_resolved_profile_is_the_spec_else_discovery(
+    spec: dict[str, Any], want: dict[str, Any]
+) -> None:
+    xr = template(**{k: v for k, v in spec.items() if v is not None})
+    for key in [k for k, v in spec.items() if v is None]:
+        del xr["spec"][key]
+    job = job_of(compose(xr))
+    pod = simulated.discovery_pod(job, "Succeeded", message=json.dumps(DRY_RUN_RESULT))
+    done = compose(
+        {**xr, "status": {"discovery": {"job": job["metadata"]["name"]}}},
+        [*WORLD, pod],
+        resources={DISCOVERY_JOB: job_state(job, succeeded=1, conditions=[_complete()])},
+    )
+
+    resolved = tree(done.status)["resolvedProfile"]
+    assert {k: resolved.get(k) for k in want} == want
+
+
+def test_a_deployments_declared_type_is_the_last_resort() -> None:
+    """Inline sources, no type in the spec: the recommended deployment's label decides."""
+    xr = template(modelSources=[{"modelId": "Org/Small", "sourceUri": "hf://Org/Small"}])
+    xr["metadata"]["labels"] = {"aim.silogen.ai/profile-type": "optimized"}
+    assert tree(compose(xr).status)["resolvedProfile"]["type"] == "optimized"
+
+
+def _complete() -> dict[str, str]:
+    return {"type": "Complete", "status": "True"}

@@ -15,11 +15,16 @@ from function.fn import FunctionRunner
 from function.state import Composition, Observed
 
 
-def request(kind: str, spec: dict[str, Any] | None = None) -> fnv1.RunFunctionRequest:
+def request(
+    kind: str, spec: dict[str, Any] | None = None, generation: int | None = None
+) -> fnv1.RunFunctionRequest:
+    meta: dict[str, Any] = {"name": "x", "namespace": "team"}
+    if generation is not None:
+        meta["generation"] = generation
     xr: dict[str, Any] = {
         "apiVersion": "aim.silogen.ai/v1alpha1",
         "kind": kind,
-        "metadata": {"name": "x", "namespace": "team"},
+        "metadata": meta,
         "spec": spec if spec is not None else {},
     }
     req = fnv1.RunFunctionRequest()
@@ -177,3 +182,28 @@ def test_a_runtime_config_with_a_bad_field_is_a_fatal_result_naming_it() -> None
     result = only_result(rsp)
     assert result.severity == fnv1.SEVERITY_FATAL
     assert "spec.routing.enabled" in result.message
+
+
+@pytest.mark.parametrize(
+    "kind", ["AIMService", "AIMModel", "AIMServiceTemplate", "AIMModelCache", "AIMRuntimeConfig"]
+)
+def test_status_says_which_generation_it_describes(kind: str) -> None:
+    """Every kind writes status.observedGeneration, so GitOps tools can tell stale from current."""
+    specs: dict[str, dict[str, Any]] = {
+        "AIMService": {"model": {"ref": "m"}},
+        "AIMModel": {"image": "registry.example.com/m:1"},
+        "AIMServiceTemplate": {"modelName": "m"},
+        "AIMModelCache": {"sourceUri": "hf://org/m"},
+        "AIMRuntimeConfig": {},
+    }
+    req = request(kind, specs[kind], generation=7)
+    rsp = run(FunctionRunner(), req)
+    status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
+    assert status["observedGeneration"] == 7
+
+
+def test_a_fatal_result_leaves_the_observed_generation_behind() -> None:
+    """A spec the function could not compose is not 'observed': no status is written at all."""
+    req = request("AIMService", {"model": {"image": 3}}, generation=7)
+    rsp = run(FunctionRunner(), req)
+    assert "status" not in resource.struct_to_dict(rsp.desired.composite.resource)

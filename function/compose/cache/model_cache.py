@@ -22,6 +22,7 @@ from function.build.storage import (
     build_size_check_job,
 )
 from function.jobs import JobState, job_state, pod_message, pods_requirement
+from function.merge import secret_names
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
@@ -60,7 +61,13 @@ def compose_model_cache(observed: Observed) -> Composition:
     base_labels = {**labels.MANAGED_BY, labels.MODEL_CACHE: labels.value(observed.name)}
 
     size, size_health = _size(
-        observed, spec=spec, previous=previous, names=names, base_labels=base_labels, comp=comp
+        observed,
+        spec=spec,
+        config=config,
+        previous=previous,
+        names=names,
+        base_labels=base_labels,
+        comp=comp,
     )
     healths = [config_health, size_health]
     pvc_name = None
@@ -78,6 +85,7 @@ def compose_model_cache(observed: Observed) -> Composition:
         download_health = _download(
             observed,
             spec=spec,
+            config=config,
             previous=previous,
             pvc=pvc_name,
             names=names,
@@ -111,6 +119,7 @@ def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return
     observed: Observed,
     *,
     spec: ModelCacheSpec,
+    config: RuntimeConfig | None,
     previous: ModelCacheStatus,
     names: dict[str, str],
     base_labels: dict[str, str],
@@ -129,6 +138,11 @@ def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return
             ConditionType.SIZE_KNOWN, State.READY, Reason.SIZE_KNOWN, f"{spec.source_uri}: {known}"
         )
     current = observed.resources.get(SIZE_CHECK_JOB)
+    if config is None:
+        if current is not None:
+            comp.resources[SIZE_CHECK_JOB] = keep(current, ready=False)
+        return None, _size_health(State.PENDING, "waiting for the runtime config")
+    pull_secrets, service_account = _runs_as(spec, config)
     job = build_size_check_job(
         name=names["size-check"],
         namespace=observed.namespace,
@@ -136,7 +150,8 @@ def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return
         image=spec.model_download_image,
         source_uri=spec.source_uri,
         env=caching.env_manifests(spec.env or ()),
-        pull_secrets=[s.name for s in spec.image_pull_secrets or ()],
+        pull_secrets=pull_secrets,
+        service_account=service_account,
     )
     state = job_state(current) if current is not None else None
     pods = observed.required.get(_SIZE_CHECK_PODS)
@@ -212,6 +227,7 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
     observed: Observed,
     *,
     spec: ModelCacheSpec,
+    config: RuntimeConfig,
     previous: ModelCacheStatus,
     pvc: str,
     names: dict[str, str],
@@ -224,6 +240,7 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
             State.READY, Reason.DOWNLOADED, f"{spec.source_uri} is in PVC {pvc}"
         )
     current = observed.resources.get(DOWNLOAD_JOB)
+    pull_secrets, service_account = _runs_as(spec, config)
     job = build_download_job(
         name=names["download"],
         namespace=observed.namespace,
@@ -232,7 +249,8 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         source_uri=spec.source_uri,
         claim=pvc,
         env=caching.env_manifests(spec.env or ()),
-        pull_secrets=[s.name for s in spec.image_pull_secrets or ()],
+        pull_secrets=pull_secrets,
+        service_account=service_account,
     )
     state = job_state(current) if current is not None else None
     if state is JobState.COMPLETE:
@@ -263,6 +281,14 @@ def _failed(
         State.FAILED,
         reason,
         f"{what} failed: {advice}{said} (delete the failed Job to try again)",
+    )
+
+
+def _runs_as(spec: ModelCacheSpec, config: RuntimeConfig) -> tuple[list[str], str | None]:
+    """The Jobs' pull secrets (the cache's, then the runtime config's) and service account."""
+    return (
+        secret_names(spec.image_pull_secrets, config.spec.image_pull_secrets),
+        config.spec.service_account_name,
     )
 
 

@@ -25,7 +25,12 @@ from function.api.cache import (
 )
 from function.api.common import ModelSource
 from function.api.meta import API_VERSION, Kind, Scope
-from function.api.template import ClusterServiceTemplateSpec, DiscoveredSource, TemplateStatus
+from function.api.template import (
+    ClusterServiceTemplateSpec,
+    DiscoveredSource,
+    ServiceTemplateSpec,
+    TemplateStatus,
+)
 from function.build import Manifest
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.errors import InvalidSpecError
@@ -144,8 +149,14 @@ def _template_health(
             Reason.TEMPLATE_NOT_FOUND,
             f"spec.templateName: no template {name!r} {where}; create it or fix the name",
         )
+    # A namespaced template may carry caching settings a cluster template cannot.
+    model = (
+        ServiceTemplateSpec
+        if resolution.kind == Kind.SERVICE_TEMPLATE
+        else ClusterServiceTemplateSpec
+    )
     try:
-        tpl_spec = parse_spec(resolution.manifest, ClusterServiceTemplateSpec)
+        tpl_spec: ClusterServiceTemplateSpec = parse_spec(resolution.manifest, model)
     except InvalidSpecError as e:
         return None, _health(State.FAILED, Reason.TEMPLATE_INVALID, f"template {name!r}: {e}")
     template = Resolved(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)

@@ -95,7 +95,7 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
     try:
         ref = reference.parse(image)
     except reference.ReferenceError as e:
-        return MetadataOutcome(_health(State.FAILED, Reason.INVALID, f"spec.image: {e}"))
+        return MetadataOutcome(_failed(State.FAILED, Reason.INVALID, f"spec.image: {e}"))
     secrets: list[Manifest] = []
     for name in pull_secrets:
         found = observed.required.get(f"pull-secret-{name}")
@@ -105,7 +105,7 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
             )
         if not found:
             return MetadataOutcome(
-                _health(
+                _failed(
                     State.FAILED,
                     Reason.SECRET_NOT_FOUND,
                     f"imagePullSecrets: secret {name!r} does not exist in namespace "
@@ -118,7 +118,7 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
         credential = credential_for(ref.registry, secrets)
     except SecretFormatError as e:
         return MetadataOutcome(
-            _health(State.FAILED, Reason.SECRET_INVALID, f"imagePullSecrets: {e}")
+            _failed(State.FAILED, Reason.SECRET_INVALID, f"imagePullSecrets: {e}")
         )
 
     answer = observed.inspection
@@ -127,7 +127,7 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
     if isinstance(answer, RegistryFailure) and answer.image == image:
         state = State.FAILED if answer.kind in _USER_FAILURES else State.DEGRADED
         return MetadataOutcome(
-            _health(state, answer.kind.value, f"registry {ref.registry}: {answer.message}"),
+            _failed(state, answer.kind.value, f"registry {ref.registry}: {answer.message}"),
             retry_after_s=RETRY_AFTER_S,
         )
     return MetadataOutcome(
@@ -150,7 +150,7 @@ def _from_inspection(
         metadata = image_metadata(labels)
     except LabelError as e:
         return MetadataOutcome(
-            _health(
+            _failed(
                 State.FAILED,
                 Reason.IMAGE_LABELS_INVALID,
                 f"{image} ({digest}): {e}; fix the label in the image, or give the metadata "
@@ -170,6 +170,11 @@ def _from_inspection(
 
 def _health(state: State, reason: str, message: str) -> Health:
     return Health(ConditionType.METADATA_EXTRACTED, state, reason, message)
+
+
+def _failed(state: State, cause: str, message: str) -> Health:
+    """Seed 004's one failure reason; the specific cause leads the message, for grep and humans."""
+    return _health(state, Reason.METADATA_EXTRACTION_FAILED, f"{cause}: {message}")
 
 
 def _string_map(value: JsonValue) -> dict[str, str]:

@@ -16,11 +16,12 @@ from pydantic import ValidationError
 
 from function import labels, naming
 from function.api.common import EnvVar, ResourceRequirements
-from function.api.hardware import CpuRequirements, GpuRequirements, Hardware, ProfileType
+from function.api.hardware import CpuRequirements, ProfileType
 from function.api.meta import API_VERSION, Kind
 from function.api.model import CustomTemplate, ModelSpec, RecommendedDeployment
 from function.api.template import ClusterServiceTemplateSpec
 from function.build import Manifest
+from function.merge import merge_hardware
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ def _recommended(
             "serviceAccountName": spec.service_account_name,
         }
     )
-    return name, _manifest(name, namespace, model, tpl)
+    declared = {labels.PROFILE_TYPE: labels.value(deployment.type)} if deployment.type else {}
+    return name, _manifest(name, namespace, model, tpl, declared)
 
 
 def _custom(model: str, spec: ModelSpec, namespace: str | None) -> dict[str, Manifest]:
@@ -83,7 +85,7 @@ def _custom(model: str, spec: ModelSpec, namespace: str | None) -> dict[str, Man
     entries: Sequence[CustomTemplate | None] = (custom.templates if custom else None) or [None]
     templates: dict[str, Manifest] = {}
     for index, entry in enumerate(entries):
-        hardware = _merged_hardware(base, entry.hardware if entry else None)
+        hardware = merge_hardware(base, entry.hardware if entry else None)
         profile = entry.profile if entry else None
         precision = profile.precision if profile else None
         metric = profile.metric if profile else None
@@ -120,21 +122,6 @@ def _custom(model: str, spec: ModelSpec, namespace: str | None) -> dict[str, Man
         alias = {labels.TEMPLATE_ALIAS: labels.value(entry.name)} if entry and entry.name else {}
         templates[name] = _manifest(name, namespace, model, tpl, alias)
     return templates
-
-
-def _merged_hardware(base: Hardware | None, override: Hardware | None) -> Hardware | None:
-    """The template's hardware over the model's: set GPU fields win, CPU fields merge."""
-    if base is None or override is None:
-        return override or base
-    gpu: GpuRequirements | None = base.gpu
-    if override.gpu is not None:
-        fields = override.gpu.model_dump(exclude_unset=True, by_alias=False)
-        gpu = base.gpu.model_copy(update=fields) if base.gpu else override.gpu
-    cpu: CpuRequirements | None = base.cpu
-    if override.cpu is not None:
-        fields = override.cpu.model_dump(exclude_unset=True, by_alias=False)
-        cpu = base.cpu.model_copy(update=fields) if base.cpu else override.cpu
-    return Hardware(gpu=gpu, cpu=cpu)
 
 
 def _merged_env(

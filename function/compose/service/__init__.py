@@ -68,8 +68,12 @@ def compose_service(observed: Observed) -> Composition:
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
     models = model.resolve_model(observed, spec, config, _explicit_template_model(observed, spec))
     templates = template.resolve_template(observed, spec, models.model)
-    comp.requirements += caching.requirements(spec, observed.namespace, templates.template)
-    caches = caching.resolve(observed, spec, templates.template, template_ready=templates.ready)
+    comp.requirements += caching.requirements(
+        spec, observed.namespace, templates.template, models.model
+    )
+    caches = caching.resolve(
+        observed, spec, templates.template, models.model, template_ready=templates.ready
+    )
     route = routing.compose_route(
         observed, spec.routing, config.spec.routing if config else None, isvc_name
     )

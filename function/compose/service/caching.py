@@ -1,12 +1,14 @@
 """Model caches for a service: which PVCs its InferenceService mounts, and the cache it composes.
 
-With `spec.cacheModel` (or a template that caches itself, `caching.enabled`) every model source
-of the template must have an Available AIMModelCache in the namespace before the
-InferenceService is created; each cache's PVC is then mounted read-only at
-`/workspace/cache/<modelId>`, where AIM images look for weights. When no cache exists for the
-template, the service composes an AIMTemplateCache (owned by it) to fill them, unless the template
-caches itself. A cache that stops being Available after the InferenceService exists degrades the
-service; the InferenceService keeps its volumes (it is never silently unmounted).
+A service uses caches with `spec.cacheModel`, with a template that caches itself
+(`caching.enabled`), and always for a custom model: its weights are not in any image, so a cache
+is how they reach the runtime. Every model source of the template must then have an Available
+AIMModelCache in the namespace before the InferenceService is created; each cache's PVC is
+mounted read-only at `/workspace/cache/<modelId>`, where AIM images look for weights. When no
+cache exists for the template, the service composes an AIMTemplateCache (owned by it) to fill
+them, unless the template caches itself. A cache that stops being Available after the
+InferenceService exists degrades the service; the InferenceService keeps its volumes (it is never
+silently unmounted).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from typing import Final
 from function import caching, labels, naming
 from function.api.cache import ModelCacheStatus, TemplateCacheSpec, TemplateScope
 from function.api.meta import API_VERSION, Kind
+from function.api.model import ModelSpec
 from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
 from function.build.kserve import CacheMount
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.template import Template
-from function.resolve import Listing, name_of
+from function.resolve import Listing, Resolved, name_of
 from function.state import Desired, Observed, Requirement, keep, parse_status
 from function.status import ConditionType, Health, Reason, State, aim_status
 
@@ -56,20 +59,36 @@ def _self_caching(template: Template | None) -> bool:
     return isinstance(spec, ServiceTemplateSpec) and bool(spec.caching and spec.caching.enabled)
 
 
+def uses_caches(
+    spec: AIMServiceSpec, template: Template | None, model: Resolved[ModelSpec] | None
+) -> bool:
+    """Whether the service runs on caches: asked for, the template's own, or a custom model."""
+    custom = model is not None and bool(model.spec.model_sources)
+    return spec.cache_model or _self_caching(template) or custom
+
+
 def requirements(
-    spec: AIMServiceSpec, namespace: str, template: Template | None
+    spec: AIMServiceSpec,
+    namespace: str,
+    template: Template | None,
+    model: Resolved[ModelSpec] | None,
 ) -> list[Requirement]:
     """The namespace's model caches, when the service uses caches."""
-    if spec.cache_model or _self_caching(template):
+    if uses_caches(spec, template, model):
         return [_listing(namespace).requirement()]
     return []
 
 
 def resolve(
-    observed: Observed, spec: AIMServiceSpec, template: Template | None, *, template_ready: bool
+    observed: Observed,
+    spec: AIMServiceSpec,
+    template: Template | None,
+    model: Resolved[ModelSpec] | None,
+    *,
+    template_ready: bool,
 ) -> CacheOutcome:
     """The caches of the template's model sources, once the template is Available."""
-    if not (spec.cache_model or _self_caching(template)):
+    if not uses_caches(spec, template, model):
         return CacheOutcome()
     current = observed.resources.get(TEMPLATE_CACHE)
     kept = keep(current, ready=aim_status(current) == _AVAILABLE) if current else None
@@ -143,10 +162,13 @@ def _available_cache(listed: Sequence[Manifest], uri: str) -> tuple[str, str] | 
 
 def _template_cache(observed: Observed, spec: AIMServiceSpec, template: Template) -> Manifest:
     cluster = template.kind == Kind.CLUSTER_SERVICE_TEMPLATE
+    own = template.spec.caching if isinstance(template.spec, ServiceTemplateSpec) else None
     cache = TemplateCacheSpec(
         template_name=template.name,
         template_scope=TemplateScope.CLUSTER if cluster else TemplateScope.NAMESPACE,
-        env=caching.merged_env(template.spec.env, spec.env) or None,
+        # The downloads see what the runtime sees, with the template's caching env over it and
+        # the service's over both.
+        env=caching.merged_env(template.spec.env, own.env if own else None, spec.env) or None,
         runtime_config_name=spec.runtime_config_name,
     )
     return {

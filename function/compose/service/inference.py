@@ -2,7 +2,9 @@
 
 Precedence, lowest first. Resources: per-GPU defaults, the model's, the template's, the service's.
 Environment: AIM defaults, the runtime config's, the template's profile, the template's env, the
-custom model's id, the service's. The GPU count is the template's, else what discovery found.
+custom model's id, the service's. The profile (GPU count, metric, precision) is the template's
+effective one (`function.profile`). Pull secrets: the service's, the template's, the model's and
+the runtime config's; the service account: the service's, else the template's, else the config's.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from function import labels
-from function.api.common import LocalObjectReference
 from function.api.hardware import DEFAULT_GPU_RESOURCE
 from function.api.model import ModelSpec
 from function.api.service import AIMServiceSpec
@@ -23,8 +24,10 @@ from function.merge import (
     literal_env,
     merge_env,
     merge_resources,
+    secret_names,
 )
 from function.placement import placement
+from function.profile import effective_profile
 from function.resolve import Resolved
 from function.runtimeconfig import RuntimeConfig
 from function.state import Observed, parse_status
@@ -50,13 +53,10 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
     """
     tpl = template.spec
     status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
-    profile = status.profile.metadata if status.profile and status.profile.metadata else None
+    profile = effective_profile(tpl, status, template.labels)
     gpu = tpl.hardware.gpu if tpl.hardware else None
-    gpu_count = gpu.requests if gpu and gpu.requests is not None else None
-    if gpu_count is None:
-        gpu_count = profile.gpu_count if profile and profile.gpu_count else 0
-    metric = tpl.metric or (profile.metric if profile else None)
-    precision = tpl.precision or (profile.precision if profile else None)
+    gpu_count = profile.gpu_count or 0
+    metric, precision = profile.metric, profile.precision
     model_id = next(
         (s.model_id for s in (tpl.model_sources or model.spec.model_sources or ())), None
     )
@@ -96,11 +96,17 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
             literal_env({"AIM_MODEL_ID": model_id}),
             spec.env or (),
         ),
-        gpu_device_ids=placement(gpu, profile.gpu if profile else None),
-        image_pull_secrets=_union(
-            spec.image_pull_secrets, model.spec.image_pull_secrets, config.spec.image_pull_secrets
+        gpu_device_ids=placement(gpu, profile.gpu),
+        # The image is the model's, so every object that names secrets for it contributes.
+        image_pull_secrets=secret_names(
+            spec.image_pull_secrets,
+            tpl.image_pull_secrets,
+            model.spec.image_pull_secrets,
+            config.spec.image_pull_secrets,
         ),
-        service_account_name=spec.service_account_name or config.spec.service_account_name,
+        service_account_name=spec.service_account_name
+        or tpl.service_account_name
+        or config.spec.service_account_name,
         caches=caches,
     )
 
@@ -110,12 +116,3 @@ def _scaling(spec: AIMServiceSpec) -> Scaling:
         return Scaling(spec.replicas, spec.replicas)
     low = spec.min_replicas or 1
     return Scaling(low, spec.max_replicas or low, autoscaled=True)
-
-
-def _union(*lists: Sequence[LocalObjectReference] | None) -> list[str]:
-    """Secret names from every list, once each, in order of precedence."""
-    names: dict[str, None] = {}
-    for refs in lists:
-        for ref in refs or ():
-            names.setdefault(ref.name)
-    return list(names)

@@ -1,10 +1,15 @@
 """Which model a service serves: by name, by image, or custom weights it composes a model for.
 
 `spec.model.ref` names an AIMModel in the namespace, else an AIMClusterModel. `spec.model.image`
-reuses the one model with that image (a namespace match shadows cluster matches, as names do),
-else the service composes an AIMModel for the image. `spec.model.custom` reuses a namespace model
-with the same base image and sources, else composes one. A model the service composed stays its
-model from then on, even if an equal one appears elsewhere.
+reuses the one model with that image (a namespace match shadows cluster matches, as names do, and
+a catalog model wins over one a service composed), else the service composes an AIMModel for the
+image. `spec.model.custom` reuses a namespace model with the same base image and sources, else
+composes one. A model the service composed stays its model from then on, even if an equal one
+appears elsewhere.
+
+Models a service composed are shared (`function.sharing`): the composing service lists every other
+service that resolved to its model as an owner, so deleting the composing service leaves the model
+to the others, and the first of them to reconcile adopts it.
 """
 
 from __future__ import annotations
@@ -12,18 +17,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import JsonValue
+
 from function import labels, naming
 from function.api.common import ModelSource
 from function.api.meta import Kind, Scope
 from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec
 from function.api.runtimeconfig import ModelCreationScope
-from function.api.service import AIMServiceSpec
+from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
-from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved, name_of
+from function.resolve import (
+    Absent,
+    Found,
+    Listing,
+    Lookup,
+    Pending,
+    Resolved,
+    labels_of,
+    name_of,
+)
 from function.runtimeconfig import RuntimeConfig
-from function.state import Desired, Observed, Requirement, parse_spec
+from function.sharing import co_owners, controller_uid, owner_references, uid_of
+from function.state import Desired, Observed, Requirement, parse_spec, parse_status
 from function.status import ConditionType, Health, Reason, State
 
 MODEL = "model"
@@ -48,10 +65,14 @@ class ModelOutcome:
 
 
 def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
-    """What Crossplane must fetch to resolve the model; the same on every call."""
+    """What Crossplane must fetch to resolve the model; the same on every call.
+
+    A service that may compose a model also lists the namespace's services: those that use its
+    model become the model's co-owners.
+    """
     if spec.model.ref is not None:
         return _ref_lookup(spec.model.ref, namespace).requirements()
-    reqs = [_namespace_models(namespace).requirement()]
+    reqs = [_namespace_models(namespace).requirement(), _services(namespace).requirement()]
     if spec.model.image is not None:
         reqs.append(_CLUSTER_MODELS.requirement())
     return reqs
@@ -119,10 +140,12 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
         (Kind.CLUSTER_MODEL, Scope.CLUSTER, cluster),
     ):
         matches = [m for m in objects if _spec_field(m, "image") == image]
+        # A model the platform team made is the catalog; one a service composed is a stopgap.
+        matches = [m for m in matches if not _auto_generated(m)] or matches
         if template_model is not None and len(matches) > 1:
             matches = [m for m in matches if name_of(m) == template_model] or matches
         if len(matches) == 1:
-            return _use(Found(matches[0], kind, scope))
+            return _share(observed, spec, config, matches[0], kind=kind, scope=scope)
         if len(matches) > 1:
             names = ", ".join(sorted(name_of(m) for m in matches))
             return ModelOutcome(
@@ -160,8 +183,34 @@ def _custom(
         except InvalidSpecError:
             continue
         if _source_keys(candidate.model_sources or ()) == wanted:
-            return _use(Found(m, Kind.MODEL, Scope.NAMESPACE))
+            return _share(observed, spec, config, m, kind=Kind.MODEL, scope=Scope.NAMESPACE)
     return _compose(observed, spec, config, None)
+
+
+def _share(  # noqa: PLR0913 - the match, and what adopting it would need
+    observed: Observed,
+    spec: AIMServiceSpec,
+    config: RuntimeConfig | None,
+    match: Manifest,
+    *,
+    kind: Kind,
+    scope: Scope,
+) -> ModelOutcome:
+    """Use a model that exists; adopt it when the service that composed it is gone.
+
+    Only a model a service composed, that nothing controls any more and that has the name this
+    service would give it, is adopted: the garbage collector kept it because this service (or
+    another user) still owns it.
+    """
+    orphan = _auto_generated(match) and controller_uid(match) is None
+    if orphan and kind is Kind.MODEL and config is not None:
+        try:
+            mine, _ = _model_manifest(observed, spec, config)
+        except ValueError:
+            mine = None
+        if mine is not None and name_of(mine) == name_of(match):
+            return _compose(observed, spec, config, match)
+    return _use(Found(match, kind, scope))
 
 
 def _compose(
@@ -189,6 +238,8 @@ def _compose(
                 f"objects: AIMModel {name_of(manifest)!r} lives in namespace {observed.namespace!r}"
             ),
         )
+    if composed is not None:
+        manifest = _with_co_owners(observed, manifest, composed)
     model = Resolved(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
     if composed is None or model.status is None:
         source = spec.model.image or "custom weights " + ", ".join(
@@ -249,6 +300,38 @@ def _model_manifest(
     return manifest, model_spec
 
 
+def _with_co_owners(observed: Observed, manifest: Manifest, composed: Manifest) -> Manifest:
+    """The model with every other service that resolved to it as an owner (see the module doc).
+
+    Until Crossplane has listed the services, the owners the model already has are kept, so a
+    co-owner is never dropped for a call that did not look.
+    """
+    listed = _services(observed.namespace).items(observed.required)
+    uid = uid_of(composed)
+    owners: list[JsonValue]
+    if listed is None:
+        owners = [r for r in owner_references(composed) if not r.get("controller")]
+    else:
+        users = [s for s in listed if uid is not None and _resolved_model_uid(s) == uid]
+        owners = co_owners(users, uid_of(observed.composite))
+    if not owners:
+        return manifest
+    meta = manifest.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta["ownerReferences"] = owners
+    return {**manifest, "metadata": meta}
+
+
+def _resolved_model_uid(service: Manifest) -> str | None:
+    status = parse_status(service, AIMServiceStatus)
+    ref = status.resolved_model if status else None
+    return ref.uid if ref else None
+
+
+def _auto_generated(model: Manifest) -> bool:
+    return labels_of(model).get(labels.ORIGIN) == labels.AUTO_GENERATED
+
+
 def _use(found: Found) -> ModelOutcome:
     try:
         spec = parse_spec(found.manifest, ModelSpec)
@@ -293,6 +376,10 @@ def _ref_lookup(name: str, namespace: str) -> Lookup:
 
 def _namespace_models(namespace: str) -> Listing:
     return Listing("models", Kind.MODEL, namespace)
+
+
+def _services(namespace: str) -> Listing:
+    return Listing("services", Kind.SERVICE, namespace)
 
 
 _CLUSTER_MODELS = Listing("cluster-models", Kind.CLUSTER_MODEL)

@@ -20,7 +20,9 @@ from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
+from function.merge import merge_hardware
 from function.placement import placement
+from function.profile import effective_profile
 from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved, labels_of, name_of
 from function.selection import Candidate, Selection, Stage, Wanted, select
 from function.state import Desired, Observed, Requirement, parse_spec, parse_status
@@ -130,7 +132,10 @@ def _auto(
     sticky = _sticky(observed)
     selection = select(
         [_candidate(t) for t in candidates],
-        allow_unoptimized=bool(spec.template and spec.template.allow_unoptimized),
+        # A custom model's profiles are the user's own weights on hardware they named: nobody
+        # tuned them, and there is nothing better to pick, so the tuning filter does not apply.
+        allow_unoptimized=bool(spec.template and spec.template.allow_unoptimized)
+        or bool(model.spec.model_sources),
         wanted=_wanted(spec.overrides),
         sticky=next((t.name for t in candidates if labels.value(t.name) == sticky), None),
     )
@@ -223,8 +228,11 @@ def _apply(base: ServiceTemplateSpec, spec: AIMServiceSpec) -> ServiceTemplateSp
         changes["metric"] = o.metric
     if o.precision is not None and o.precision != base.precision:
         changes["precision"] = o.precision
-    if o.hardware is not None and _dump(o.hardware) != _dump(base.hardware):
-        changes["hardware"] = o.hardware
+    if o.hardware is not None:
+        # Field by field: overriding the GPU count keeps the base template's GPU model.
+        hardware = merge_hardware(base.hardware, o.hardware)
+        if _dump(hardware) != _dump(base.hardware):
+            changes["hardware"] = hardware
     if not changes:
         return None
     changes["runtime_config_name"] = spec.runtime_config_name
@@ -283,20 +291,16 @@ def _model_name(manifest: Manifest) -> object:
 
 
 def _candidate(t: Template) -> Candidate:
-    status = _status(t)
-    profile = status.profile.metadata if status.profile and status.profile.metadata else None
-    gpu = t.spec.hardware.gpu if t.spec.hardware else None
-    gpu_model = (gpu.model or (gpu.models[0] if gpu.models else None)) if gpu else None
+    profile = effective_profile(t.spec, _status(t), t.labels)
     return Candidate(
         name=t.name,
         namespaced=t.scope is Scope.NAMESPACE,
         status=t.status,
-        type=t.spec.type,
-        gpu=gpu_model or (profile.gpu if profile else None),
-        gpu_count=(gpu.requests if gpu and gpu.requests else None)
-        or (profile.gpu_count if profile else None),
-        metric=(profile.metric if profile else None) or t.spec.metric,
-        precision=(profile.precision if profile else None) or t.spec.precision,
+        type=profile.type,
+        gpu=profile.gpu,
+        gpu_count=profile.gpu_count or None,
+        metric=profile.metric,
+        precision=profile.precision,
     )
 
 

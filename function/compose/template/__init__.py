@@ -19,10 +19,12 @@ from function.api.template import (
     TemplateStatusValue,
 )
 from function.build import Manifest
+from function.caching import merged_env
 from function.compose.template import discovery, gpus
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
-from function.resolve import Absent, Found, Lookup, Pending, Resolution, Resolved
+from function.profile import effective_profile
+from function.resolve import Absent, Found, Lookup, Pending, Resolution, Resolved, labels_of
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
 from function.state import Composition, Desired, Observed, Requirement, keep, parse_spec
@@ -66,6 +68,7 @@ def compose_template(observed: Observed) -> Composition:
         observed,
         spec,
         model=model if ready_to_discover else None,
+        config=config if ready_to_discover else None,
         namespace=work_namespace,
     )
     comp.requirements += discovery.requirements(observed, work_namespace)
@@ -90,6 +93,9 @@ def compose_template(observed: Observed) -> Composition:
         resolved_model=model.reference() if model else None,
         model_sources=list(found.sources) or None,
         profile=found.profile,
+        resolved_profile=effective_profile(
+            spec, TemplateStatus(profile=found.profile), labels_of(observed.composite)
+        ),
         hardware_summary=gpus.summary(spec.hardware, found.profile),
         discovery=found.state,
     ).model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -114,7 +120,9 @@ def _template_cache(
     cache = TemplateCacheSpec(
         template_name=observed.name,
         template_scope=TemplateScope.NAMESPACE,
-        env=caching.env,
+        # Seed 002 puts download credentials (HF_TOKEN) in the template's env; caching.env adds
+        # to or overrides them for the downloads alone.
+        env=merged_env(spec.env, caching.env) or None,
         runtime_config_name=spec.runtime_config_name,
     )
     manifest: Manifest = {

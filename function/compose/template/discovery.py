@@ -31,7 +31,9 @@ from function.api.template import (
 from function.build import Manifest
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
 from function.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
+from function.merge import secret_names
 from function.resolve import Resolved, name_of
+from function.runtimeconfig import RuntimeConfig
 from function.state import Desired, Observed, Requirement, keep, parse_status
 from function.status import ConditionType, Health, Reason, State, find_condition, status_of
 
@@ -63,15 +65,19 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
     spec: ClusterServiceTemplateSpec,
     *,
     model: Resolved[ModelSpec] | None,
+    config: RuntimeConfig | None,
     namespace: str,
 ) -> DiscoveryOutcome:
-    """Where this template's discovery stands, and what to compose for it."""
+    """Where this template's discovery stands, and what to compose for it.
+
+    `model` and `config` are None until both are known and the GPU is in the cluster.
+    """
     if spec.model_sources:
         return _inline(spec)
     status = parse_status(observed.composite, TemplateStatus) or TemplateStatus()
     state = status.discovery or DiscoveryState()
     current = observed.resources.get(DISCOVERY_JOB)
-    if model is None:
+    if model is None or config is None:
         # Inputs flickered: keep what was found and any Job running, create nothing.
         return DiscoveryOutcome(
             _health(State.PENDING, Reason.WAITING, "waiting for the model, GPU and runtime config"),
@@ -112,7 +118,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
             state=state,
             retry_after_s=_REPLACE_AFTER_S,
         )
-    job = _job(observed, spec, model, name, namespace)
+    job = _job(observed, spec, model=model, config=config, name=name, namespace=namespace)
     if current is None:
         retry = discovery.retry_at(state.last_attempt_time, state.attempts)
         if retry is not None and observed.now < retry:
@@ -261,10 +267,12 @@ def _inline(spec: ClusterServiceTemplateSpec) -> DiscoveryOutcome:
     )
 
 
-def _job(
+def _job(  # noqa: PLR0913 - everything a discovery Job is made of
     observed: Observed,
     spec: ClusterServiceTemplateSpec,
+    *,
     model: Resolved[ModelSpec],
+    config: RuntimeConfig,
     name: str,
     namespace: str,
 ) -> Manifest:
@@ -283,8 +291,6 @@ def _job(
     ):
         if value:
             env.append({"name": key, "value": str(value)})
-    secrets = [s.name for s in spec.image_pull_secrets or ()]
-    secrets += [s.name for s in model.spec.image_pull_secrets or () if s.name not in secrets]
     entrypoint = status_of(model.manifest).get("imageEntrypoint")
     return build_discovery_job(
         name=name,
@@ -300,8 +306,14 @@ def _job(
         if isinstance(entrypoint, list) and entrypoint
         else observed.settings.discovery_entrypoint,
         env=env,
-        pull_secrets=secrets,
-        service_account=spec.service_account_name or model.spec.service_account_name,
+        # The Job pulls the model's image: the secrets of the template, the model and the
+        # runtime config all apply, and the first service account named, in that order.
+        pull_secrets=secret_names(
+            spec.image_pull_secrets, model.spec.image_pull_secrets, config.spec.image_pull_secrets
+        ),
+        service_account=spec.service_account_name
+        or model.spec.service_account_name
+        or config.spec.service_account_name,
     )
 
 

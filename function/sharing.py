@@ -1,0 +1,63 @@
+"""Objects one XR composes and others use: who controls them, and who else keeps them alive.
+
+Crossplane makes each composed object's XR its controller, so the object is garbage-collected with
+that XR. When other XRs use the object too (two services serving one auto-created model), the
+composing XR lists them as further, non-controller owners: Kubernetes' garbage collector deletes
+an object only once every owner is gone, and removes the references of the owners that are. An
+object whose controller was deleted is then left without one, and a remaining user adopts it by
+composing it itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from pydantic import JsonValue
+
+from function.build import Manifest
+
+
+def controller_uid(obj: Mapping[str, JsonValue]) -> str | None:
+    """The UID of the object's controller, None when nothing controls it."""
+    for ref in owner_references(obj):
+        if ref.get("controller") is True:
+            uid = ref.get("uid")
+            return uid if isinstance(uid, str) else None
+    return None
+
+
+def uid_of(obj: Mapping[str, JsonValue]) -> str | None:
+    """The object's UID, None before the API server gave it one."""
+    meta = obj.get("metadata")
+    uid = meta.get("uid") if isinstance(meta, dict) else None
+    return uid if isinstance(uid, str) else None
+
+
+def co_owners(users: Iterable[Manifest], composer_uid: str | None) -> list[JsonValue]:
+    """Owner references (not controllers) for every user but the composing XR, sorted by name.
+
+    No `blockOwnerDeletion`: a user may be deleted at any time, and the object simply outlives it
+    if others remain.
+    """
+    refs: dict[tuple[str, str], JsonValue] = {}
+    for user in users:
+        meta = user.get("metadata")
+        if not isinstance(meta, dict):
+            continue
+        uid, name = meta.get("uid"), meta.get("name")
+        if not isinstance(uid, str) or not isinstance(name, str) or uid == composer_uid:
+            continue
+        refs[(name, uid)] = {
+            "apiVersion": str(user.get("apiVersion", "")),
+            "kind": str(user.get("kind", "")),
+            "name": name,
+            "uid": uid,
+        }
+    return [refs[key] for key in sorted(refs)]
+
+
+def owner_references(obj: Mapping[str, JsonValue]) -> list[dict[str, JsonValue]]:
+    """The object's owner references, each an object; malformed entries left out."""
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+    return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
