@@ -99,7 +99,7 @@ class Kube:
 
     # -- raw requests -------------------------------------------------------------------------
 
-    def request(
+    def request(  # noqa: PLR0913 - an HTTP request's parts
         self,
         method: str,
         path: str,
@@ -107,6 +107,7 @@ class Kube:
         *,
         content_type: str = "application/json",
         params: Mapping[str, str] | None = None,
+        accept: str = "application/json",
     ) -> Response:
         """Send one request; raise KubeError on a non-2xx status."""
         if params:
@@ -116,16 +117,18 @@ class Kube:
             data = (body if isinstance(body, str) else json.dumps(body)).encode()
         for attempt in range(1, RETRIES):
             try:
-                return self._send(method, path, data, content_type)
+                return self._send(method, path, data, content_type, accept)
             except KubeError as e:
                 # 429: the API server is busy (or a new CRD's storage is still starting); it
                 # asks to be called again, so the client does, like client-go.
                 if e.status != 429:  # noqa: PLR2004
                     raise
                 time.sleep(0.5 * attempt)
-        return self._send(method, path, data, content_type)
+        return self._send(method, path, data, content_type, accept)
 
-    def _send(self, method: str, path: str, data: bytes | None, content_type: str) -> Response:
+    def _send(
+        self, method: str, path: str, data: bytes | None, content_type: str, accept: str
+    ) -> Response:
         conn = http.client.HTTPSConnection(
             self._host, self._port, context=self._ssl, timeout=self.timeout_s
         )
@@ -134,7 +137,7 @@ class Kube:
                 method,
                 path,
                 body=data,
-                headers={"Content-Type": content_type, "Accept": "application/json"},
+                headers={"Content-Type": content_type, "Accept": accept},
             )
             resp = conn.getresponse()
             raw = resp.read()
@@ -198,6 +201,26 @@ class Kube:
             params["labelSelector"] = ",".join(f"{k}={v}" for k, v in labels.items())
         body = self.request("GET", self.path(api_version, kind, namespace), params=params).body
         return list(body.get("items") or [])
+
+    def table(
+        self, api_version: str, kind: str, namespace: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """What `kubectl get` shows: the server's printer columns, by object name then column.
+
+        The API server renders the columns itself (the Table format kubectl asks for), from the
+        CRD's additionalPrinterColumns, so this is exactly what a user sees.
+        """
+        body = self.request(
+            "GET",
+            self.path(api_version, kind, namespace),
+            accept="application/json;as=Table;v=v1;g=meta.k8s.io",
+        ).body
+        columns = [str(c["name"]) for c in body.get("columnDefinitions") or []]
+        rows = {}
+        for row in body.get("rows") or []:
+            cells = dict(zip(columns, row.get("cells") or [], strict=False))
+            rows[str(cells.get("Name", ""))] = cells
+        return rows
 
     def create(self, obj: Mapping[str, Any]) -> Response:
         """POST an object; the response carries any warnings."""

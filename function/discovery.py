@@ -19,12 +19,15 @@ from pydantic import JsonValue, ValidationError
 
 from function import quantity
 from function.api.template import DiscoveredSource, Profile
-from function.naming import sanitize_part
+from function.naming import DNS_LABEL_MAX, sanitize_part
 from function.status import Reason
 
 BACKOFF_BASE_S: Final = 60
 BACKOFF_MAX_S: Final = 3600
-_TEMPLATE_PART: Final = 46
+_PREFIX: Final = "discover-"
+_SUFFIX_LENGTH: Final = 8
+# The Job controller copies a Job's name into its Pods' labels, so it must be a label value.
+_TEMPLATE_PART: Final = DNS_LABEL_MAX - len(_PREFIX) - len("-") - _SUFFIX_LENGTH
 
 
 class ResultError(ValueError):
@@ -52,8 +55,8 @@ def spec_hash(parts: Sequence[str | int | None]) -> str:
 
 def job_name(template: str, fingerprint: str, attempt: int) -> str:
     """`discover-<template>-<8 hex>`: a new name per attempt, since a Job cannot be re-run."""
-    suffix = hashlib.sha256(f"{fingerprint}|{attempt}".encode()).hexdigest()[:8]
-    return f"discover-{sanitize_part(template)[:_TEMPLATE_PART].rstrip('-')}-{suffix}"
+    suffix = hashlib.sha256(f"{fingerprint}|{attempt}".encode()).hexdigest()[:_SUFFIX_LENGTH]
+    return f"{_PREFIX}{sanitize_part(template)[:_TEMPLATE_PART].rstrip('-')}-{suffix}"
 
 
 def backoff(attempts: int) -> timedelta:

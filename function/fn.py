@@ -22,7 +22,13 @@ from function.errors import FunctionError, Severity
 from function.registry.inspect import Inspector
 from function.registry.oras import OrasInspector
 from function.settings import Settings
-from function.state import Observed, apply_composition, read_observed
+from function.state import (
+    READY_HEADLINES,
+    Composition,
+    Observed,
+    apply_composition,
+    read_observed,
+)
 
 FUNCTION_NAME: Final = "function-aim"
 """The Function package name Compositions refer to."""
@@ -81,6 +87,8 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             )
             return rsp
 
+        if composition.ttl_seconds is None and not _ready(composition):
+            composition.ttl_seconds = self._settings.waiting_recheck_s
         generation = observed.metadata.get("generation")
         if isinstance(generation, int):
             # Every kind says which spec its status describes, so GitOps tools can tell a status
@@ -104,6 +112,12 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         outcome = await self._inspector.inspect(request)
         log.info("inspected image", image=str(request.reference), outcome=type(outcome).__name__)
         return dataclasses.replace(observed, inspection=outcome)
+
+
+def _ready(composition: Composition) -> bool:
+    """The XR reached its ready headline (Running, Ready, Available), or has none (configs)."""
+    headline = composition.status.get("status")
+    return not isinstance(headline, str) or headline in READY_HEADLINES
 
 
 def _display_name(observed: Observed) -> str:

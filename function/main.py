@@ -7,7 +7,25 @@ from crossplane.function import cli as sdkcli
 
 from function.fn import FunctionRunner
 from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
-from function.settings import DEFAULT_ENTRYPOINT, DEFAULT_SYSTEM_NAMESPACE, Settings
+from function.registry.reference import registry_host
+from function.settings import (
+    DEFAULT_ENTRYPOINT,
+    DEFAULT_SYSTEM_NAMESPACE,
+    DEFAULT_WAITING_RECHECK_S,
+    Settings,
+)
+
+
+def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    """`REGISTRY=HOST` pairs; the registry in the form image references resolve to."""
+    mirrors: dict[str, str] = {}
+    for value in values:
+        registry, sep, host = value.partition("=")
+        if not sep or not registry.strip() or not host.strip() or "/" in host:
+            msg = f"{value!r}: expected REGISTRY=HOST[:PORT], e.g. ghcr.io=mirror.internal:5000"
+            raise click.BadParameter(msg)
+        mirrors[registry_host(registry)] = host.strip().lower()
+    return mirrors
 
 
 @click.command()
@@ -43,6 +61,23 @@ from function.settings import DEFAULT_ENTRYPOINT, DEFAULT_SYSTEM_NAMESPACE, Sett
     help="A registry spoken to over plain HTTP (repeatable); all others use HTTPS.",
 )
 @click.option(
+    "--registry-mirror",
+    "registry_mirrors",
+    multiple=True,
+    metavar="REGISTRY=HOST[:PORT]",
+    callback=_mirrors,
+    help="Read images of REGISTRY from HOST instead (repeatable), e.g. "
+    "ghcr.io=mirror.internal:5000; pull secrets are still those of REGISTRY.",
+)
+@click.option(
+    "--waiting-recheck",
+    type=click.IntRange(min=1),
+    default=DEFAULT_WAITING_RECHECK_S,
+    show_default=True,
+    help="Seconds after which an object that waits for another (a service for its model, a "
+    "template for its model) is composed again; ready objects are rechecked every minute.",
+)
+@click.option(
     "--discovery-entrypoint",
     default=" ".join(DEFAULT_ENTRYPOINT),
     show_default=True,
@@ -61,6 +96,8 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     oras_path: str,
     registry_timeout: float,
     insecure_registries: tuple[str, ...],
+    registry_mirrors: dict[str, str],
+    waiting_recheck: int,
     discovery_entrypoint: str,
 ) -> None:
     """Serve the AIM composition function (Crossplane's FunctionRunnerService)."""
@@ -68,9 +105,13 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
         settings=Settings(
             system_namespace=system_namespace,
             discovery_entrypoint=tuple(discovery_entrypoint.split()),
+            waiting_recheck_s=waiting_recheck,
         ),
         inspector=OrasInspector(
-            oras=oras_path, timeout_s=registry_timeout, insecure=frozenset(insecure_registries)
+            oras=oras_path,
+            timeout_s=registry_timeout,
+            insecure=frozenset(insecure_registries),
+            mirrors=registry_mirrors,
         ),
     )
     try:

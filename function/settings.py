@@ -7,6 +7,7 @@ from typing import Final
 
 DEFAULT_SYSTEM_NAMESPACE: Final = "aim-system"
 DEFAULT_ENTRYPOINT: Final = ("aim-runtime",)
+DEFAULT_WAITING_RECHECK_S: Final = 10
 
 
 @dataclass(frozen=True)
@@ -16,7 +17,11 @@ class Settings:
     `system_namespace` holds the work of cluster-scoped objects (discovery Jobs of cluster
     templates, pull secrets of cluster models). `discovery_entrypoint` is the AIM image's
     entrypoint, used only for images whose own entrypoint was never read from their registry.
+    `waiting_recheck_s` is how soon an object that is not ready is composed again: Crossplane
+    2.3 does not watch the objects a composer looks up (a service's model), only those it
+    composes, so without it a service would notice its model turning Ready a minute late.
     """
 
     system_namespace: str = DEFAULT_SYSTEM_NAMESPACE
     discovery_entrypoint: tuple[str, ...] = DEFAULT_ENTRYPOINT
+    waiting_recheck_s: int = DEFAULT_WAITING_RECHECK_S

@@ -14,8 +14,8 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from function.registry.credentials import Credential
@@ -26,6 +26,7 @@ from function.registry.inspect import (
     InspectionRequest,
     RegistryFailure,
 )
+from function.registry.reference import ImageReference
 
 INDEX_TYPES: Final = frozenset(
     {
@@ -66,17 +67,21 @@ class OrasInspector:
     """Inspects images with the `oras` binary at `oras`.
 
     `insecure` lists registries (`host[:port]`) spoken to over plain HTTP, like Docker's
-    insecure-registries setting; every other registry is HTTPS.
+    insecure-registries setting; every other registry is HTTPS. `mirrors` maps a registry to the
+    host that serves its repositories instead (air-gapped sites, pull-through caches), as
+    containerd's registry mirrors do; the image keeps its name and its pull secret, and only the
+    host asked changes.
     """
 
     oras: str = "oras"
     timeout_s: float = DEFAULT_TIMEOUT_S
     insecure: frozenset[str] = frozenset()
+    mirrors: Mapping[str, str] = field(default_factory=dict)
 
     async def inspect(self, request: InspectionRequest) -> InspectionOutcome:
         """Resolve the image's digest and read its config, within `timeout_s` in all."""
         deadline = time.monotonic() + self.timeout_s
-        ref = request.reference
+        ref = self.served_from(request.reference)
         try:
             raw = await self._oras(["manifest", "fetch", str(ref)], request, deadline)
             digest = ref.digest or "sha256:" + hashlib.sha256(raw).hexdigest()
@@ -89,12 +94,17 @@ class OrasInspector:
             return RegistryFailure(request.image, e.kind, _redact(e.message, request.credential))
         return Inspection(request.image, digest, labels, entrypoint)
 
+    def served_from(self, ref: ImageReference) -> ImageReference:
+        """The reference as asked of the registry that serves it: its mirror, if it has one."""
+        mirror = self.mirrors.get(ref.registry)
+        return replace(ref, registry=mirror) if mirror else ref
+
     async def _oras(
         self, args: Sequence[str], request: InspectionRequest, deadline: float
     ) -> bytes:
         credential = request.credential
         cmd = [self.oras, *args, "--registry-config", _NO_CREDENTIAL_FILE]
-        if request.reference.registry in self.insecure:
+        if self.served_from(request.reference).registry in self.insecure:
             cmd.append("--plain-http")
         if credential is not None:
             cmd += ["--username", credential.username, "--password-stdin"]

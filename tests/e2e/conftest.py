@@ -4,10 +4,17 @@ One control plane serves the whole tier. The packages go the way a platform team
 with `crossplane xpkg build`, pushed with `crossplane xpkg push` to Debian's docker-registry, and
 installed by Crossplane from there (the Configuration, then its Function dependency). Each
 scenario works in namespaces of its own, so the scenarios do not see each other's objects.
+
+Two registries serve the AIM images of the journeys, one anonymous and one with basic auth. The
+function reads `ghcr.io` images from the first and `private.registry` images from the second
+(`--registry-mirror`), so the seed documents' manifests are applied with their image names as
+written. It recomposes waiting objects every 2 s (`--waiting-recheck`), so that a chain of them
+converges in seconds rather than in 10 s steps.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,9 +24,13 @@ import pytest
 
 from devtools.controlplane import start_control_plane
 from devtools.publish import publish
-from devtools.registry import start_registry
+from devtools.registry import PASSWORD, USER, start_registry
 from devtools.render import Tools
+from tests.e2e.cluster import SimulatedCluster
+from tests.e2e.images import IMAGES, PRIVATE_REGISTRY, PUBLIC_REGISTRY, SOURCE_SIZES
+from tests.e2e.journey import Journey
 from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, install, install_third_party_crds
+from tests.e2e.simulate import simulate_gpu_node
 from tests.e2e.timing import TIMES
 
 
@@ -30,11 +41,19 @@ def platform(
     """The control plane, the registry and the installed packages, for the whole tier."""
     root = tmp_path_factory.mktemp("e2e")
     (root / "registry").mkdir()
-    with start_registry(tools, root / "registry", auth=False) as registry:
+    (root / "private-registry").mkdir()
+    with (
+        start_registry(tools, root / "registry", auth=False) as registry,
+        start_registry(tools, root / "private-registry", auth=True) as private,
+    ):
         function_args = [
             f"--oras={tools.oras}",
             f"--system-namespace={SYSTEM_NAMESPACE}",
             f"--insecure-registry={registry.host}",
+            f"--insecure-registry={private.host}",
+            f"--registry-mirror={PUBLIC_REGISTRY}={registry.host}",
+            f"--registry-mirror={PRIVATE_REGISTRY}={private.host}",
+            "--waiting-recheck=2",
         ]
         t0 = time.monotonic()
         with start_control_plane(tools, root / "cluster", function_args=function_args) as cp:
@@ -45,7 +64,44 @@ def platform(
             published = publish(tools, f"{registry.host}/aim-crossplane", out=root / "packages")
             install(cp, published)
             TIMES["publish and install"] = time.monotonic() - t1
-            yield Platform(cp, registry, published)
+            yield Platform(cp, registry, published, private)
+
+
+@pytest.fixture(scope="session")
+def journey_images(platform: Platform, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The journeys' AIM images, pushed to the registries that serve their names."""
+    work = tmp_path_factory.mktemp("images")
+    for image in IMAGES.values():
+        private = image.image.startswith(f"{PRIVATE_REGISTRY}/")
+        image.push(platform.private_registry if private else platform.registry, work)
+
+
+@pytest.fixture
+def journey(
+    platform: Platform, journey_images: None, gpu_node: str, request: pytest.FixtureRequest
+) -> Iterator[Journey]:
+    """A journey with the cluster's missing controllers simulated in its namespaces."""
+    del journey_images, gpu_node  # pushed and registered: that is all it needs of them
+    suffix = hashlib.sha256(request.node.name.encode()).hexdigest()[:5]
+    with SimulatedCluster(
+        platform.kube,
+        images=IMAGES,
+        source_sizes=SOURCE_SIZES,
+        private_registries={PRIVATE_REGISTRY: (USER, PASSWORD)},
+    ) as cluster:
+        cluster.serve(SYSTEM_NAMESPACE)
+        journey = Journey(platform, cluster, suffix)
+        try:
+            yield journey
+        finally:
+            journey.cleanup()
+
+
+@pytest.fixture(scope="session")
+def gpu_node(platform: Platform) -> str:
+    """An MI300X node with 8 GPUs (simulated: no kubelet or GPU operator runs here)."""
+    simulate_gpu_node(platform.kube, "gpu-node-1")
+    return "gpu-node-1"
 
 
 @pytest.fixture(autouse=True)

@@ -24,11 +24,16 @@ RESTRICTED: Final = {
 
 @dataclass(frozen=True)
 class Platform:
-    """The control plane with the AIM packages installed from the registry."""
+    """The control plane with the AIM packages installed from the registry.
+
+    `registry` holds the packages and the public AIM images; `private_registry` requires basic
+    auth (`devtools.registry.USER` / `PASSWORD`) and holds the private ones.
+    """
 
     cluster: ControlPlane
     registry: Registry
     published: Published
+    private_registry: Registry
 
     @property
     def kube(self) -> Kube:

@@ -13,11 +13,21 @@ from typing import Any, Final
 
 import pytest
 
-from devtools.kube import Kube, KubeError, condition, wait_for
+from devtools.kube import KubeError, condition, wait_for
+from tests.e2e.converge import (
+    AIM,
+    CONVERGE_S,
+    ISVC,
+    ROUTE,
+    one,
+    owned_by,
+    templates_of,
+    wait_condition,
+    wait_status,
+)
 from tests.e2e.platform import Platform, aim
 from tests.e2e.simulate import (
     simulate_gateway_accepts,
-    simulate_gpu_node,
     simulate_job_pods_succeed,
     simulate_kserve_ready,
     simulate_pvc_bound,
@@ -25,10 +35,6 @@ from tests.e2e.simulate import (
 from tests.e2e.timing import TIMES
 from tests.simulated import DRY_RUN_RESULT
 
-AIM: Final = "aim.silogen.ai/v1alpha1"
-ISVC: Final = "serving.kserve.io/v1beta1"
-ROUTE: Final = "gateway.networking.k8s.io/v1"
-CONVERGE_S: Final = 120.0
 BASE_IMAGE: Final = "amdenterpriseai/aim-base:0.9"
 SOURCE: Final = {
     "modelId": "meta-llama/Llama-3.1-8B-Instruct",
@@ -37,104 +43,26 @@ SOURCE: Final = {
 }
 
 
-def custom_model(
-    kind: str, name: str, namespace: str | None, image: str = BASE_IMAGE
-) -> dict[str, Any]:
-    """A custom model (inline sources, one template per custom.templates entry)."""
-    return aim(
-        kind,
-        name,
-        namespace,
-        {
-            "image": image,
-            "modelSources": [SOURCE],
-            "custom": {
-                "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
-                "templates": [{"name": "standard"}],
-            },
-        },
-    )
-
-
-def wait_status(
-    platform: Platform, kind: str, name: str, namespace: str | None, want: str
-) -> dict[str, Any]:
-    """Wait until an AIM object's status.status is `want`; return the object."""
-    kube = platform.kube
-
-    def reached() -> dict[str, Any] | None:
-        obj = kube.get(AIM, kind, name, namespace)
-        return obj if (obj or {}).get("status", {}).get("status") == want else None
-
-    def explain() -> str:
-        obj = kube.get(AIM, kind, name, namespace) or {}
-        return f"{kind} {name} status: {obj.get('status')}\n{platform.diagnose()}"
-
-    where = f"{namespace}/{name}" if namespace else name
-    return wait_for(f"{kind} {where} to be {want}", reached, timeout_s=CONVERGE_S, explain=explain)
-
-
-def wait_condition(
-    platform: Platform, kind: str, name: str, namespace: str | None, ctype: str, want: str
-) -> None:
-    """Wait for a condition's status. Crossplane writes its own conditions (Ready, Synced) in a
-    status update of their own, a moment after the function's status, so they are waited for."""
-    kube = platform.kube
-    wait_for(
-        f"{kind} {name}'s {ctype} condition to be {want}",
-        lambda: (
-            (condition(kube.get(AIM, kind, name, namespace), ctype) or {}).get("status") == want
-        ),
-        explain=lambda: aim_statuses(kube, namespace or ""),
-    )
-
-
-def templates_of(
-    kube: Kube, kind: str, model: str, namespace: str | None = None
+def catalog_entry(
+    model_kind: str, name: str, namespace: str | None, image: str = BASE_IMAGE
 ) -> list[dict[str, Any]]:
-    """The templates made for a model."""
-    return [t for t in kube.list(AIM, kind, namespace) if t["spec"].get("modelName") == model]
-
-
-def aim_statuses(kube: Kube, namespace: str) -> str:
-    """Every AIM object's status in a namespace, for a failed wait."""
-    lines = []
-    for kind in (
-        "AIMService",
-        "AIMModel",
-        "AIMServiceTemplate",
-        "AIMTemplateCache",
-        "AIMModelCache",
-    ):
-        for obj in kube.list(AIM, kind, namespace):
-            st = obj.get("status") or {}
-            conds = [
-                f"{c['type']}={c['status']}/{c.get('reason')}: {c.get('message', '')}"
-                for c in st.get("conditions", [])
-            ]
-            lines.append(f"{kind} {obj['metadata']['name']}: {st.get('status')} {conds}")
-    return "\n".join(lines)
-
-
-def one(platform: Platform, api_version: str, kind: str, namespace: str) -> dict[str, Any]:
-    """Wait for exactly one object of a kind in a namespace; return it."""
-    kube = platform.kube
-    objs = wait_for(
-        f"a {kind} in {namespace}",
-        lambda: kube.list(api_version, kind, namespace) or None,
-        timeout_s=CONVERGE_S,
-        explain=lambda: aim_statuses(kube, namespace),
-    )
-    assert len(objs) == 1, [o["metadata"]["name"] for o in objs]
-    return objs[0]
-
-
-def owned_by(obj: dict[str, Any], owner: dict[str, Any]) -> bool:
-    """True when `owner` is obj's controller."""
-    return any(
-        ref.get("uid") == owner["metadata"]["uid"] and ref.get("controller")
-        for ref in obj["metadata"].get("ownerReferences", [])
-    )
+    """A platform team's catalog entry: a model for an image, and a template for it whose model
+    sources are given inline (so it needs no discovery Job)."""
+    template_kind = "AIMServiceTemplate" if namespace else "AIMClusterServiceTemplate"
+    return [
+        aim(model_kind, name, namespace, {"image": image}),
+        aim(
+            template_kind,
+            f"{name}-mi300x",
+            namespace,
+            {
+                "modelName": name,
+                "type": "optimized",
+                "modelSources": [SOURCE],
+                "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
+            },
+        ),
+    ]
 
 
 def service(
@@ -148,19 +76,12 @@ def service(
 
 
 @pytest.fixture(scope="module")
-def gpu_node(platform: Platform) -> str:
-    """An MI300X node (simulated: no kubelet or GPU operator runs here)."""
-    simulate_gpu_node(platform.kube, "gpu-node-1")
-    return "gpu-node-1"
-
-
-@pytest.fixture(scope="module")
 def catalog(platform: Platform, gpu_node: str) -> str:
-    """A cluster model with inline sources whose template is Available: the platform's catalog."""
+    """A cluster model and its template with inline sources, Available: the platform's catalog."""
     t0 = time.monotonic()
     kube = platform.kube
     assert kube.get("v1", "Node", gpu_node) is not None  # templates need a GPU to be Available
-    kube.apply(custom_model("AIMClusterModel", "llama-8b", None))
+    kube.apply_all(catalog_entry("AIMClusterModel", "llama-8b", None))
     wait_status(platform, "AIMClusterModel", "llama-8b", None, "Ready")
     [template] = templates_of(kube, "AIMClusterServiceTemplate", "llama-8b")
     name = str(template["metadata"]["name"])
@@ -306,18 +227,11 @@ def test_namespace_model_shadows_cluster_model(platform: Platform) -> None:
     """A team's AIMModel wins over the AIMClusterModel of the same name. Simulated: the GPU node."""
     kube = platform.kube
     ns = platform.team_namespace("team-shadow")
-    kube.apply(custom_model("AIMClusterModel", "shadowed", None))
-    kube.apply(custom_model("AIMModel", "shadowed", ns, image="amdenterpriseai/aim-base:1.0"))
+    kube.apply_all(catalog_entry("AIMClusterModel", "shadowed", None))
+    kube.apply_all(catalog_entry("AIMModel", "shadowed", ns, image="amdenterpriseai/aim-base:1.0"))
     wait_status(platform, "AIMModel", "shadowed", ns, "Ready")
-    # No template named: the service picks among the model's; custom templates are unoptimized.
-    kube.apply(
-        aim(
-            "AIMService",
-            "svc",
-            ns,
-            {"model": {"ref": "shadowed"}, "template": {"allowUnoptimized": True}},
-        )
-    )
+    # No template named: the service picks among the model's.
+    kube.apply(aim("AIMService", "svc", ns, {"model": {"ref": "shadowed"}}))
     isvc = one(platform, ISVC, "InferenceService", ns)
     [container] = isvc["spec"]["predictor"]["containers"]
     assert container["image"] == "amdenterpriseai/aim-base:1.0"

@@ -187,3 +187,32 @@ def test_inspections_run_concurrently_without_blocking_the_event_loop(
     ticks, outcomes = asyncio.run(scenario())
     assert all(isinstance(o, RegistryFailure) and o.kind is FailureKind.TIMEOUT for o in outcomes)
     assert ticks >= 10  # about 30 in 1.5 s; a blocking call would allow none
+
+
+def test_a_mirror_serves_a_registrys_images_with_that_registrys_credential(
+    tools: Tools, private_registry: Registry, tmp_path: Path
+) -> None:
+    """`--registry-mirror private.registry=<host>`: the image keeps its name and pull secret;
+    only the host asked changes (how seed 004's private registry is served in the journeys)."""
+    digest = private_registry.push("models/proprietary", "v1", LABELS, workdir=tmp_path)
+    image = "private.registry/models/proprietary:v1"
+    inspector = OrasInspector(
+        oras=str(tools.oras),
+        timeout_s=20,
+        insecure=frozenset({private_registry.host}),
+        mirrors={"private.registry": private_registry.host},
+    )
+    ref = reference.parse(image)
+    outcome = asyncio.run(
+        inspector.inspect(
+            InspectionRequest(image, ref, Credential("private.registry", USER, PASSWORD))
+        )
+    )
+
+    assert isinstance(outcome, Inspection)
+    assert outcome.image == image  # recorded as the user wrote it
+    assert outcome.digest == digest
+
+    anonymous = asyncio.run(inspector.inspect(InspectionRequest(image, ref, None)))
+    assert isinstance(anonymous, RegistryFailure)
+    assert anonymous.kind is FailureKind.UNAUTHORIZED

@@ -7,6 +7,7 @@ the render tests replay the same states through the real engine.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -488,3 +489,21 @@ def test_a_deployments_declared_type_is_the_last_resort() -> None:
 
 def _complete() -> dict[str, str]:
     return {"type": "Complete", "status": "True"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("t" * 45, id="a name that fits whole"),
+        pytest.param("t" * 46, id="the first length that used to give 64 characters"),
+        pytest.param(
+            "ghcr-io-silogen-aim-meta-llama-llama-3-1-1x-mi300x-lat-fp8-34f7",
+            id="a template seed 004's cluster model generates (found by a journey)",
+        ),
+    ],
+)
+def test_discovery_job_names_are_label_values(name: str) -> None:
+    """The Job controller labels the Job's Pods with its name, so it must fit 63 characters."""
+    job = discovery.job_name(name, "fingerprint", 0)
+    assert len(job) <= 63
+    assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", job)

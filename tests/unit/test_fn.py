@@ -12,6 +12,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from function.compose import COMPOSERS
 from function.errors import InvalidSpecError
 from function.fn import FunctionRunner
+from function.settings import Settings
 from function.state import Composition, Observed
 
 
@@ -207,3 +208,22 @@ def test_a_fatal_result_leaves_the_observed_generation_behind() -> None:
     req = request("AIMService", {"model": {"image": 3}}, generation=7)
     rsp = run(FunctionRunner(), req)
     assert "status" not in resource.struct_to_dict(rsp.desired.composite.resource)
+
+
+@pytest.mark.parametrize(
+    ("headline", "ttl"),
+    [
+        pytest.param("Pending", 3, id="waiting for another object: composed again soon"),
+        pytest.param("Failed", 3, id="a fix may be made to another object: noticed soon"),
+        pytest.param("Running", 60, id="ready: the SDK's minute"),
+    ],
+)
+def test_an_object_that_waits_is_composed_again_soon(headline: str, ttl: int) -> None:
+    """Crossplane 2.3 does not watch looked-up objects, so the TTL is how a wait ends."""
+
+    def composer(_: Observed) -> Composition:
+        return Composition(status={"status": headline})
+
+    runner = FunctionRunner({"AIMService": composer}, settings=Settings(waiting_recheck_s=3))
+    rsp = run(runner, request("AIMService"))
+    assert rsp.meta.ttl.seconds == ttl

@@ -6,6 +6,13 @@ import socket
 import subprocess
 import sys
 
+import pytest
+from click.testing import CliRunner
+
+from function import main
+from function.fn import FunctionRunner
+from function.registry.oras import OrasInspector
+
 
 def start(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -41,3 +48,24 @@ def test_address_in_use_exits_non_zero() -> None:
         proc = start("--insecure", "--address", f"127.0.0.1:{port}")
     assert proc.returncode != 0
     assert f"cannot serve on 127.0.0.1:{port}" in proc.stderr
+
+
+def test_a_malformed_registry_mirror_is_refused_naming_the_form() -> None:
+    proc = start("--insecure", "--registry-mirror", "ghcr.io")
+    assert proc.returncode == 2
+    assert "REGISTRY=HOST[:PORT]" in proc.stderr
+
+
+def test_registry_mirrors_are_keyed_like_image_references(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Docker Hub's aliases and the case of a host do not matter, as in pull secrets."""
+    served: list[FunctionRunner] = []
+    monkeypatch.setattr("function.main.sdkcli.run", lambda runner, **_: served.append(runner))
+    args = ["--insecure", "--registry-mirror", "index.docker.io=M:5000"]
+    result = CliRunner().invoke(main.cli, [*args, "--registry-mirror", "GHCR.io=m2"])
+
+    assert result.exit_code == 0, result.output
+    inspector = served[0]._inspector  # noqa: SLF001 - what the command built is the point
+    assert isinstance(inspector, OrasInspector)
+    assert inspector.mirrors == {"docker.io": "m:5000", "ghcr.io": "m2"}
