@@ -1,7 +1,8 @@
 """A real control plane on loopback, every component a host process: the end-to-end tier's cluster.
 
     etcd → kube-apiserver (own PKI, RBAC, Pod Security, an audit log)
-         → kube-controller-manager (garbage collector, namespaces, Jobs, ClusterRole aggregation)
+         → kube-controller-manager (garbage collector, namespaces, Jobs, ClusterRole aggregation,
+           claim protection)
          → Crossplane core (`core init`, then `core start` with the Function runtime External)
            and its RBAC manager → function-aim over mTLS
 
@@ -47,6 +48,9 @@ CONTROLLERS: Final = (
     "namespace-controller",
     "job-controller",
     "clusterrole-aggregation-controller",
+    # The API server puts a protection finalizer on every claim; without this controller to
+    # lift it once no running Pod mounts the claim, a deleted cache's PVC would never go.
+    "persistentvolumeclaim-protection-controller",
 )
 # Job and Pod writes are audited at Metadata level: that is where Pod Security records what a
 # `warn` or `audit` label found (annotation pod-security.kubernetes.io/audit-violations).

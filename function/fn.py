@@ -87,8 +87,12 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             )
             return rsp
 
-        if composition.ttl_seconds is None and not _ready(composition):
-            composition.ttl_seconds = self._settings.waiting_recheck_s
+        if composition.ttl_seconds is None:
+            composition.ttl_seconds = (
+                self._settings.ready_recheck_s
+                if _ready(composition)
+                else self._settings.waiting_recheck_s
+            )
         generation = observed.metadata.get("generation")
         if isinstance(generation, int):
             # Every kind says which spec its status describes, so GitOps tools can tell a status

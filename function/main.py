@@ -10,6 +10,7 @@ from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
 from function.registry.reference import registry_host
 from function.settings import (
     DEFAULT_ENTRYPOINT,
+    DEFAULT_READY_RECHECK_S,
     DEFAULT_SYSTEM_NAMESPACE,
     DEFAULT_WAITING_RECHECK_S,
     Settings,
@@ -75,7 +76,15 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     default=DEFAULT_WAITING_RECHECK_S,
     show_default=True,
     help="Seconds after which an object that waits for another (a service for its model, a "
-    "template for its model) is composed again; ready objects are rechecked every minute.",
+    "template for its model) is composed again.",
+)
+@click.option(
+    "--ready-recheck",
+    type=click.IntRange(min=1),
+    default=DEFAULT_READY_RECHECK_S,
+    show_default=True,
+    help="Seconds after which a ready object is composed again, to notice changes in the "
+    "objects it reads (a shared model's users, a template that changed).",
 )
 @click.option(
     "--discovery-entrypoint",
@@ -98,6 +107,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     insecure_registries: tuple[str, ...],
     registry_mirrors: dict[str, str],
     waiting_recheck: int,
+    ready_recheck: int,
     discovery_entrypoint: str,
 ) -> None:
     """Serve the AIM composition function (Crossplane's FunctionRunnerService)."""
@@ -106,6 +116,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
             system_namespace=system_namespace,
             discovery_entrypoint=tuple(discovery_entrypoint.split()),
             waiting_recheck_s=waiting_recheck,
+            ready_recheck_s=ready_recheck,
         ),
         inspector=OrasInspector(
             oras=oras_path,

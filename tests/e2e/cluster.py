@@ -63,6 +63,8 @@ class SimulatedCluster:
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="simulated-cluster", daemon=True)
         self.actions: list[str] = []
+        self.pods: list[dict[str, Any]] = []
+        """Every Pod the kubelet ran, as it was when it ran."""
         self.errors: list[str] = []
 
     def serve(self, *namespaces: str) -> None:
@@ -161,6 +163,7 @@ class SimulatedCluster:
             },
         )
         self._finished.add(meta["uid"])
+        self.pods.append(pod)
         self._did(f"kubelet ran Pod {meta['namespace']}/{meta['name']}: exit {code}")
 
     def _run_container(self, container: Mapping[str, Any]) -> tuple[int, str]:

@@ -8,8 +8,9 @@ scenario works in namespaces of its own, so the scenarios do not see each other'
 Two registries serve the AIM images of the journeys, one anonymous and one with basic auth. The
 function reads `ghcr.io` images from the first and `private.registry` images from the second
 (`--registry-mirror`), so the seed documents' manifests are applied with their image names as
-written. It recomposes waiting objects every 2 s (`--waiting-recheck`), so that a chain of them
-converges in seconds rather than in 10 s steps.
+written. It recomposes waiting objects every 2 s and ready ones every 5 s (`--waiting-recheck`,
+`--ready-recheck`), as core's poll interval is shortened here, so that a chain of objects
+converges in seconds rather than in 10 s and one-minute steps.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def platform(
             f"--registry-mirror={PUBLIC_REGISTRY}={registry.host}",
             f"--registry-mirror={PRIVATE_REGISTRY}={private.host}",
             "--waiting-recheck=2",
+            "--ready-recheck=5",
         ]
         t0 = time.monotonic()
         with start_control_plane(tools, root / "cluster", function_args=function_args) as cp:

@@ -23,7 +23,7 @@ from tests.e2e.converge import (
 )
 from tests.e2e.images import LLAMA_31_8B
 from tests.e2e.journey import Journey, kubectl_get
-from tests.e2e.platform import SYSTEM_NAMESPACE
+from tests.e2e.platform import SYSTEM_NAMESPACE, Platform
 
 MI300X_DEVICE_IDS: Final = ["74a1", "74a9", "74b5", "74bd"]
 
@@ -129,5 +129,223 @@ def test_cluster_model_with_discovery_serves_a_service_that_names_only_the_model
     wait_for(
         "the model's templates to go",
         lambda: not templates_of(kube, "AIMClusterServiceTemplate", name),
+        timeout_s=CONVERGE_S,
+    )
+
+
+def test_a_private_registry_model_serves_with_the_runtime_configs_credentials(
+    journey: Journey,
+) -> None:
+    """Seed 004's private-registry trio (Secret, runtime config `default`, model with discovery)
+    and a service on that model. The labels are read from a registry that requires the secret's
+    login; the discovery Jobs and the predictor pull with the runtime config's secret and run as
+    its service account: the simulated kubelet and KServe refuse to pull the private image
+    without them.
+
+    Simulated: the MI300X node, the kubelet (with its image-pull check), KServe.
+    """
+    platform, kube = journey.platform, journey.platform.kube
+    journey.step("seed004-private-registry", "00-service-account.yaml")
+    docs = journey.step("seed004-private-registry", "01-private-registry.yaml")
+    model = next(d for d in docs if d["kind"] == "AIMModel")
+    ns, name = model["metadata"]["namespace"], model["metadata"]["name"]
+
+    ready = wait_status(platform, "AIMModel", name, ns, "Ready")
+    assert (condition(ready, "RuntimeResolved") or {}).get("reason") == "RuntimeResolved"
+    assert ready["status"]["resolvedRuntimeConfig"]["name"] == "default"
+    templates = templates_of(kube, "AIMServiceTemplate", name, ns)
+    assert templates
+    # Discovery ran in the team's namespace, as the runtime config's account with its secret.
+    discovery = [p for p in journey.cluster.pods if p["metadata"]["name"].startswith("discover-")]
+    assert len(discovery) == len(templates)
+    for pod in discovery:
+        assert pod["metadata"]["namespace"] == ns
+        assert pod["spec"]["imagePullSecrets"] == [{"name": "private-registry"}]
+        assert pod["spec"]["serviceAccountName"] == "aim-runtime"
+    assert not [a for a in journey.cluster.actions if "cannot start" in a]
+
+    service = journey.step("seed004-private-registry", "02-service.yaml")[0]
+    wait_status(platform, "AIMService", service["metadata"]["name"], ns, "Running")
+    isvc = one(platform, ISVC, "InferenceService", ns)
+    spec = predictor(isvc)
+    assert spec["imagePullSecrets"] == [{"name": "private-registry"}]
+    assert spec["serviceAccountName"] == "aim-runtime"
+    assert spec["containers"][0]["image"] == "private.registry/models/proprietary:v1"
+
+
+def cache_mounts(isvc: dict[str, Any]) -> dict[str, str]:
+    """Mount path → PVC of every cache the predictor mounts (read-only, or it fails)."""
+    spec = predictor(isvc)
+    claims = {
+        v["name"]: v["persistentVolumeClaim"]["claimName"]
+        for v in spec.get("volumes") or []
+        if "persistentVolumeClaim" in v
+    }
+    mounts = {}
+    for m in spec["containers"][0]["volumeMounts"]:
+        if m["name"] in claims:
+            assert m["readOnly"] is True
+            mounts[m["mountPath"]] = claims[m["name"]]
+    return mounts
+
+
+def isvc_of(platform: Platform, namespace: str, service: str) -> dict[str, Any]:
+    """The InferenceService a service composed."""
+    svc = platform.kube.get(AIM, "AIMService", service, namespace) or {}
+    [isvc] = [
+        i for i in platform.kube.list(ISVC, "InferenceService", namespace) if owned_by(i, svc)
+    ]
+    return isvc
+
+
+def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
+    journey: Journey,
+) -> None:
+    """Seed 004's custom models, as written: the inline custom service `llama-custom` (with its
+    Hugging Face token), the AIMModel with S3 weights and the inline service without sizes.
+    Each composes (or names) a custom model whose template needs no `allowUnoptimized`; the
+    weights reach the runtime through a cache the service composes: size check when no size is
+    given, a PVC, a download with the source's credentials; the predictor mounts it read-only
+    at /workspace/cache/<modelId>. Deleting `llama-custom` removes its model and its cache.
+
+    Simulated: the MI300X node, the kubelet (size checks, downloads), the storage provisioner,
+    KServe.
+    """
+    platform, kube = journey.platform, journey.platform.kube
+    docs = journey.step("seed004-custom-models", "01-llama-custom.yaml")
+    service = next(d for d in docs if d["kind"] == "AIMService")
+    ns, name = service["metadata"]["namespace"], service["metadata"]["name"]
+
+    running = wait_status(platform, "AIMService", name, ns, "Running")
+    svc = kube.get(AIM, "AIMService", name, ns) or {}
+    [model] = [m for m in kube.list(AIM, "AIMModel", ns) if owned_by(m, svc)]
+    assert running["status"]["resolvedModel"]["uid"] == model["metadata"]["uid"]
+    assert model["status"]["sourceType"] == "Custom"
+    isvc = isvc_of(platform, ns, name)
+    [container] = predictor(isvc)["containers"]
+    assert container["image"] == "amdenterpriseai/aim-base:latest"
+    assert {"name": "AIM_MODEL_ID", "value": "meta-llama/Llama-3.1-8B-Instruct"} in container["env"]
+    [(path, pvc)] = cache_mounts(isvc).items()
+    assert path == "/workspace/cache/meta-llama/Llama-3.1-8B-Instruct"
+    # The download ran with the source's credentials (the secret, never its value).
+    [download] = [p for p in journey.cluster.pods if p["metadata"]["namespace"] == ns]
+    env = {e["name"]: e for e in download["spec"]["containers"][0]["env"]}
+    assert env["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "hf-token", "key": "token"}}
+    assert download["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == pvc
+    assert device_ids(isvc) == MI300X_DEVICE_IDS
+
+    others = journey.step("seed004-custom-models", "02-without-sizes.yaml")
+    journey.step("seed004-custom-models", "03-service-on-my-custom-llama.yaml")
+    for svc_name in ("my-llama-service", "my-custom-llama-chat"):
+        wait_status(platform, "AIMService", svc_name, ns, "Running")
+    measured = [p for p in journey.cluster.pods if "size-check" in p["metadata"]["name"]]
+    assert sorted(p["spec"]["containers"][0]["command"][-1] for p in measured) == [
+        "hf://meta-llama/Llama-3-8B",
+        "s3://my-bucket/models/llama-3-8b",
+    ]
+    caches = kubectl_get(platform, "AIMModelCache", ns)
+    assert sorted(row["Size"] for row in caches.values()) == ["16Gi", "16Gi", "16Gi"]
+    assert {row["Status"] for row in caches.values()} == {"Available"}
+    assert len(others) == 2
+
+    # Deleting the inline service removes the model it composed, and its cache with its PVC.
+    kube.delete(AIM, "AIMService", name, ns)
+    wait_for(
+        "llama-custom's model, cache and PVC to go",
+        lambda: (
+            kube.get(AIM, "AIMModel", model["metadata"]["name"], ns) is None
+            and kube.get("v1", "PersistentVolumeClaim", pvc, ns) is None
+        ),
+        timeout_s=CONVERGE_S,
+    )
+    for svc_name in ("my-llama-service", "my-custom-llama-chat"):
+        assert wait_status(platform, "AIMService", svc_name, ns, "Running")
+
+
+def controller_of(obj: dict[str, Any]) -> str | None:
+    """The name of the object's controller (its composing XR), if any."""
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            return str(ref["name"])
+    return None
+
+
+def warning_events(platform: Platform, namespace: str, name: str) -> list[str]:
+    """The Warning events on an object, as `kubectl describe` lists them."""
+    return [
+        e["message"]
+        for e in platform.kube.list("v1", "Event", namespace)
+        if e["involvedObject"].get("name") == name and e.get("type") == "Warning"
+    ]
+
+
+def test_a_service_by_image_creates_the_model_and_a_second_service_shares_it(
+    journey: Journey,
+) -> None:
+    """Seed 004's service by image, as written, with a runtime config that asks for auto-created
+    models to run discovery: the service composes the AIMModel for the image (in its namespace:
+    a namespaced service cannot compose a cluster model, and says so), which reads the image's
+    labels and creates templates; the service runs. A second service on the same image shares
+    that model; deleting the first leaves the second serving, its status never leaving Running,
+    and the model then belongs to it; deleting the second removes the model.
+
+    Simulated: the MI300X node, the kubelet (discovery dry-runs), KServe.
+    """
+    platform, kube = journey.platform, journey.platform.kube
+    journey.step("seed004-service-by-image", "01-runtime-config.yaml")
+    first = journey.step("seed004-service-by-image", "02-my-service.yaml")[0]
+    ns, name = first["metadata"]["namespace"], first["metadata"]["name"]
+
+    running = wait_status(platform, "AIMService", name, ns, "Running")
+    [model] = kube.list(AIM, "AIMModel", ns)
+    assert model["spec"]["image"] == "ghcr.io/example/my-model:v1.0.0"
+    assert model["spec"]["discovery"]["enabled"] is True  # the runtime config's autoDiscovery
+    assert controller_of(model) == name
+    assert running["status"]["resolvedModel"]["uid"] == model["metadata"]["uid"]
+    assert templates_of(kube, "AIMServiceTemplate", model["metadata"]["name"], ns)
+    assert any("creationScope: Cluster" in m for m in warning_events(platform, ns, name))
+
+    second = journey.step("seed004-service-by-image", "03-another-service.yaml")[0]
+    other = second["metadata"]["name"]
+    wait_status(platform, "AIMService", other, ns, "Running")
+    assert len(kube.list(AIM, "AIMModel", ns)) == 1  # shared, not duplicated
+    other_uid = (kube.get(AIM, "AIMService", other, ns) or {})["metadata"]["uid"]
+    wait_for(
+        f"{other} to co-own the model it uses",
+        lambda: any(
+            r["uid"] == other_uid
+            for r in (kube.get(AIM, "AIMModel", model["metadata"]["name"], ns) or {})[
+                "metadata"
+            ].get("ownerReferences", [])
+        ),
+        timeout_s=CONVERGE_S,
+    )
+    other_isvc = isvc_of(platform, ns, other)
+
+    kube.delete(AIM, "AIMService", name, ns)
+    seen: list[str] = []
+
+    def adopted() -> bool:
+        seen.append(
+            ((kube.get(AIM, "AIMService", other, ns) or {}).get("status") or {}).get("status", "")
+        )
+        current = kube.get(AIM, "AIMModel", model["metadata"]["name"], ns)
+        return (
+            kube.get(AIM, "AIMService", name, ns) is None
+            and current is not None
+            and controller_of(current) == other
+        )
+
+    wait_for(f"{other} to adopt the model", adopted, timeout_s=CONVERGE_S)
+    assert set(seen) == {"Running"}, seen
+    kept = kube.get(AIM, "AIMModel", model["metadata"]["name"], ns) or {}
+    assert kept["metadata"]["uid"] == model["metadata"]["uid"]  # the same model, not a new one
+    assert isvc_of(platform, ns, other)["metadata"]["uid"] == other_isvc["metadata"]["uid"]
+    wait_condition(platform, "AIMService", other, ns, "Ready", "True")
+
+    kube.delete(AIM, "AIMService", other, ns)
+    wait_for(
+        "the model to go with its last user",
+        lambda: not kube.list(AIM, "AIMModel", ns),
         timeout_s=CONVERGE_S,
     )

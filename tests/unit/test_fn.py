@@ -215,7 +215,7 @@ def test_a_fatal_result_leaves_the_observed_generation_behind() -> None:
     [
         pytest.param("Pending", 3, id="waiting for another object: composed again soon"),
         pytest.param("Failed", 3, id="a fix may be made to another object: noticed soon"),
-        pytest.param("Running", 60, id="ready: the SDK's minute"),
+        pytest.param("Running", 30, id="ready: rechecked for what it reads changing"),
     ],
 )
 def test_an_object_that_waits_is_composed_again_soon(headline: str, ttl: int) -> None:
@@ -224,6 +224,7 @@ def test_an_object_that_waits_is_composed_again_soon(headline: str, ttl: int) ->
     def composer(_: Observed) -> Composition:
         return Composition(status={"status": headline})
 
-    runner = FunctionRunner({"AIMService": composer}, settings=Settings(waiting_recheck_s=3))
+    settings = Settings(waiting_recheck_s=3, ready_recheck_s=30)
+    runner = FunctionRunner({"AIMService": composer}, settings=settings)
     rsp = run(runner, request("AIMService"))
     assert rsp.meta.ttl.seconds == ttl
