@@ -35,7 +35,8 @@ class Tools:
 
     The crossplane CLI and core (the render engine), apicheck and oras; for the end-to-end
     control plane etcd, kube-apiserver and kube-controller-manager, with core's CRDs and Helm
-    chart read from its module.
+    chart read from its module; and `crds`, KServe's and Gateway API's CRDs (`kserve/`,
+    `gateway-api/`) from theirs.
     """
 
     crossplane: Path
@@ -46,6 +47,7 @@ class Tools:
     kube_apiserver: Path
     kube_controller_manager: Path
     crossplane_src: Path
+    crds: Path
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ def build_tools() -> Tools:
         kube_apiserver=bin_dir / "kube-apiserver",
         kube_controller_manager=bin_dir / "kube-controller-manager",
         crossplane_src=bin_dir.parent / "crossplane-src",
+        crds=bin_dir.parent / "crds",
     )
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck,
 # and for the end-to-end tier etcd, kube-apiserver and kube-controller-manager) from the Go module
-# proxy into a versioned cache directory outside the repository. Idempotent: a tool already built
-# at the pinned version (or, for apicheck, from the same sources) is reused.
+# proxy into a versioned cache directory outside the repository, and copies the KServe and
+# Gateway API CRDs out of their modules beside them. Idempotent: a tool already built at the
+# pinned version (or, for apicheck, from the same sources) is reused.
 # Prints the directory holding the binaries on stdout (last line); progress goes to stderr.
 #
 #   AIM_CACHE_DIR   root of the cache (default: ${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane)
@@ -13,6 +14,8 @@ CORE_VERSION=v2.3.4   # github.com/crossplane/crossplane/v2 (render without Dock
 ORAS_VERSION=v1.2.3   # oras.land/oras: the function reads model images' labels with it
 KUBE_VERSION=v1.35.3  # k8s.io/kubernetes: the end-to-end control plane (core's client-go is v0.35)
 ETCD_VERSION=v3.5.24  # go.etcd.io/etcd/server/v3: the API server's storage
+KSERVE_VERSION=v0.20.0       # github.com/kserve/kserve: the InferenceService CRD we compose for
+GATEWAY_API_VERSION=v1.6.1   # sigs.k8s.io/gateway-api: the HTTPRoute CRD (standard channel)
 
 cache=${AIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane}
 bin="$cache/tools/crossplane-cli-$CLI_VERSION-core-$CORE_VERSION/bin"
@@ -104,6 +107,27 @@ build crossplane-core "$CORE_VERSION" "$bin/crossplane-core" github.com/crosspla
 ln -sfn "$GOMODCACHE/github.com/crossplane/crossplane/v2@$CORE_VERSION" "$bin/../crossplane-src"
 
 build oras "$ORAS_VERSION" "$bin/oras" oras.land/oras/cmd/oras "oras.land/oras@$ORAS_VERSION"
+
+# The schemas our composed objects must satisfy, as their projects publish them: the module zips
+# carry the CRD YAML, so nothing is built. Explicit versions only (proxies refuse version lists).
+crds() { # destination, module@version, directory in the module, files...
+  local dest="$bin/../crds/$1" module=$2 dir=$3 stamp; shift 3
+  stamp="$dest/.version"
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$module" ]; then log "$module CRDs: cached"; return; fi
+  local src
+  src=$(go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$src" ] || { log "$module: go mod download gave no directory"; exit 1; }
+  rm -rf "$dest" && mkdir -p "$dest"
+  for f in "$@"; do cp "$src/$dir/$f" "$dest/$f"; done
+  echo "$module" >"$stamp"
+  log "$module CRDs: copied ${#@} files"
+}
+crds kserve "github.com/kserve/kserve@$KSERVE_VERSION" config/crd/full \
+  serving.kserve.io_inferenceservices.yaml serving.kserve.io_servingruntimes.yaml \
+  serving.kserve.io_clusterservingruntimes.yaml
+crds gateway-api "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" config/crd/standard \
+  gateway.networking.k8s.io_gatewayclasses.yaml gateway.networking.k8s.io_gateways.yaml \
+  gateway.networking.k8s.io_httproutes.yaml gateway.networking.k8s.io_referencegrants.yaml
 
 # The end-to-end tier's control plane (tests/e2e). etcd's server module replaces its sibling
 # modules with relative paths too, but requiring it at a tag resolves them to the same tag.

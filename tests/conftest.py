@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.render import ROOT, Tools, build_tools
+from devtools.render import Tools, build_tools
 
 
 @pytest.fixture(scope="session")
@@ -17,9 +17,10 @@ def tools() -> Tools:
 
 
 @pytest.fixture(scope="session")
-def crds() -> Path:
-    """The real KServe and Gateway API CRDs (AIM_CRDS_DIR, default ../shared/crds)."""
-    path = Path(os.environ.get("AIM_CRDS_DIR", ROOT.parent / "shared" / "crds"))
-    if not (path / "kserve").is_dir():
-        pytest.fail(f"no KServe CRDs under {path}; set AIM_CRDS_DIR to a directory holding kserve/")
+def crds(tools: Tools) -> Path:
+    """The real KServe and Gateway API CRDs, from their Go modules at the versions
+    scripts/build-tools.sh pins (or AIM_CRDS_DIR, a directory with kserve/ and gateway-api/)."""
+    path = Path(os.environ.get("AIM_CRDS_DIR", tools.crds))
+    if not (path / "kserve").is_dir() or not (path / "gateway-api").is_dir():
+        pytest.fail(f"no kserve/ and gateway-api/ CRDs under {path}; run scripts/build-tools.sh")
     return path
