@@ -120,7 +120,8 @@ def test_a_wrong_password_is_a_condition_in_the_registrys_words_without_the_secr
     )
 
     metadata = condition(xr, "MetadataExtracted")
-    assert (metadata["status"], metadata["reason"]) == ("False", "RegistryUnauthorized")
+    assert (metadata["status"], metadata["reason"]) == ("False", "MetadataExtractionFailed")
+    assert metadata["message"].startswith("RegistryUnauthorized: ")
     assert "unauthorized" in metadata["message"]
     assert xr["status"]["status"] == "Failed"
     assert composed == []
@@ -136,7 +137,8 @@ def test_a_missing_pull_secret_names_the_secret(
     )
 
     metadata = condition(xr, "MetadataExtracted")
-    assert metadata["reason"] == "SecretNotFound"
+    assert metadata["reason"] == "MetadataExtractionFailed"
+    assert metadata["message"].startswith("SecretNotFound: ")
     assert "absent-secret" in metadata["message"]
     assert composed == []
 
@@ -153,7 +155,8 @@ def test_garbage_labels_fail_the_model_naming_the_label(
     xr, composed, _, _ = run(tools, target, tmp_path, model(f"{registry.host}/amd/garbage:1", None))
 
     metadata = condition(xr, "MetadataExtracted")
-    assert metadata["reason"] == "ImageLabelsInvalid"
+    assert metadata["reason"] == "MetadataExtractionFailed"
+    assert metadata["message"].startswith("ImageLabelsInvalid: ")
     assert "com.amd.aim.model.recommendedDeployments" in metadata["message"]
     assert composed == []
     # The labels are kept, so the registry is not asked again for the same image.
