@@ -33,7 +33,13 @@ from typing import Any, Final, Self
 from devtools.kube import Kube, KubeError, condition
 from function.registry import reference
 from tests.e2e.images import AimImage
-from tests.e2e.simulate import simulate_gateway_accepts, simulate_kserve_ready, simulate_pvc_bound
+from tests.e2e.simulate import (
+    simulate_gateway_accepts,
+    simulate_kserve_ready,
+    simulate_kubelet_pod_exited,
+    simulate_kubelet_pod_waiting,
+    simulate_pvc_bound,
+)
 
 JOB_LABEL: Final = "batch.kubernetes.io/job-name"
 TICK_S: Final = 0.3
@@ -128,40 +134,10 @@ class SimulatedCluster:
             container["image"], spec.get("imagePullSecrets"), meta["namespace"]
         )
         if not pulled:
-            self._waiting(pod, container["name"], "ImagePullBackOff", why)
+            self._waiting(pod, "ImagePullBackOff", why)
             return
         code, message = self._run_container(container)
-        now = "2026-11-22T00:00:00Z"
-        self._kube.patch_status(
-            "v1",
-            "Pod",
-            meta["name"],
-            meta["namespace"],
-            {
-                "status": {
-                    "phase": "Succeeded" if code == 0 else "Failed",
-                    "startTime": now,
-                    "containerStatuses": [
-                        {
-                            "name": container["name"],
-                            "image": container["image"],
-                            "imageID": "",
-                            "ready": False,
-                            "restartCount": 0,
-                            "state": {
-                                "terminated": {
-                                    "exitCode": code,
-                                    "reason": "Completed" if code == 0 else "Error",
-                                    "message": message,
-                                    "startedAt": now,
-                                    "finishedAt": now,
-                                }
-                            },
-                        }
-                    ],
-                }
-            },
-        )
+        simulate_kubelet_pod_exited(self._kube, pod, code, message)
         self._finished.add(meta["uid"])
         self.pods.append(pod)
         self._did(f"kubelet ran Pod {meta['namespace']}/{meta['name']}: exit {code}")
@@ -199,33 +175,12 @@ class SimulatedCluster:
             f"(pull secrets: {', '.join(names) or 'none'})"
         )
 
-    def _waiting(self, pod: Mapping[str, Any], container: str, reason: str, message: str) -> None:
+    def _waiting(self, pod: dict[str, Any], reason: str, message: str) -> None:
         statuses = (pod.get("status") or {}).get("containerStatuses") or []
         if any((s.get("state") or {}).get("waiting", {}).get("reason") == reason for s in statuses):
             return
+        simulate_kubelet_pod_waiting(self._kube, pod, reason, message)
         meta = pod["metadata"]
-        waiting = {"waiting": {"reason": reason, "message": message}}
-        self._kube.patch_status(
-            "v1",
-            "Pod",
-            meta["name"],
-            meta["namespace"],
-            {
-                "status": {
-                    "phase": "Pending",
-                    "containerStatuses": [
-                        {
-                            "name": container,
-                            "image": "",
-                            "imageID": "",
-                            "ready": False,
-                            "restartCount": 0,
-                            "state": waiting,
-                        }
-                    ],
-                }
-            },
-        )
         self._did(f"kubelet cannot start Pod {meta['namespace']}/{meta['name']}: {reason}")
 
     # -- KServe -----------------------------------------------------------------------------------

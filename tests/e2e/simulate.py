@@ -104,8 +104,36 @@ def simulate_kubelet_pod_succeeded(kube: Kube, pod: dict[str, Any], message: str
     with exit code 0 and `message` as the termination message (what the container wrote to
     /dev/termination-log). The real Job controller then counts the Pod and completes the Job.
     """
-    meta = pod["metadata"]
+    simulate_kubelet_pod_exited(kube, pod, 0, message)
+
+
+def simulate_kubelet_pod_exited(kube: Kube, pod: dict[str, Any], code: int, message: str) -> None:
+    """The kubelet reporting a Pod whose containers exited with `code`: Succeeded for 0, else
+    Failed, each container terminated with `message` (its termination message, or for a failure
+    under FallbackToLogsOnError the end of its log)."""
     now = _now()
+    terminated = {
+        "exitCode": code,
+        "reason": "Completed" if code == 0 else "Error",
+        "message": message,
+        "startedAt": now,
+        "finishedAt": now,
+    }
+    phase = "Succeeded" if code == 0 else "Failed"
+    _pod_status(kube, pod, phase, {"terminated": terminated}, startTime=now)
+
+
+def simulate_kubelet_pod_waiting(
+    kube: Kube, pod: dict[str, Any], reason: str, message: str
+) -> None:
+    """The kubelet unable to start a Pod's containers (ImagePullBackOff, say): Pending, waiting."""
+    _pod_status(kube, pod, "Pending", {"waiting": {"reason": reason, "message": message}})
+
+
+def _pod_status(
+    kube: Kube, pod: dict[str, Any], phase: str, state: dict[str, Any], **extra: str
+) -> None:
+    meta = pod["metadata"]
     statuses = [
         {
             "name": c["name"],
@@ -114,15 +142,7 @@ def simulate_kubelet_pod_succeeded(kube: Kube, pod: dict[str, Any], message: str
             "ready": False,
             "restartCount": 0,
             "started": False,
-            "state": {
-                "terminated": {
-                    "exitCode": 0,
-                    "reason": "Completed",
-                    "message": message,
-                    "startedAt": now,
-                    "finishedAt": now,
-                }
-            },
+            "state": state,
         }
         for c in pod["spec"]["containers"]
     ]
@@ -131,7 +151,7 @@ def simulate_kubelet_pod_succeeded(kube: Kube, pod: dict[str, Any], message: str
         "Pod",
         meta["name"],
         meta["namespace"],
-        {"status": {"phase": "Succeeded", "startTime": now, "containerStatuses": statuses}},
+        {"status": {"phase": phase, "containerStatuses": statuses, **extra}},
     )
 
 

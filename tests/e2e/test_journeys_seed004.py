@@ -21,7 +21,7 @@ from tests.e2e.converge import (
     wait_condition,
     wait_status,
 )
-from tests.e2e.images import LLAMA_31_8B
+from tests.e2e.images import LLAMA_31_8B, PROPRIETARY
 from tests.e2e.journey import Journey, kubectl_get
 from tests.e2e.platform import SYSTEM_NAMESPACE, Platform
 
@@ -171,6 +171,37 @@ def test_a_private_registry_model_serves_with_the_runtime_configs_credentials(
     assert spec["imagePullSecrets"] == [{"name": "private-registry"}]
     assert spec["serviceAccountName"] == "aim-runtime"
     assert spec["containers"][0]["image"] == "private.registry/models/proprietary:v1"
+
+
+def test_without_the_secret_the_private_image_cannot_be_pulled(journey: Journey) -> None:
+    """The control for the journey above: the same model without its runtime config's secret
+    (labels given by hand, so nothing is read from the registry) gets a discovery Job that the
+    simulated kubelet cannot pull, and the template says so, naming the image.
+
+    Simulated: the MI300X node, the kubelet (with its image-pull check).
+    """
+    platform = journey.platform
+    docs = journey.manifests("seed004-private-registry", "01-private-registry.yaml")
+    model = next(d for d in docs if d["kind"] == "AIMModel")
+    ns = model["metadata"]["namespace"]
+    model["spec"] = {
+        "image": model["spec"]["image"],
+        "imageMetadata": {
+            "model": {"recommendedDeployments": [PROPRIETARY.recommends[0].deployment()]}
+        },
+    }
+    journey.apply([model])
+    [template] = wait_for(
+        "the model's template",
+        lambda: (
+            templates_of(platform.kube, "AIMServiceTemplate", model["metadata"]["name"], ns) or None
+        ),
+        timeout_s=CONVERGE_S,
+    )
+    failed = wait_status(platform, "AIMServiceTemplate", template["metadata"]["name"], ns, "Failed")
+    discovered = condition(failed, "Discovered") or {}
+    assert discovered.get("reason") == "DiscoveryImagePullFailed"
+    assert "private.registry/models/proprietary:v1" in discovered.get("message", "")
 
 
 def cache_mounts(isvc: dict[str, Any]) -> dict[str, str]:
