@@ -56,6 +56,30 @@ def co_owners(users: Iterable[Manifest], composer_uid: str | None) -> list[JsonV
     return [refs[key] for key in sorted(refs)]
 
 
+def with_co_owners(
+    manifest: Manifest,
+    current: Manifest,
+    users: Iterable[Manifest] | None,
+    composer_uid: str | None,
+) -> Manifest:
+    """`manifest` (the desired state of `current`) with every user but the composer as an owner.
+
+    `users` is None until Crossplane has listed them; the owners `current` already has are kept
+    then, so that a co-owner is never dropped by a call that did not look.
+    """
+    owners: list[JsonValue]
+    if users is None:
+        owners = [r for r in owner_references(current) if not r.get("controller")]
+    else:
+        owners = co_owners(users, composer_uid)
+    if not owners:
+        return manifest
+    meta = manifest.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta["ownerReferences"] = owners
+    return {**manifest, "metadata": meta}
+
+
 def owner_references(obj: Mapping[str, JsonValue]) -> list[dict[str, JsonValue]]:
     """The object's owner references, each an object; malformed entries left out."""
     meta = obj.get("metadata")

@@ -199,4 +199,8 @@ class AIMServiceStatus(ObservedStatus):
     inference_service: str | None = Field(
         default=None, description="Name of the composed KServe InferenceService."
     )
+    template_cache: str | None = Field(
+        default=None,
+        description="The AIMTemplateCache filling the caches the service mounts, if it has one.",
+    )
     routing: RoutingStatus | None = Field(default=None, description="HTTP routing.")

@@ -25,6 +25,7 @@ from tests.e2e.converge import (
     wait_condition,
     wait_status,
 )
+from tests.e2e.journey import Journey
 from tests.e2e.platform import Platform, aim
 from tests.e2e.simulate import (
     simulate_gateway_accepts,
@@ -303,3 +304,54 @@ def test_bad_manifest_is_rejected_at_admission(platform: Platform) -> None:
     assert refused.value.status == 422
     assert "spec.model" in refused.value.message
     assert kube.get(AIM, "AIMService", "bad", ns) is None
+
+
+def test_two_cached_services_share_one_template_cache_and_outlive_each_other(
+    journey: Journey, catalog: str
+) -> None:
+    """Two services with `cacheModel` on one template share one AIMTemplateCache (and so one
+    download and one PVC); deleting the one that composed it leaves the other Running with its
+    volumes, and the cache, its model cache and the PVC are the same objects as before.
+
+    Simulated (in the background, tests/e2e/cluster.py): the kubelet (the download), the
+    storage provisioner, KServe.
+    """
+    kube = journey.platform.kube
+    platform = journey.platform
+    ns = journey.namespace("team-share")
+    for name in ("first", "second"):
+        journey.apply([service(name, ns, "llama-8b", catalog, cacheModel=True)])
+        wait_status(platform, "AIMService", name, ns, "Running")
+    [tc] = kube.list(AIM, "AIMTemplateCache", ns)
+    [pvc] = kube.list("v1", "PersistentVolumeClaim", ns)
+    second = kube.get(AIM, "AIMService", "second", ns) or {}
+    assert second["status"]["templateCache"] == tc["metadata"]["name"]
+    wait_for(
+        "the second service to co-own the template cache",
+        lambda: any(
+            r["uid"] == second["metadata"]["uid"]
+            for r in (kube.get(AIM, "AIMTemplateCache", tc["metadata"]["name"], ns) or {})[
+                "metadata"
+            ].get("ownerReferences", [])
+        ),
+        timeout_s=CONVERGE_S,
+    )
+
+    kube.delete(AIM, "AIMService", "first", ns)
+    statuses: list[str] = []
+
+    def adopted() -> bool:
+        svc = kube.get(AIM, "AIMService", "second", ns) or {}
+        statuses.append((svc.get("status") or {}).get("status", ""))
+        cache = kube.get(AIM, "AIMTemplateCache", tc["metadata"]["name"], ns) or {}
+        controllers = [
+            r["name"]
+            for r in cache.get("metadata", {}).get("ownerReferences", [])
+            if r.get("controller")
+        ]
+        return kube.get(AIM, "AIMService", "first", ns) is None and controllers == ["second"]
+
+    wait_for("the second service to adopt the template cache", adopted, timeout_s=CONVERGE_S)
+    assert set(statuses) == {"Running"}, statuses
+    kept = kube.get("v1", "PersistentVolumeClaim", pvc["metadata"]["name"], ns) or {}
+    assert kept["metadata"]["uid"] == pvc["metadata"]["uid"]  # the same download, not a new one

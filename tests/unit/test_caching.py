@@ -618,3 +618,81 @@ def test_a_custom_models_weights_reach_the_runtime_through_the_cache() -> None:
         "mountPath": "/workspace/cache/Org/A",
         "readOnly": True,
     } in container["volumeMounts"]
+
+
+# --- one template cache for the services of a namespace ------------------------------------------
+
+
+def other_service(name: str, uid: str, template_cache: str | None) -> Any:
+    svc = service()
+    svc["metadata"] = {"name": name, "namespace": NS, "uid": uid}
+    if template_cache is not None:
+        svc["status"] = {"templateCache": template_cache}
+    return svc
+
+
+def composed_template_cache(owners: list[Any], *, labelled: bool = True) -> Any:
+    """The AIMTemplateCache a service composed for `tpl`, as the API server holds it."""
+    first = reconcile(compose_service, service(), service_world())
+    tc = tree(first.resources[TEMPLATE_CACHE].manifest)
+    tc["metadata"]["uid"] = "uid-tc"
+    tc["metadata"]["ownerReferences"] = owners
+    if not labelled:
+        tc["metadata"]["labels"] = {}
+    return tc
+
+
+def controller(name: str, uid: str) -> dict[str, Any]:
+    return {"apiVersion": API, "kind": "AIMService", "name": name, "uid": uid, "controller": True}
+
+
+def test_a_second_service_relies_on_the_template_cache_another_composed() -> None:
+    """Composing it too would fail (Crossplane refuses an object another XR controls)."""
+    tc = composed_template_cache([controller("first", "uid-first")])
+    comp = reconcile(compose_service, service(), [*service_world(), tc])
+    assert TEMPLATE_CACHE not in comp.resources
+    assert comp.status["templateCache"] == tc["metadata"]["name"]
+    assert conditions(comp)["CacheReady"] == ("False", "CachesNotAvailable")
+
+
+def test_the_composing_service_makes_the_services_relying_on_its_cache_owners() -> None:
+    tc = composed_template_cache([controller("chat", "u1")])
+    name = tc["metadata"]["name"]
+    pool = [*service_world(), tc, other_service("b", "uid-b", name), other_service("c", "x", None)]
+    comp = reconcile(compose_service, service(), pool, resources={TEMPLATE_CACHE: tc})
+    owners = tree(comp.resources[TEMPLATE_CACHE].manifest)["metadata"]["ownerReferences"]
+    assert owners == [{"apiVersion": API, "kind": "AIMService", "name": "b", "uid": "uid-b"}]
+
+
+def test_a_template_cache_left_without_its_composer_is_adopted() -> None:
+    """The composing service was deleted; the garbage collector kept the cache for this one."""
+    tc = composed_template_cache(
+        [{"apiVersion": API, "kind": "AIMService", "name": "chat", "uid": "u1"}]
+    )
+    comp = reconcile(compose_service, service(), [*service_world(), tc])
+    adopted = tree(comp.resources[TEMPLATE_CACHE].manifest)
+    assert adopted["metadata"]["name"] == tc["metadata"]["name"]
+    assert adopted["spec"] == tc["spec"]  # as it is: a cache is created once
+
+
+def test_a_template_cache_a_person_made_is_never_adopted() -> None:
+    """Only what a service composed is taken over; a platform team's cache stays theirs."""
+    tc = composed_template_cache([], labelled=False)
+    comp = reconcile(compose_service, service(), [*service_world(), tc])
+    assert TEMPLATE_CACHE not in comp.resources
+
+
+def test_a_service_arriving_after_the_download_still_names_the_cache_it_relies_on() -> None:
+    """Found by the end-to-end tier: with every model cache Available the second service needed
+    nothing composed, named no template cache, and so was never made an owner of it."""
+    tc = composed_template_cache([controller("first", "uid-first")])
+    filled = standalone("hf://Org/A")
+    filled["metadata"]["ownerReferences"] = [
+        {"kind": "AIMTemplateCache", "name": tc["metadata"]["name"], "controller": True}
+    ]
+    world = service_world(filled)
+    world[1]["status"]["modelSources"] = world[1]["status"]["modelSources"][:1]  # just Org/A
+    comp = reconcile(compose_service, service(), [*world, tc])
+    assert INFERENCE_SERVICE in comp.resources
+    assert TEMPLATE_CACHE not in comp.resources
+    assert comp.status["templateCache"] == tc["metadata"]["name"]

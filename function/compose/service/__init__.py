@@ -25,7 +25,7 @@ from function.resolve import Found, name_of
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
-from function.state import Composition, Desired, Observed, keep, parse_spec
+from function.state import Composition, Desired, Observed, Requirement, keep, parse_spec
 from function.status import (
     ConditionType,
     Health,
@@ -111,6 +111,11 @@ def compose_service(observed: Observed) -> Composition:
         if value is not None and (not failed or key in observed.resources):
             comp.resources[key] = value
 
+    # The model and the caches both list the namespace's services; ask once.
+    unique: dict[str, Requirement] = {}
+    for requirement in comp.requirements:
+        unique.setdefault(requirement.name, requirement)
+    comp.requirements = list(unique.values())
     comp.conditions = [h.to_condition() for h in healths]
     comp.warnings = [
         *models.warnings,
@@ -122,6 +127,7 @@ def compose_service(observed: Observed) -> Composition:
         resolved_model=models.model.reference() if models.model else None,
         resolved_template=templates.template.reference() if templates.template else None,
         inference_service=isvc_name if INFERENCE_SERVICE in comp.resources else None,
+        template_cache=caches.template_cache,
         routing=RoutingStatus(
             path=route.path, http_route=name_of(comp.resources[HTTP_ROUTE].manifest)
         )

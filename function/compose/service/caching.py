@@ -9,10 +9,16 @@ cache exists for the template, the service composes an AIMTemplateCache (owned b
 them, unless the template caches itself. A cache that stops being Available after the
 InferenceService exists degrades the service; the InferenceService keeps its volumes (it is never
 silently unmounted).
+
+Services of one namespace on one template share that AIMTemplateCache, as they share models
+(`function.sharing`): it has one name per template and namespace, the service that composed it
+lists the others that rely on it (`status.templateCache`) as owners, and when that service is
+deleted the next one adopts it, with its model caches and their PVCs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -21,13 +27,15 @@ from function import caching, labels, naming
 from function.api.cache import ModelCacheStatus, TemplateCacheSpec, TemplateScope
 from function.api.meta import API_VERSION, Kind
 from function.api.model import ModelSpec
-from function.api.service import AIMServiceSpec
+from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
 from function.build.kserve import CacheMount
 from function.compose.service.inference import INFERENCE_SERVICE
+from function.compose.service.model import services
 from function.compose.service.template import Template
-from function.resolve import Listing, Resolved, name_of
+from function.resolve import Listing, Resolved, labels_of, name_of
+from function.sharing import controller_uid, owner_references, uid_of, with_co_owners
 from function.state import Desired, Observed, Requirement, keep, parse_status
 from function.status import ConditionType, Health, Reason, State, aim_status
 
@@ -43,6 +51,8 @@ class CacheOutcome:
     health: Health | None = None
     mounts: tuple[CacheMount, ...] = ()
     desired: Desired | None = None
+    template_cache: str | None = None
+    """The AIMTemplateCache the service relies on: its own, the template's or a shared one."""
 
     @property
     def ready(self) -> bool:
@@ -52,6 +62,10 @@ class CacheOutcome:
 
 def _listing(namespace: str) -> Listing:
     return Listing("model-caches", Kind.MODEL_CACHE, namespace)
+
+
+def _template_caches(namespace: str) -> Listing:
+    return Listing("template-caches", Kind.TEMPLATE_CACHE, namespace)
 
 
 def _self_caching(template: Template | None) -> bool:
@@ -73,9 +87,16 @@ def requirements(
     template: Template | None,
     model: Resolved[ModelSpec] | None,
 ) -> list[Requirement]:
-    """The namespace's model caches, when the service uses caches."""
+    """The namespace's model caches, template caches and services, when the service uses caches.
+
+    The template caches and services decide whether a template cache is shared, and with whom.
+    """
     if uses_caches(spec, template, model):
-        return [_listing(namespace).requirement()]
+        return [
+            _listing(namespace).requirement(),
+            _template_caches(namespace).requirement(),
+            services(namespace).requirement(),
+        ]
     return []
 
 
@@ -91,25 +112,34 @@ def resolve(
     if not uses_caches(spec, template, model):
         return CacheOutcome()
     current = observed.resources.get(TEMPLATE_CACHE)
-    kept = keep(current, ready=aim_status(current) == _AVAILABLE) if current else None
+    kept = _ours(observed, current, current) if current else None
+    relied_on = name_of(current) if current else None
     if template is None or not template_ready:
         return CacheOutcome(
-            _health(State.PENDING, Reason.CACHE_WAITING, "waiting for the template"), desired=kept
+            _health(State.PENDING, Reason.CACHE_WAITING, "waiting for the template"),
+            desired=kept,
+            template_cache=relied_on,
         )
     listed = _listing(observed.namespace).items(observed.required)
-    if listed is None:
+    shared = _template_caches(observed.namespace).items(observed.required)
+    if listed is None or shared is None:
         return CacheOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "listing model caches"), desired=kept
+            _health(State.PENDING, Reason.RESOLVING, "listing model caches"),
+            desired=kept,
+            template_cache=relied_on,
         )
     status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
     mounts: list[CacheMount] = []
     missing: list[str] = []
+    filled_by: set[str] = set()
     for source in status.model_sources or ():
         cache = _available_cache(listed, source.source_uri)
         if cache is None:
             missing.append(source.source_uri)
             continue
-        name, pvc = cache
+        name, pvc, owner = cache
+        if owner:
+            filled_by.add(owner)
         mounts.append(
             CacheMount(
                 volume=name,
@@ -118,9 +148,53 @@ def resolve(
                 read_only=True,
             )
         )
-    desired = kept
-    if desired is None and not _self_caching(template) and (missing or not status.model_sources):
-        desired = Desired(_template_cache(observed, spec, template), ready=False)
+    desired, relied_on = _template_cache_to_use(
+        observed,
+        spec,
+        template,
+        current=kept,
+        shared=shared,
+        needed=bool(missing) or not status.model_sources,
+        filled_by=filled_by,
+    )
+    outcome = _outcome(observed, mounts, missing, desired)
+    return dataclasses.replace(outcome, template_cache=relied_on)
+
+
+def _template_cache_to_use(  # noqa: PLR0913 - the inputs of one decision
+    observed: Observed,
+    spec: AIMServiceSpec,
+    template: Template,
+    *,
+    current: Desired | None,
+    shared: Sequence[Manifest],
+    needed: bool,
+    filled_by: set[str],
+) -> tuple[Desired | None, str | None]:
+    """The template cache to compose (if any) and the one the service relies on (if any)."""
+    if _self_caching(template):
+        return current, template.name  # the template composes its own, named after itself
+    if current is not None:
+        return current, name_of(current.manifest)
+    fresh = _template_cache(observed, spec, template)
+    existing = next((c for c in shared if name_of(c) == name_of(fresh)), None)
+    if existing is not None:
+        orphan = controller_uid(existing) is None and labels.SERVICE in labels_of(existing)
+        # An orphan's composer was deleted and the garbage collector kept it for its other
+        # users: this one adopts it. One another service controls is relied on as it is.
+        return (_ours(observed, existing, existing) if orphan else None), name_of(existing)
+    if needed:
+        return Desired(fresh, ready=False), name_of(fresh)
+    # Every cache is Available: the template cache that filled them (if any) must stay.
+    return None, min(filled_by) if filled_by else None
+
+
+def _outcome(
+    observed: Observed,
+    mounts: Sequence[CacheMount],
+    missing: Sequence[str],
+    desired: Desired | None,
+) -> CacheOutcome:
     if not missing:
         names = ", ".join(m.claim_name for m in mounts) or "none needed"
         return CacheOutcome(
@@ -149,14 +223,40 @@ def resolve(
     )
 
 
-def _available_cache(listed: Sequence[Manifest], uri: str) -> tuple[str, str] | None:
+def _ours(observed: Observed, manifest: Manifest, current: Manifest) -> Desired:
+    """A template cache this service composes, as it is (created once), with its other users.
+
+    Its users are the services whose `status.templateCache` names it.
+    """
+    kept = keep(manifest, ready=aim_status(current) == _AVAILABLE)
+    listed = services(observed.namespace).items(observed.required)
+    users = None if listed is None else [s for s in listed if _relies_on(s) == name_of(current)]
+    owned = with_co_owners(kept.manifest, current, users, uid_of(observed.composite))
+    return Desired(owned, ready=kept.ready)
+
+
+def _relies_on(service: Manifest) -> str | None:
+    status = parse_status(service, AIMServiceStatus)
+    return status.template_cache if status else None
+
+
+def _available_cache(listed: Sequence[Manifest], uri: str) -> tuple[str, str, str | None] | None:
+    """An Available cache of `uri`: its name, its PVC, and the template cache that composed it."""
     for cache in listed:
         spec = cache.get("spec")
         if not isinstance(spec, dict) or spec.get("sourceUri") != uri:
             continue
         status = parse_status(cache, ModelCacheStatus)
         if status and status.status.value == _AVAILABLE and status.persistent_volume_claim:
-            return name_of(cache), status.persistent_volume_claim
+            owner = next(
+                (
+                    str(r.get("name"))
+                    for r in owner_references(cache)
+                    if r.get("controller") and r.get("kind") == Kind.TEMPLATE_CACHE
+                ),
+                None,
+            )
+            return name_of(cache), status.persistent_volume_claim, owner
     return None
 
 

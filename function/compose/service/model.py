@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import JsonValue
-
 from function import labels, naming
 from function.api.common import ModelSource
 from function.api.meta import Kind, Scope
@@ -39,7 +37,7 @@ from function.resolve import (
     name_of,
 )
 from function.runtimeconfig import RuntimeConfig
-from function.sharing import co_owners, controller_uid, owner_references, uid_of
+from function.sharing import controller_uid, uid_of, with_co_owners
 from function.state import Desired, Observed, Requirement, parse_spec, parse_status
 from function.status import ConditionType, Health, Reason, State
 
@@ -72,7 +70,7 @@ def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
     """
     if spec.model.ref is not None:
         return _ref_lookup(spec.model.ref, namespace).requirements()
-    reqs = [_namespace_models(namespace).requirement(), _services(namespace).requirement()]
+    reqs = [_namespace_models(namespace).requirement(), services(namespace).requirement()]
     if spec.model.image is not None:
         reqs.append(_CLUSTER_MODELS.requirement())
     return reqs
@@ -301,25 +299,15 @@ def _model_manifest(
 
 
 def _with_co_owners(observed: Observed, manifest: Manifest, composed: Manifest) -> Manifest:
-    """The model with every other service that resolved to it as an owner (see the module doc).
-
-    Until Crossplane has listed the services, the owners the model already has are kept, so a
-    co-owner is never dropped for a call that did not look.
-    """
-    listed = _services(observed.namespace).items(observed.required)
+    """The model with every other service that resolved to it as an owner (see the module doc)."""
+    listed = services(observed.namespace).items(observed.required)
     uid = uid_of(composed)
-    owners: list[JsonValue]
-    if listed is None:
-        owners = [r for r in owner_references(composed) if not r.get("controller")]
-    else:
-        users = [s for s in listed if uid is not None and _resolved_model_uid(s) == uid]
-        owners = co_owners(users, uid_of(observed.composite))
-    if not owners:
-        return manifest
-    meta = manifest.get("metadata")
-    meta = dict(meta) if isinstance(meta, dict) else {}
-    meta["ownerReferences"] = owners
-    return {**manifest, "metadata": meta}
+    users = (
+        None
+        if listed is None
+        else [s for s in listed if uid is not None and _resolved_model_uid(s) == uid]
+    )
+    return with_co_owners(manifest, composed, users, uid_of(observed.composite))
 
 
 def _resolved_model_uid(service: Manifest) -> str | None:
@@ -378,7 +366,8 @@ def _namespace_models(namespace: str) -> Listing:
     return Listing("models", Kind.MODEL, namespace)
 
 
-def _services(namespace: str) -> Listing:
+def services(namespace: str) -> Listing:
+    """The namespace's services: the users of what a service composes for others to share."""
     return Listing("services", Kind.SERVICE, namespace)
 
 
