@@ -52,21 +52,28 @@ def wait_status(
 
 
 def wait_condition(
-    platform: Platform, kind: str, name: str, namespace: str | None, ctype: str, want: str
+    platform: Platform,
+    kind: str,
+    name: str,
+    namespace: str | None,
+    ctype: str,
+    want: str,
+    reason: str | None = None,
 ) -> dict[str, Any]:
-    """Wait for a condition's status; return the condition.
+    """Wait for a condition's status (and reason, if given); return the condition.
 
-    Crossplane writes its own conditions (Ready, Synced) in a status update of their own, a moment
-    after the function's status, so they are waited for rather than read once.
+    Crossplane writes the conditions in a status update of their own, a moment after the AIM
+    status (`status.status`), so they are waited for rather than read with it.
     """
     kube = platform.kube
 
     def reached() -> dict[str, Any] | None:
-        found = condition(kube.get(AIM, kind, name, namespace), ctype)
-        return found if (found or {}).get("status") == want else None
+        found = condition(kube.get(AIM, kind, name, namespace), ctype) or {}
+        ok = found.get("status") == want and reason in {None, found.get("reason")}
+        return found if ok else None
 
     return wait_for(
-        f"{kind} {name}'s {ctype} condition to be {want}",
+        f"{kind} {name}'s {ctype} condition to be {want} {reason or ''}".strip(),
         reached,
         timeout_s=CONVERGE_S,
         explain=lambda: aim_statuses(kube, namespace or ""),

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from devtools.kube import condition
-from tests.e2e.converge import AIM, one, wait_status
+from tests.e2e.converge import AIM, one, wait_condition, wait_status
 from tests.e2e.journey import Journey, env_of, kubectl_get
 from tests.e2e.platform import SYSTEM_NAMESPACE
 from tests.e2e.test_journeys_seed004 import cache_mounts, device_ids, isvc_of, predictor
@@ -43,14 +42,24 @@ def test_a_namespace_template_with_caching_serves_from_its_caches(journey: Journ
     # The cluster side: the converted image's model is Ready once its template is discovered.
     wait_status(platform, "AIMClusterServiceTemplate", "llama-3-8b-latency", None, "Available")
     assert [p for p in journey.cluster.pods if p["metadata"]["namespace"] == SYSTEM_NAMESPACE]
-    model = wait_status(platform, "AIMClusterModel", "meta-llama-3-8b-instruct", None, "Ready")
-    assert (condition(model, "RuntimeResolved") or {}).get("reason") == "RuntimeResolved"
+    wait_status(platform, "AIMClusterModel", "meta-llama-3-8b-instruct", None, "Ready")
+    wait_condition(
+        platform,
+        "AIMClusterModel",
+        "meta-llama-3-8b-instruct",
+        None,
+        "RuntimeResolved",
+        "True",
+        "RuntimeResolved",
+    )
     row = kubectl_get(platform, "AIMClusterServiceTemplate")["llama-3-8b-latency"]
     assert (row["Metric"], row["Precision"], row["Hardware"]) == ("latency", "fp16", "1 x MI300X")
 
     # As written, the research template names a model of another namespace.
-    failed = wait_status(platform, "AIMServiceTemplate", name, ns, "Failed")
-    why = (condition(failed, "ModelReady") or {}).get("message", "")
+    wait_status(platform, "AIMServiceTemplate", name, ns, "Failed")
+    why = wait_condition(
+        platform, "AIMServiceTemplate", name, ns, "ModelReady", "False", "ModelNotFound"
+    )["message"]
     assert "spec.modelName" in why
     assert "meta-llama-3-8b-instruct-dev" in why
     assert ns in why

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import pytest
 
-from devtools.kube import KubeError, condition, wait_for
+from devtools.kube import KubeError, wait_for
 from tests.e2e.converge import (
     AIM,
     CONVERGE_S,
@@ -142,19 +142,12 @@ def test_cluster_model_to_running_service(platform: Platform, catalog: str) -> N
 
     simulate_kserve_ready(kube, ns, isvc["metadata"]["name"])
     simulate_gateway_accepts(kube, ns, route["metadata"]["name"])
-    running = wait_status(platform, "AIMService", "chat", ns, "Running")
+    wait_status(platform, "AIMService", "chat", ns, "Running")
     wait_condition(platform, "AIMRuntimeConfig", "default", ns, "Synced", "True")
     wait_condition(platform, "AIMRuntimeConfig", "default", ns, "Ready", "True")
-    assert (condition(running, "InferenceServiceReady") or {}).get("status") == "True"
-    # Crossplane writes its Ready condition in its own status update, a moment after the AIM
-    # status; it follows.
-    wait_for(
-        "the AIMService's Ready condition to be True",
-        lambda: (
-            (condition(kube.get(AIM, "AIMService", "chat", ns), "Ready") or {}).get("status")
-            == "True"
-        ),
-    )
+    # The conditions come a moment after the AIM status, in Crossplane's own status update.
+    wait_condition(platform, "AIMService", "chat", ns, "InferenceServiceReady", "True", "Ready")
+    wait_condition(platform, "AIMService", "chat", ns, "Ready", "True")
 
 
 @pytest.mark.usefixtures("gpu_node")
