@@ -22,13 +22,7 @@ from function.errors import FunctionError, Severity
 from function.registry.inspect import Inspector
 from function.registry.oras import OrasInspector
 from function.settings import Settings
-from function.state import (
-    READY_HEADLINES,
-    Composition,
-    Observed,
-    apply_composition,
-    read_observed,
-)
+from function.state import Observed, apply_composition, read_observed
 
 FUNCTION_NAME: Final = "function-aim"
 """The Function package name Compositions refer to."""
@@ -88,10 +82,11 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             return rsp
 
         if composition.ttl_seconds is None:
+            # Kinds without a headline (runtime configs) wait for nothing.
             composition.ttl_seconds = (
-                self._settings.ready_recheck_s
-                if _ready(composition)
-                else self._settings.waiting_recheck_s
+                self._settings.waiting_recheck_s
+                if composition.ready is False
+                else self._settings.ready_recheck_s
             )
         generation = observed.metadata.get("generation")
         if isinstance(generation, int):
@@ -116,12 +111,6 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         outcome = await self._inspector.inspect(request)
         log.info("inspected image", image=str(request.reference), outcome=type(outcome).__name__)
         return dataclasses.replace(observed, inspection=outcome)
-
-
-def _ready(composition: Composition) -> bool:
-    """The XR reached its ready headline (Running, Ready, Available), or has none (configs)."""
-    headline = composition.status.get("status")
-    return not isinstance(headline, str) or headline in READY_HEADLINES
 
 
 def _display_name(observed: Observed) -> str:

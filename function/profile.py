@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from function import labels
-from function.api.template import ClusterServiceTemplateSpec, ResolvedProfile, TemplateStatus
+from function.api.template import ClusterServiceTemplateSpec, Profile, ResolvedProfile
 
 
 def effective_profile(
     spec: ClusterServiceTemplateSpec,
-    status: TemplateStatus | None,
+    discovered: Profile | None,
     template_labels: Mapping[str, JsonValue] | None = None,
 ) -> ResolvedProfile:
     """Each field from the spec when set, else the discovered profile, else the template label.
@@ -26,7 +26,7 @@ def effective_profile(
     Only the tuning level has a label fallback: it is the one thing a recommended deployment can
     declare that neither the template's spec nor a dry-run that predates it records.
     """
-    found = status.profile.metadata if status and status.profile else None
+    found = discovered.metadata if discovered else None
     gpu = spec.hardware.gpu if spec.hardware else None
     gpu_model = (gpu.model or (gpu.models[0] if gpu.models else None)) if gpu else None
     declared = (template_labels or {}).get(labels.PROFILE_TYPE)

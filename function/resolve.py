@@ -160,6 +160,18 @@ def name_of(manifest: Manifest) -> str:
     return name if isinstance(name, str) else ""
 
 
+def uid_of(manifest: Manifest | None) -> str | None:
+    """An object's UID, None before the API server gave it one."""
+    uid = _metadata(manifest).get("uid") if manifest is not None else None
+    return uid if isinstance(uid, str) else None
+
+
+def owner_references(manifest: Manifest) -> list[dict[str, JsonValue]]:
+    """An object's owner references, each an object; malformed entries left out."""
+    refs = _metadata(manifest).get("ownerReferences")
+    return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
+
+
 def labels_of(manifest: Manifest) -> Mapping[str, JsonValue]:
     """An object's labels, empty when it has none."""
     labels = _metadata(manifest).get("labels")

@@ -17,7 +17,7 @@ from function.api.meta import Kind, Scope
 from function.api.runtimeconfig import RuntimeConfigSpec
 from function.build import Manifest
 from function.errors import InvalidSpecError
-from function.resolve import Lookup
+from function.resolve import Lookup, uid_of
 from function.state import parse_spec
 from function.status import ConditionType, Health, Reason, State
 
@@ -134,14 +134,8 @@ def _reference(
             namespace=namespace,
             scope=Scope.NAMESPACE,
             kind=Kind.RUNTIME_CONFIG,
-            uid=_uid(namespaced),
+            uid=uid_of(namespaced),
         )
     return ResolvedReference(
-        name=name, scope=Scope.CLUSTER, kind=Kind.CLUSTER_RUNTIME_CONFIG, uid=_uid(cluster)
+        name=name, scope=Scope.CLUSTER, kind=Kind.CLUSTER_RUNTIME_CONFIG, uid=uid_of(cluster)
     )
-
-
-def _uid(obj: Manifest | None) -> str | None:
-    meta = obj.get("metadata") if obj else None
-    uid = meta.get("uid") if isinstance(meta, dict) else None
-    return uid if isinstance(uid, str) else None

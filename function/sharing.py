@@ -15,21 +15,17 @@ from collections.abc import Iterable, Mapping
 from pydantic import JsonValue
 
 from function.build import Manifest
+from function.resolve import owner_references
 
 
-def controller_uid(obj: Mapping[str, JsonValue]) -> str | None:
+def controller_ref(obj: Manifest) -> Mapping[str, JsonValue] | None:
+    """The object's controller reference (its composing XR, for a composed object), if any."""
+    return next((r for r in owner_references(obj) if r.get("controller") is True), None)
+
+
+def controller_uid(obj: Manifest) -> str | None:
     """The UID of the object's controller, None when nothing controls it."""
-    for ref in owner_references(obj):
-        if ref.get("controller") is True:
-            uid = ref.get("uid")
-            return uid if isinstance(uid, str) else None
-    return None
-
-
-def uid_of(obj: Mapping[str, JsonValue]) -> str | None:
-    """The object's UID, None before the API server gave it one."""
-    meta = obj.get("metadata")
-    uid = meta.get("uid") if isinstance(meta, dict) else None
+    uid = (controller_ref(obj) or {}).get("uid")
     return uid if isinstance(uid, str) else None
 
 
@@ -78,10 +74,3 @@ def with_co_owners(
     meta = dict(meta) if isinstance(meta, dict) else {}
     meta["ownerReferences"] = owners
     return {**manifest, "metadata": meta}
-
-
-def owner_references(obj: Mapping[str, JsonValue]) -> list[dict[str, JsonValue]]:
-    """The object's owner references, each an object; malformed entries left out."""
-    meta = obj.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
-    return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []

@@ -66,6 +66,10 @@ class Observed:
         return str(self.metadata.get("namespace", ""))
 
 
+READY_HEADLINES = frozenset({"Running", "Ready", "Available"})
+"""AIM headlines (status.status) that make the XR's Ready condition True; any other is False."""
+
+
 class ConditionStatus(StrEnum):
     """Kubernetes condition status."""
 
@@ -119,6 +123,12 @@ class Composition:
     warnings: list[str] = field(default_factory=list)
     ttl_seconds: int | None = None
     """Call again after this long (a backoff window ending, nodes to re-check); None: default."""
+
+    @property
+    def ready(self) -> bool | None:
+        """Whether the AIM headline (`status.status`) is a ready one; None for kinds without one."""
+        headline = self.status.get("status")
+        return headline in READY_HEADLINES if isinstance(headline, str) else None
 
 
 def keep(current: Manifest, *, ready: bool) -> Desired:
@@ -181,9 +191,6 @@ def _value(v: struct_pb2.Value) -> JsonValue:
     return None
 
 
-READY_HEADLINES = frozenset({"Running", "Ready", "Available"})
-"""AIM headlines (status.status) that make the XR's Ready condition True; any other is False."""
-
 _STATUS = {
     ConditionStatus.TRUE: fnv1.STATUS_CONDITION_TRUE,
     ConditionStatus.FALSE: fnv1.STATUS_CONDITION_FALSE,
@@ -209,13 +216,11 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
     if composition.status:
         resource.update(rsp.desired.composite, {"status": composition.status})
-    headline = composition.status.get("status")
-    if isinstance(headline, str):
+    ready = composition.ready
+    if ready is not None:
         # Without this Crossplane calls an XR Ready as soon as everything it composed is ready,
         # so a Pending service that has composed nothing yet would read Ready=True.
-        rsp.desired.composite.ready = (
-            fnv1.READY_TRUE if headline in READY_HEADLINES else fnv1.READY_FALSE
-        )
+        rsp.desired.composite.ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
     for condition in composition.conditions:
         c = fnv1.Condition(
             type=condition.type, status=_STATUS[condition.status], reason=condition.reason

@@ -121,8 +121,3 @@ def owned_by(obj: dict[str, Any], owner: dict[str, Any]) -> bool:
         ref.get("uid") == owner["metadata"]["uid"] and ref.get("controller")
         for ref in obj["metadata"].get("ownerReferences", [])
     )
-
-
-def gone(kube: Kube, api_version: str, kind: str, name: str, namespace: str | None) -> bool:
-    """True once the object no longer exists (deleted and its finalizers done)."""
-    return kube.get(api_version, kind, name, namespace) is None

@@ -141,12 +141,6 @@ def kubectl_get(platform: Platform, kind: str, namespace: str | None = None) -> 
     return platform.kube.table(AIM, kind, namespace)
 
 
-def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    """The one manifest of a kind among a step's."""
-    [doc] = [d for d in docs if d["kind"] == kind]
-    return doc
-
-
 def env_of(container: Mapping[str, Any]) -> dict[str, Any]:
     """A container's environment by name: the value, or the valueFrom source."""
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env") or []}

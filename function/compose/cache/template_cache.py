@@ -34,7 +34,17 @@ from function.api.template import (
 from function.build import Manifest
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.errors import InvalidSpecError
-from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolution, Resolved, name_of
+from function.resolve import (
+    Absent,
+    Found,
+    Listing,
+    Lookup,
+    Pending,
+    Resolution,
+    Resolved,
+    name_of,
+    owner_references,
+)
 from function.state import (
     Composition,
     Desired,
@@ -187,8 +197,7 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
     """Reuse a standalone cache of this source, or compose one."""
     for candidate in listed:
         cache_spec = candidate.get("spec")
-        meta = candidate.get("metadata")
-        owners = meta.get("ownerReferences") if isinstance(meta, dict) else None
+        owners = owner_references(candidate)
         if (
             isinstance(cache_spec, dict)
             and cache_spec.get("sourceUri") == source.source_uri

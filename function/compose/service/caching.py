@@ -18,7 +18,6 @@ deleted the next one adopts it, with its model caches and their PVCs.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -34,8 +33,8 @@ from function.build.kserve import CacheMount
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
-from function.resolve import Listing, Resolved, labels_of, name_of
-from function.sharing import controller_uid, owner_references, uid_of, with_co_owners
+from function.resolve import Listing, Resolved, labels_of, name_of, uid_of
+from function.sharing import controller_ref, controller_uid, with_co_owners
 from function.state import Desired, Observed, Requirement, keep, parse_status
 from function.status import ConditionType, Health, Reason, State, aim_status
 
@@ -157,8 +156,7 @@ def resolve(
         needed=bool(missing) or not status.model_sources,
         filled_by=filled_by,
     )
-    outcome = _outcome(observed, mounts, missing, desired)
-    return dataclasses.replace(outcome, template_cache=relied_on)
+    return _outcome(observed, mounts, missing, desired, relied_on)
 
 
 def _template_cache_to_use(  # noqa: PLR0913 - the inputs of one decision
@@ -194,6 +192,7 @@ def _outcome(
     mounts: Sequence[CacheMount],
     missing: Sequence[str],
     desired: Desired | None,
+    template_cache: str | None,
 ) -> CacheOutcome:
     if not missing:
         names = ", ".join(m.claim_name for m in mounts) or "none needed"
@@ -201,6 +200,7 @@ def _outcome(
             _health(State.READY, Reason.CACHES_READY, f"model caches mounted: {names}"),
             tuple(mounts),
             desired,
+            template_cache,
         )
     if INFERENCE_SERVICE in observed.resources:
         return CacheOutcome(
@@ -211,6 +211,7 @@ def _outcome(
                 "its volumes until the cache is back",
             ),
             desired=desired,
+            template_cache=template_cache,
         )
     return CacheOutcome(
         _health(
@@ -220,6 +221,7 @@ def _outcome(
             "once they are Available",
         ),
         desired=desired,
+        template_cache=template_cache,
     )
 
 
@@ -248,14 +250,8 @@ def _available_cache(listed: Sequence[Manifest], uri: str) -> tuple[str, str, st
             continue
         status = parse_status(cache, ModelCacheStatus)
         if status and status.status.value == _AVAILABLE and status.persistent_volume_claim:
-            owner = next(
-                (
-                    str(r.get("name"))
-                    for r in owner_references(cache)
-                    if r.get("controller") and r.get("kind") == Kind.TEMPLATE_CACHE
-                ),
-                None,
-            )
+            ref = controller_ref(cache) or {}
+            owner = str(ref.get("name")) if ref.get("kind") == Kind.TEMPLATE_CACHE else None
             return name_of(cache), status.persistent_volume_claim, owner
     return None
 

@@ -53,7 +53,7 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
     """
     tpl = template.spec
     status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
-    profile = effective_profile(tpl, status, template.labels)
+    profile = effective_profile(tpl, status.profile, template.labels)
     gpu = tpl.hardware.gpu if tpl.hardware else None
     gpu_count = profile.gpu_count or 0
     metric, precision = profile.metric, profile.precision

@@ -35,9 +35,10 @@ from function.resolve import (
     Resolved,
     labels_of,
     name_of,
+    uid_of,
 )
 from function.runtimeconfig import RuntimeConfig
-from function.sharing import controller_uid, uid_of, with_co_owners
+from function.sharing import controller_uid, with_co_owners
 from function.state import Desired, Observed, Requirement, parse_spec, parse_status
 from function.status import ConditionType, Health, Reason, State
 
@@ -139,7 +140,7 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
     ):
         matches = [m for m in objects if _spec_field(m, "image") == image]
         # A model the platform team made is the catalog; one a service composed is a stopgap.
-        matches = [m for m in matches if not _auto_generated(m)] or matches
+        matches = [m for m in matches if not _composed_by_a_service(m)] or matches
         if template_model is not None and len(matches) > 1:
             matches = [m for m in matches if name_of(m) == template_model] or matches
         if len(matches) == 1:
@@ -200,7 +201,7 @@ def _share(  # noqa: PLR0913 - the match, and what adopting it would need
     service would give it, is adopted: the garbage collector kept it because this service (or
     another user) still owns it.
     """
-    orphan = _auto_generated(match) and controller_uid(match) is None
+    orphan = _composed_by_a_service(match) and controller_uid(match) is None
     if orphan and kind is Kind.MODEL and config is not None:
         try:
             mine, _ = _model_manifest(observed, spec, config)
@@ -316,7 +317,7 @@ def _resolved_model_uid(service: Manifest) -> str | None:
     return ref.uid if ref else None
 
 
-def _auto_generated(model: Manifest) -> bool:
+def _composed_by_a_service(model: Manifest) -> bool:
     return labels_of(model).get(labels.ORIGIN) == labels.AUTO_GENERATED
 
 

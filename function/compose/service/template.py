@@ -291,7 +291,7 @@ def _model_name(manifest: Manifest) -> object:
 
 
 def _candidate(t: Template) -> Candidate:
-    profile = effective_profile(t.spec, _status(t), t.labels)
+    profile = effective_profile(t.spec, _status(t).profile, t.labels)
     return Candidate(
         name=t.name,
         namespaced=t.scope is Scope.NAMESPACE,

@@ -93,9 +93,7 @@ def compose_template(observed: Observed) -> Composition:
         resolved_model=model.reference() if model else None,
         model_sources=list(found.sources) or None,
         profile=found.profile,
-        resolved_profile=effective_profile(
-            spec, TemplateStatus(profile=found.profile), labels_of(observed.composite)
-        ),
+        resolved_profile=effective_profile(spec, found.profile, labels_of(observed.composite)),
         hardware_summary=gpus.summary(spec.hardware, found.profile),
         discovery=found.state,
     ).model_dump(mode="json", by_alias=True, exclude_none=True)
