@@ -5,19 +5,19 @@ A leaf of the caching composers: no Kubernetes objects here, only decisions abou
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
 from pydantic import JsonValue
 
-from function import naming
+from function import jsontext, naming
 from function.api.common import EnvVar
 from function.status import Reason
 
 MOUNT_ROOT: Final = "/workspace/cache"
 MAX_SIZE_BYTES: Final = 2**50  # 1 PiB: a size check claiming more is not believed
+_MAX_MESSAGE_BYTES: Final = 16384  # four times what a kubelet keeps of a termination message
 
 # Checked in this order against the tail of a failed Pod's log (its termination message).
 _FAILURES: Final = (
@@ -77,8 +77,8 @@ def parse_size(message: str) -> int:
         ValueError: the message is not `{"sizeBytes": N}` with N between 1 byte and 1 PiB.
     """
     try:
-        value: JsonValue = json.loads(message)
-    except ValueError:
+        value = jsontext.loads(message, max_bytes=_MAX_MESSAGE_BYTES)
+    except jsontext.JsonTextError:
         value = None
     size = value.get("sizeBytes") if isinstance(value, dict) else None
     if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MAX_SIZE_BYTES:

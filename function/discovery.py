@@ -9,21 +9,27 @@ with a reason that says so, not a template without model sources.
 from __future__ import annotations
 
 import hashlib
-import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from pydantic import JsonValue, ValidationError
 
-from function import quantity
+from function import jsontext, quantity
+from function.api.common import MODEL_ID_PATTERN, SOURCE_URI_RULE
 from function.api.template import DiscoveredSource, Profile
 from function.naming import DNS_LABEL_MAX, sanitize_part
 from function.status import Reason
 
 BACKOFF_BASE_S: Final = 60
 BACKOFF_MAX_S: Final = 3600
+_MAX_SIZE_GB: Final = 2**20
+_MAX_TIMESTAMP_LENGTH: Final = 64
+_MAX_NAME: Final = 256
+_SOURCE_URI: Final = re.compile(SOURCE_URI_RULE)
+_MODEL_ID: Final = re.compile(MODEL_ID_PATTERN)
 _PREFIX: Final = "discover-"
 _SUFFIX_LENGTH: Final = 8
 # The Job controller copies a Job's name into its Pods' labels, so it must be a label value.
@@ -66,15 +72,30 @@ def backoff(attempts: int) -> timedelta:
     return timedelta(seconds=min(BACKOFF_BASE_S * 2 ** (attempts - 1), BACKOFF_MAX_S))
 
 
-def retry_at(last_attempt: str | None, attempts: int) -> datetime | None:
-    """When the next attempt may start (None: at once)."""
-    if attempts <= 0 or not last_attempt:
+def retry_at(last_attempt: str | None, attempts: int, now: datetime) -> datetime | None:
+    """When the next attempt may start (None: at once).
+
+    An attempt time later than `now` (a skewed clock, an edited status) counts as `now`, so no
+    status can postpone discovery by more than one backoff window.
+    """
+    started = timestamp(last_attempt)
+    if attempts <= 0 or started is None:
+        return None
+    return min(started, now) + backoff(attempts)
+
+
+def timestamp(text: JsonValue) -> datetime | None:
+    """A time as Kubernetes writes them (RFC 3339), in UTC; None when `text` is not one.
+
+    A time without a zone is taken as UTC, as the API server does, so it compares with others.
+    """
+    if not isinstance(text, str) or len(text) > _MAX_TIMESTAMP_LENGTH:
         return None
     try:
-        started = datetime.fromisoformat(last_attempt)
-    except ValueError:
+        parsed = datetime.fromisoformat(text)
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved across zones
         return None
-    return started + backoff(attempts)
 
 
 def parse_result(message: str, *, limit: int) -> Result:
@@ -89,15 +110,27 @@ def parse_result(message: str, *, limit: int) -> Result:
             Reason.DISCOVERY_OUTPUT_INVALID,
             "the dry-run printed nothing (empty termination message)",
         )
-    whole = _json(text)
+    # A kubelet keeps at most `limit` bytes; anything longer was not written by one.
+    max_bytes = 4 * limit
+    try:
+        whole: JsonValue = jsontext.loads(text, max_bytes=max_bytes)
+    except jsontext.JsonTextError:
+        whole = None  # log lines around the JSON, or too big: the second look says which
+    try:
+        profiles = (
+            whole if isinstance(whole, list) else jsontext.last_list(text, max_bytes=max_bytes)
+        )
+    except jsontext.JsonTextError as e:
+        msg = f"the termination message {e}"
+        raise ResultError(Reason.DISCOVERY_OUTPUT_INVALID, msg) from None
     if isinstance(whole, dict) and "aimDiscoveryOutputBytes" in whole:
+        printed = whole["aimDiscoveryOutputBytes"]
         raise ResultError(
             Reason.DISCOVERY_OUTPUT_TOO_LARGE,
-            f"the dry-run printed {whole['aimDiscoveryOutputBytes']} bytes, more than the "
-            f"{limit} a termination message holds, even cut to its first profile; lower the "
-            "image's log level or select one profile (spec.profileId)",
+            f"the dry-run printed {printed if isinstance(printed, int) else 'more'} bytes, more "
+            f"than the {limit} a termination message holds, even cut to its first profile; "
+            "lower the image's log level or select one profile (spec.profileId)",
         )
-    profiles = whole if isinstance(whole, list) else _last_list(text)
     if not profiles:
         raise ResultError(
             Reason.DISCOVERY_OUTPUT_INVALID,
@@ -121,9 +154,13 @@ def _result(first: JsonValue, text: str) -> Result:
         parsed = Profile.model_validate(
             {k: profile[k] for k in ("engine_args", "env_vars", "metadata") if k in profile}
         )
-    except (ValidationError, TypeError, ValueError) as e:
-        msg = f"the dry-run's profile does not fit a template's status: {e}"
+    except ValidationError as e:
+        error = e.errors()[0]
+        where = ".".join(["profile", *(str(p) for p in error["loc"])])
+        msg = f"the dry-run's {where} does not fit a template's status: {error['msg']}"
         raise ResultError(Reason.DISCOVERY_OUTPUT_INVALID, msg) from None
+    except ValueError as e:
+        raise ResultError(Reason.DISCOVERY_OUTPUT_INVALID, f"the dry-run's {e}") from None
     if not sources:
         raise ResultError(
             Reason.DISCOVERY_OUTPUT_INVALID,
@@ -134,13 +171,16 @@ def _result(first: JsonValue, text: str) -> Result:
 
 def _source(model: Mapping[str, JsonValue]) -> DiscoveredSource:
     name = model.get("name")
+    name = name[:_MAX_NAME] if isinstance(name, str) else None
     source = model.get("source")
-    if not isinstance(source, str) or not source:
-        msg = f"model {name!r} has no source URI"
+    if not isinstance(source, str) or not _SOURCE_URI.match(source):
+        shown = _excerpt(source) if isinstance(source, str) else "none"
+        msg = f"model {name!r} has source {shown!r}, not hf://<org>/<model> or s3://<bucket>/<key>"
         raise ValueError(msg)
     return DiscoveredSource(
-        name=name if isinstance(name, str) else None,
-        model_id=name if isinstance(name, str) else None,
+        name=name,
+        # A name that is no `org/name` leaves the mount path to the cache's own name.
+        model_id=name if name and _MODEL_ID.match(name) else None,
         source_uri=source,
         size=_size(model.get("size_gb")),
     )
@@ -148,31 +188,11 @@ def _source(model: Mapping[str, JsonValue]) -> DiscoveredSource:
 
 def _size(size_gb: JsonValue) -> str | None:
     """Gigabytes as the dry-run reports them (GiB, really) to a binary Quantity: 0.5 -> 512Mi."""
-    if not isinstance(size_gb, int | float) or isinstance(size_gb, bool) or size_gb <= 0:
+    if not isinstance(size_gb, int | float) or isinstance(size_gb, bool):
+        return None
+    if not 0 < size_gb <= _MAX_SIZE_GB:  # a size no disk holds is a misprint, not a size
         return None
     return quantity.binary(int(size_gb * quantity.GIB))
-
-
-def _json(text: str) -> JsonValue:
-    try:
-        value: JsonValue = json.loads(text)
-    except ValueError:
-        return None
-    return value
-
-
-def _last_list(text: str) -> list[JsonValue] | None:
-    """The last non-empty JSON list in `text`, skipping log lines around it."""
-    end = text.rfind("]")
-    while end != -1:
-        start = text.rfind("[", 0, end)
-        while start != -1:
-            value = _json(text[start : end + 1])
-            if isinstance(value, list) and value:
-                return value
-            start = text.rfind("[", 0, start)
-        end = text.rfind("]", 0, end)
-    return None
 
 
 def _excerpt(text: str, length: int = 200) -> str:

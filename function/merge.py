@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 from pydantic import JsonValue
 
+from function import jsontext
 from function.api.common import EnvVar, LocalObjectReference, ResourceRequirements
 from function.api.hardware import CpuRequirements, GpuRequirements, Hardware
+
+_MAX_ENGINE_ARGS_BYTES: Final = 65536
 
 DEFAULT_ENV: Mapping[str, str] = {
     "AIM_CACHE_PATH": "/workspace/cache",
@@ -86,8 +90,8 @@ def _json_object(value: JsonValue) -> dict[str, JsonValue] | None:
     if not isinstance(value, str):
         return None
     try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
+        parsed = jsontext.loads(value, max_bytes=_MAX_ENGINE_ARGS_BYTES)
+    except jsontext.JsonTextError:
         return None
     return parsed if isinstance(parsed, dict) else None
 

@@ -7,18 +7,25 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from decimal import Decimal
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NoReturn
 
 # What the API server accepts for a quantity (a sign, a decimal, a suffix or an exponent),
 # except a negative value, which no size can be.
 _QUANTITY: Final = re.compile(
     r"^\+?([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([KMGTPE]i?|k|m)|[eE]([+-]?[0-9]+))?$"
 )
-_FACTOR: Final = MappingProxyType(
+# Kubernetes quantities are int64 underneath (about 9.2e18, 8Ei); with 64 characters any size
+# a disk or a GPU could have is written several ways.
+MAX_BYTES: Final = 2**63 - 1
+_MAX_EXPONENT: Final = 19
+_MAX_LENGTH: Final = 64
+_FACTOR: Final[Mapping[str | None, int | Decimal]] = MappingProxyType(
     {
         None: 1,
-        "m": 10**-3,
+        "m": Decimal("0.001"),
         "k": 10**3,
         "K": 10**3,
         "M": 10**6,
@@ -40,15 +47,38 @@ GIB: Final = 2**30
 def to_bytes(quantity: str | int) -> int:
     """The number of bytes a quantity stands for, rounded up.
 
+    Exact decimal arithmetic with the exponent bounded first, so `1e400` or `1e9999999` is an
+    error in microseconds rather than an overflow or seconds of big-number arithmetic.
+
     Raises:
-        ValueError: not a memory or storage quantity.
+        ValueError: not a memory or storage quantity, or larger than Kubernetes allows (8Ei).
     """
-    match = _QUANTITY.match(str(quantity).strip())
+    text = str(quantity).strip()
+    match = _QUANTITY.match(text) if len(text) <= _MAX_LENGTH else None
     if match is None:
-        msg = f"{quantity!r} is not a quantity such as 16Gi or 17244293365"
+        msg = f"{_shown(text)!r} is not a quantity such as 16Gi or 17244293365"
         raise ValueError(msg)
-    factor = 10 ** int(match.group(3)) if match.group(3) else _FACTOR[match.group(2)]
-    return math.ceil(float(match.group(1)) * factor)
+    number = Decimal(match.group(1))
+    if match.group(3):
+        exponent = int(match.group(3))
+        if number and number.adjusted() + exponent > _MAX_EXPONENT:
+            _too_large(text)
+        # Beyond the bounds the size is 0, too large (refused above) or rounds up to one byte.
+        size = number.scaleb(min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT))
+    else:
+        size = number * _FACTOR[match.group(2)]
+    if size > MAX_BYTES:
+        _too_large(text)
+    return math.ceil(size)
+
+
+def _too_large(text: str) -> NoReturn:
+    msg = f"{_shown(text)!r} is larger than the {MAX_BYTES} bytes a Kubernetes quantity holds"
+    raise ValueError(msg)
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _MAX_LENGTH else f"{text[:_MAX_LENGTH]}..."
 
 
 def binary(size: int) -> str:

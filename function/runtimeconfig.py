@@ -113,9 +113,15 @@ def merge_specs(base: Mapping[str, JsonValue], over: Mapping[str, JsonValue]) ->
 
 def merge_env_lists(base: list[JsonValue], over: list[JsonValue]) -> list[JsonValue]:
     """Environment variables by name; `over` wins and keeps its position after `base`'s."""
-    names = {e.get("name") for e in over if isinstance(e, dict)}
-    kept = [e for e in base if not (isinstance(e, dict) and e.get("name") in names)]
+    names = {_env_name(e) for e in over} - {None}
+    kept = [e for e in base if _env_name(e) not in names]
     return kept + list(over)
+
+
+def _env_name(entry: JsonValue) -> str | None:
+    # Admission makes names strings; the parse after the merge reports entries where it did not.
+    name = entry.get("name") if isinstance(entry, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _spec(obj: Manifest | None) -> Mapping[str, JsonValue]:

@@ -170,15 +170,17 @@ def struct_to_dict(struct: struct_pb2.Struct) -> Manifest:
 
     The SDK's converter goes through protobuf's generic JSON printer; with a catalog of templates
     in the request that was two thirds of a call's time, and this direct walk is several times
-    faster (see benchmarks/run_function.py).
+    faster (see benchmarks/run_function.py). Keys come out sorted: protobuf map order can differ
+    between two parses of the same bytes, and every message that follows dict order (the first
+    of several spec errors, say) must come out the same.
     """
-    return {key: _value(v) for key, v in struct.fields.items()}
+    return {key: _value(struct.fields[key]) for key in sorted(struct.fields)}
 
 
 def _value(v: struct_pb2.Value) -> JsonValue:
     kind = v.WhichOneof("kind")
     if kind == "struct_value":
-        return {key: _value(x) for key, x in v.struct_value.fields.items()}
+        return struct_to_dict(v.struct_value)
     if kind == "list_value":
         return [_value(x) for x in v.list_value.values]
     if kind == "string_value":
@@ -252,7 +254,8 @@ def parse_spec(manifest: Manifest, model: type[SpecT]) -> SpecT:
     except ValidationError as e:
         first = e.errors()[0]
         path = ".".join(["spec", *(str(p) for p in first["loc"])])
-        raise InvalidSpecError(field=path, problem=first["msg"].lower()) from e
+        problem = first["msg"].removeprefix("Value error, ")  # our own validators' messages
+        raise InvalidSpecError(field=path, problem=problem[:1].lower() + problem[1:]) from e
 
 
 def parse_status(manifest: Manifest, model: type[SpecT]) -> SpecT | None:

@@ -10,6 +10,7 @@ from pydantic import Field
 from function.api.cel import immutable, rule, validations
 from function.api.common import (
     MODEL_ID_PATTERN,
+    SOURCE_URI_MESSAGE,
     SOURCE_URI_RULE,
     ApiModel,
     EnvVar,
@@ -17,6 +18,7 @@ from function.api.common import (
     ObservedStatus,
     Quantity,
     ResolvedReference,
+    SourceUri,
 )
 
 DEFAULT_DOWNLOAD_IMAGE: Final = "kserve/storage-initializer:v0.16.0-rc0"
@@ -95,15 +97,12 @@ class TemplateCacheStatus(ObservedStatus):
 class ModelCacheSpec(ApiModel):
     """Desired state of an AIMModelCache."""
 
-    source_uri: str = Field(
+    source_uri: SourceUri = Field(
         min_length=1,
         max_length=2048,
         description="What to download: `hf://org/model` or `s3://bucket/key`.",
         json_schema_extra=validations(
-            rule(
-                f"self.matches('{SOURCE_URI_RULE}')",
-                "sourceUri must be hf://<org>/<model> or s3://<bucket>/<key>, without spaces",
-            ),
+            rule(f"self.matches('{SOURCE_URI_RULE}')", SOURCE_URI_MESSAGE),
             immutable("spec.sourceUri"),
         ),
     )

@@ -6,9 +6,10 @@ generates the XRD schemas from them (see `function.api.schema`).
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Final
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 from function.api.cel import rule, validations
@@ -93,6 +94,21 @@ class LocalObjectReference(ApiModel):
 
 MODEL_ID_PATTERN: Final = r"^[a-zA-Z0-9_-]+/[a-zA-Z0-9._-]+$"
 SOURCE_URI_RULE: Final = r"^(hf|s3)://[^ \t\r\n]+$"
+SOURCE_URI_MESSAGE: Final = (
+    "sourceUri must be hf://<org>/<model> or s3://<bucket>/<key>, without spaces"
+)
+_SOURCE_URI: Final = re.compile(SOURCE_URI_RULE)
+
+
+def _checked_source_uri(value: str) -> str:
+    # The XRD's CEL rule says the same at admission; this holds where admission did not run.
+    if not _SOURCE_URI.match(value):
+        raise ValueError(SOURCE_URI_MESSAGE)
+    return value
+
+
+SourceUri = Annotated[str, AfterValidator(_checked_source_uri)]
+"""A download location as the XRDs' CEL rule admits it."""
 
 
 class ModelSource(ApiModel):
@@ -103,14 +119,11 @@ class ModelSource(ApiModel):
         pattern=MODEL_ID_PATTERN,
         description="Canonical model identifier, `org/name`; it sets the cache mount path.",
     )
-    source_uri: str = Field(
+    source_uri: SourceUri = Field(
         max_length=2048,
         description="Download location: `hf://org/model` (Hugging Face) or `s3://bucket/key`.",
         json_schema_extra=validations(
-            rule(
-                f"self.matches('{SOURCE_URI_RULE}')",
-                "sourceUri must be hf://<org>/<model> or s3://<bucket>/<key>, without spaces",
-            )
+            rule(f"self.matches('{SOURCE_URI_RULE}')", SOURCE_URI_MESSAGE)
         ),
     )
     size: Quantity | None = Field(

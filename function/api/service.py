@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from function.api.cel import exactly_one, fixed_presence, immutable, rule, validations
 from function.api.common import (
@@ -60,6 +60,15 @@ class ServiceModel(ApiModel):
         description="Model image; the unique model with this image is used, else one is created.",
     )
     custom: CustomModel | None = Field(default=None, description="Custom weights to serve.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ServiceModel:
+        # The XRD's rule says the same at admission; this holds where admission did not run
+        # (render, objects written before the rule existed).
+        if sum(x is not None for x in (self.ref, self.image, self.custom)) != 1:
+            msg = "set exactly one of spec.model.ref, spec.model.image, spec.model.custom"
+            raise ValueError(msg)
+        return self
 
 
 class ServiceTemplateRef(ApiModel):

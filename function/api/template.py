@@ -12,6 +12,8 @@ from pydantic import Field
 
 from function.api.cel import fixed_presence, immutable, validations
 from function.api.common import (
+    MODEL_ID_PATTERN,
+    SOURCE_URI_RULE,
     ApiModel,
     EnvVar,
     FreeForm,
@@ -114,8 +116,17 @@ class DiscoveredSource(ApiModel):
     """A model artifact the template needs, as discovery (or the spec) reported it."""
 
     name: str | None = Field(default=None, description="Name of the model.")
-    model_id: str | None = Field(default=None, description="Canonical model id, `org/name`.")
-    source_uri: str = Field(description="Where the artifact is downloaded from.")
+    model_id: str | None = Field(
+        default=None,
+        max_length=256,
+        pattern=MODEL_ID_PATTERN,
+        description="Canonical model id, `org/name`.",
+    )
+    source_uri: str = Field(
+        max_length=2048,
+        pattern=SOURCE_URI_RULE,
+        description="Where the artifact is downloaded from: `hf://org/model` or `s3://bucket/key`.",
+    )
     size: Quantity | None = Field(default=None, description="Storage the artifact needs.")
 
 

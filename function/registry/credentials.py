@@ -8,18 +8,18 @@ the secret and the key, never a value.
 from __future__ import annotations
 
 import base64
-import binascii
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
+from function import jsontext
 from function.build import Manifest
 from function.registry.reference import registry_host
 
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
 _DATA_KEY = ".dockerconfigjson"
+_MAX_BYTES = 1 << 20  # what the API server lets a Secret hold
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,8 @@ def _auths(secret: Manifest) -> Mapping[str, JsonValue]:
         msg = f"secret {name!r} has no data[{_DATA_KEY!r}]"
         raise SecretFormatError(msg)
     try:
-        config = json.loads(base64.b64decode(encoded, validate=True))
-    except (binascii.Error, ValueError):
+        config = jsontext.loads(base64.b64decode(encoded, validate=True), max_bytes=_MAX_BYTES)
+    except ValueError:  # not base64 (binascii.Error), not ASCII, not JSON within bounds
         msg = f"secret {name!r}: data[{_DATA_KEY!r}] is not base64-encoded JSON"
         raise SecretFormatError(msg) from None
     auths = config.get("auths") if isinstance(config, dict) else None
@@ -86,7 +86,7 @@ def _credential(
     if isinstance(auth, str) and auth:
         try:
             user, sep, secret_value = base64.b64decode(auth, validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64 (binascii.Error), not ASCII, not UTF-8
             user, sep, secret_value = "", "", ""
         if not sep or not user:
             msg = f"secret {secret!r}: auths[{key!r}].auth is not base64 of 'user:password'"

@@ -10,16 +10,18 @@ a label that still does not parse is an error naming the label, never a silently
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Final
 
 from pydantic import ValidationError
 
+from function import jsontext
 from function.api.model import ImageMetadata, ModelMetadata, OciMetadata, RecommendedDeployment
 
 PREFIXES: Final = ("com.amd.aim.", "org.amd.silogen.")
 OCI_PREFIX: Final = "org.opencontainers.image."
+MAX_LABEL_BYTES: Final = 65536
+"""More than any image's recommended deployments need; a longer label is refused, not parsed."""
 
 _TEXT: Final = {
     "model.canonicalName": "canonical_name",
@@ -97,15 +99,15 @@ def recommended_deployments(label: str, text: str) -> list[RecommendedDeployment
     if not body.startswith("["):
         body = f"[{body}]"
     try:
-        items = json.loads(body)
-    except json.JSONDecodeError as e:
-        msg = f"label {label}: not a JSON list of deployments ({e.msg} at character {e.pos})"
+        items = jsontext.loads(body, max_bytes=MAX_LABEL_BYTES)
+    except jsontext.JsonTextError as e:
+        msg = f"label {label}: not a list of deployments: it {e}"
         raise LabelError(msg) from None
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        msg = f'label {label}: expected a list of objects such as [{{"gpuModel": "MI300X"}}]'
-        raise LabelError(msg)
     deployments = []
-    for index, item in enumerate(items):
+    for index, item in enumerate(items if isinstance(items, list) else [None]):
+        if not isinstance(item, dict):
+            msg = f'label {label}: expected a list of objects such as [{{"gpuModel": "MI300X"}}]'
+            raise LabelError(msg)
         try:
             known = {k: v for k, v in item.items() if k in _DEPLOYMENT_KEYS}
             deployments.append(RecommendedDeployment.model_validate(known))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import re
 import time
@@ -18,6 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
+from pydantic import JsonValue
+
+from function import jsontext
 from function.registry.credentials import Credential
 from function.registry.inspect import (
     FailureKind,
@@ -40,6 +42,8 @@ DEFAULT_TIMEOUT_S: Final = 30.0
 # so a function pod never authenticates with credentials nobody listed on the model.
 _NO_CREDENTIAL_FILE: Final = "/nonexistent/aim-crossplane/registry-config.json"
 _MAX_MESSAGE: Final = 500
+# What registries accept for a manifest; a config is smaller still.
+_MAX_DOCUMENT_BYTES: Final = 4 << 20
 
 _CLASSES: Final = (
     (
@@ -145,7 +149,9 @@ def _platform_manifest(raw: bytes, ref: str) -> str | None:
         return None
     entries = manifest.get("manifests")
     for entry in entries if isinstance(entries, list) else []:
-        platform = entry.get("platform") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict):
+            continue
+        platform = entry.get("platform")
         if isinstance(platform, dict) and all(platform.get(k) == v for k, v in PLATFORM.items()):
             digest = entry.get("digest")
             if isinstance(digest, str):
@@ -165,11 +171,12 @@ def _labels_and_entrypoint(raw: bytes, ref: str) -> tuple[dict[str, str], tuple[
     )
 
 
-def _json(raw: bytes, what: str) -> dict[str, object]:
+def _json(raw: bytes, what: str) -> dict[str, JsonValue]:
     try:
-        value = json.loads(raw)
-    except ValueError:
-        value = None
+        value = jsontext.loads(raw, max_bytes=_MAX_DOCUMENT_BYTES)
+    except jsontext.JsonTextError as e:
+        msg = f"{what} {e}"
+        raise _OrasError(FailureKind.ERROR, msg) from None
     if not isinstance(value, dict):
         msg = f"{what} is not a JSON object"
         raise _OrasError(FailureKind.ERROR, msg)

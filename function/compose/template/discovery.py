@@ -120,7 +120,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
         )
     job = _job(observed, spec, model=model, config=config, name=name, namespace=namespace)
     if current is None:
-        retry = discovery.retry_at(state.last_attempt_time, state.attempts)
+        retry = discovery.retry_at(state.last_attempt_time, state.attempts, observed.now)
         if retry is not None and observed.now < retry:
             return DiscoveryOutcome(
                 _health(State.FAILED, Reason.DISCOVERY_BACKOFF, _backoff_message(state, retry)),
@@ -226,7 +226,7 @@ def _failed(  # noqa: PLR0913 - the attempt that failed, and why
             last_attempt_time=_failure_time(observed, current),
             last_failure_reason=message,
         )
-    retry = discovery.retry_at(state.last_attempt_time, state.attempts)
+    retry = discovery.retry_at(state.last_attempt_time, state.attempts, observed.now)
     if retry is None or observed.now >= retry:
         return DiscoveryOutcome(
             _health(
@@ -329,12 +329,7 @@ def _gpu_inputs(spec: ClusterServiceTemplateSpec) -> Sequence[str | int | None]:
 
 def _failure_time(observed: Observed, job: Manifest) -> str:
     when = find_condition(status_of(job).get("conditions"), "Failed").get("lastTransitionTime")
-    if isinstance(when, str):
-        try:
-            return datetime.fromisoformat(when).isoformat()
-        except ValueError:
-            pass
-    return observed.now.isoformat()
+    return min(discovery.timestamp(when) or observed.now, observed.now).isoformat()
 
 
 def _seconds_until(now: datetime, then: datetime) -> int:
