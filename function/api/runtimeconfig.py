@@ -19,6 +19,7 @@ from function.api.common import (
     ParentReference,
     StringMap,
 )
+from function.api.hardware import INT32_MAX
 
 # Gateway API's Duration: up to four <number><unit> parts, as HTTPRoute timeouts accept.
 DURATION_PATTERN = r"^([0-9]{1,5}(h|m|s|ms)){1,4}$"
@@ -74,6 +75,38 @@ class ModelCreationConfig(ApiModel):
     )
 
 
+DEFAULT_INFERENCE_USER = 1000
+
+
+class InferenceSecurity(ApiModel):
+    """The identity inference containers run with; they are non-root in any case."""
+
+    run_as_user: int = Field(
+        default=DEFAULT_INFERENCE_USER,
+        ge=1,
+        le=INT32_MAX,
+        description=(
+            "UID of the inference container. Namespaces that enforce the `restricted` Pod "
+            "Security level admit only non-root pods, so root (0) is not offered."
+        ),
+    )
+    run_as_group: int | None = Field(
+        default=None,
+        ge=0,
+        le=INT32_MAX,
+        description="GID of the container, and the group that owns its volumes (fsGroup); "
+        "default: the UID.",
+    )
+    supplemental_groups: list[Annotated[int, Field(ge=0, le=INT32_MAX)]] | None = Field(
+        default=None,
+        max_length=16,
+        description=(
+            "Further groups of the container, e.g. the host groups that own the GPU device "
+            "nodes (`video`, `render`) where the device plugin leaves them group-only."
+        ),
+    )
+
+
 class ClusterRuntimeConfigSpec(ApiModel):
     """Cluster-wide runtime defaults."""
 
@@ -94,6 +127,10 @@ class ClusterRuntimeConfigSpec(ApiModel):
     )
     model: ModelCreationConfig | None = Field(
         default=None, description="How models auto-created from `spec.model.image` are made."
+    )
+    inference_security: InferenceSecurity | None = Field(
+        default=None,
+        description="UID, GID and groups of inference containers (default: UID and GID 1000).",
     )
 
 

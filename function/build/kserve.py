@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from function.build import Manifest
+from function.build.pod import restricted_container_security, restricted_pod_security
 from function.gpu import DEVICE_ID_LABEL, GPU_TAINT_KEY
 
 INFERENCE_PORT = 8000
@@ -22,6 +23,15 @@ class Scaling:
     min_replicas: int
     max_replicas: int
     autoscaled: bool = False
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """The non-root identity of the inference container."""
+
+    user: int
+    group: int | None = None
+    supplemental_groups: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -47,11 +57,13 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
     image_pull_secrets: Sequence[str] = (),
     service_account_name: str | None = None,
     caches: Sequence[CacheMount] = (),
+    run_as: RunAs,
 ) -> Manifest:
     """An InferenceService running `image` as a custom predictor container.
 
     Pods land on AMD GPU nodes through the GPU resource request plus a required node affinity on
     the device ids of the wanted GPU model (when there is one), and tolerate the GPU node taint.
+    They pass the `restricted` Pod Security level as every pod this function creates does.
     """
     mounts: list[JsonValue] = [{"name": "dshm", "mountPath": SHM_MOUNT_PATH}]
     volumes: list[JsonValue] = [
@@ -65,6 +77,9 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
         "minReplicas": scaling.min_replicas,
         "maxReplicas": scaling.max_replicas,
         "tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
+        "securityContext": restricted_pod_security(
+            run_as.user, group=run_as.group, supplemental_groups=run_as.supplemental_groups
+        ),
         "containers": [
             {
                 "name": "kserve-container",
@@ -73,6 +88,7 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
                 "env": [dict(e) for e in env],
                 "resources": {k: dict(v) for k, v in resources.items()},
                 "volumeMounts": mounts,
+                "securityContext": restricted_container_security(),
             },
         ],
         "volumes": volumes,

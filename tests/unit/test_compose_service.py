@@ -22,6 +22,7 @@ from function.compose.service import (
 )
 from function.errors import InvalidSpecError
 from function.state import Composition, Observed
+from tests.podsecurity import restricted_violations
 from tests.unit import loop
 
 NS = "ml-team"
@@ -909,3 +910,19 @@ def test_overriding_the_gpu_count_keeps_the_templates_gpu_model() -> None:
     assert derived["spec"]["metric"] == "throughput"
     # sha256('"count"|2|"metric"|"throughput"')[:4]: only what the service overrode is named.
     assert derived["metadata"]["name"] == "tpl-ovr-2gpu-throughput-b79a"
+
+
+def test_the_predictor_passes_restricted_as_the_runtime_config_says() -> None:
+    """The InferenceService's pod had no securityContext at all; now it passes `restricted`
+    with uid and gid 1000 by default, or the runtime config's inferenceSecurity identity."""
+    default = isvc(reconcile(service(), WORLD))["spec"]["predictor"]
+    assert restricted_violations(default) == []
+    assert default["securityContext"]["runAsUser"] == 1000
+    assert default["securityContext"]["fsGroup"] == 1000
+
+    identity = {"runAsUser": 2000, "runAsGroup": 44, "supplementalGroups": [109]}
+    chosen = isvc(reconcile(service(), [*WORLD, config(inferenceSecurity=identity)]))
+    context = chosen["spec"]["predictor"]["securityContext"]
+    assert (context["runAsUser"], context["runAsGroup"], context["fsGroup"]) == (2000, 44, 44)
+    assert context["supplementalGroups"] == [109]
+    assert restricted_violations(chosen["spec"]["predictor"]) == []

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from function import labels
 from function.api.hardware import DEFAULT_GPU_RESOURCE
 from function.api.model import ModelSpec
+from function.api.runtimeconfig import InferenceSecurity
 from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
-from function.build.kserve import CacheMount, Scaling, build_inference_service
+from function.build.kserve import CacheMount, RunAs, Scaling, build_inference_service
 from function.merge import (
     DEFAULT_ENV,
     gpu_default_resources,
@@ -108,7 +109,14 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
         or tpl.service_account_name
         or config.spec.service_account_name,
         caches=caches,
+        run_as=_run_as(config),
     )
+
+
+def _run_as(config: RuntimeConfig) -> RunAs:
+    security = config.spec.inference_security or InferenceSecurity()
+    groups = tuple(security.supplemental_groups or ())
+    return RunAs(security.run_as_user, security.run_as_group, groups)
 
 
 def _scaling(spec: AIMServiceSpec) -> Scaling:
