@@ -1,117 +1,123 @@
-"""The gRPC servicer: read the request, hand the XR to its kind's composer, write the response.
+"""The gRPC servicer: receive a request, have it composed off the event loop, send the response.
 
-This is the single place where a composer's errors become results, so a bad XR (or a bug) costs
-only that XR's reconcile and never the server or any other XR.
+Composing happens in `function.call`, run by an executor (`function.workers`): worker processes
+with a time budget when served, in process for tests. This module owns what needs the event
+loop or protects it: the request size limit, the registry inspection (the function's one network
+call) between two steps of a model's composing, and turning a call that ran out of time or lost
+its worker into a result that names the XR.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 
 import grpc
-import structlog
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from function.call import FUNCTION_NAME, Call, Composed, Composers
 from function.compose import COMPOSERS, Composer
-from function.compose.model import MODEL_KINDS, inspection_request
-from function.errors import FunctionError, Severity
 from function.registry.inspect import Inspector
 from function.registry.oras import OrasInspector
 from function.settings import Settings
-from function.state import Observed, apply_composition, read_observed
-
-FUNCTION_NAME: Final = "function-aim"
-"""The Function package name Compositions refer to."""
+from function.workers import BudgetExceeded, Executor, InProcess, WorkerLost
 
 Context = grpc.aio.ServicerContext[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse]
+
+DEFAULT_MAX_REQUEST_MIB = 32
+"""Requests larger than this are refused with a result saying how to raise the limit."""
+_MIB = 1 << 20
 
 
 class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     """Serves RunFunction for every AIM kind."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - each is a seam tests or the command line set
         self,
         composers: Mapping[str, Composer] = COMPOSERS,
         *,
         settings: Settings | None = None,
         inspector: Inspector | None = None,
+        executor: Executor | None = None,
+        clock: Callable[[], datetime] | None = None,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_MIB * _MIB,
     ) -> None:
-        """Serve the given composers, by XR kind (tests may pass their own table and inspector)."""
-        self._composers = composers
-        self._settings = settings or Settings()
+        """Serve the given composers, by XR kind.
+
+        Without an executor, composing runs in process (tests may pass their own table, with
+        composers that could not be sent to a worker); `function-aim` passes a `WorkerPool`.
+        """
+        self._executor: Executor = executor or InProcess(
+            Composers(dict(composers), settings or Settings())
+        )
         self._inspector: Inspector = inspector or OrasInspector()
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._max_request_bytes = max_request_bytes
         self._log = logging.get_logger()
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, _: Context | None = None
     ) -> fnv1.RunFunctionResponse:
         """Compose one XR."""
-        rsp = response.to(req)
-        observed = read_observed(req, self._settings)
-        log = self._log.bind(tag=req.meta.tag, kind=observed.kind, xr=_display_name(observed))
-
-        composer = self._composers.get(observed.kind)
-        if composer is None:
-            known = ", ".join(sorted(self._composers))
-            response.fatal(
-                rsp,
-                f"cannot compose kind {observed.kind!r}: {FUNCTION_NAME} composes {known}; "
-                "check the Composition's compositeTypeRef",
+        kind, name = _identity(req)
+        log = self._log.bind(tag=req.meta.tag, kind=kind, xr=name)
+        size = req.ByteSize()
+        if size > self._max_request_bytes:
+            log.warning("refused a request larger than --max-recv-message-size", bytes=size)
+            return _fatal(
+                req,
+                f"cannot compose {kind} {name}: the request is {size / _MIB:.1f} MiB, more than "
+                f"the function's limit of {self._max_request_bytes / _MIB:g} MiB; raise it with "
+                "--max-recv-message-size (MiB) in the function's DeploymentRuntimeConfig",
             )
-            return rsp
+        call = Call(req.SerializeToString(), self._clock())
         try:
-            observed = await self._inspect(observed, log)
-            composition = composer(observed)
-        except FunctionError as e:
-            log.info("cannot compose", error=str(e))
-            report = response.fatal if e.severity is Severity.FATAL else response.warning
-            report(rsp, f"cannot compose {observed.kind} {_display_name(observed)}: {e}")
-            return rsp
-        except Exception as e:  # a bug must fail this XR's reconcile only, not the call or server
-            log.exception("bug while composing")
-            response.fatal(
-                rsp,
-                f"internal error in {FUNCTION_NAME} while composing {observed.kind} "
-                f"{_display_name(observed)}: {type(e).__name__}: {e} (this is a bug; please "
-                "report it with the function's log)",
+            outcome = await self._executor.run(call)
+            if not isinstance(outcome, Composed):
+                inspection = await self._inspector.inspect(outcome.request)
+                log.info(
+                    "inspected image",
+                    image=str(outcome.request.reference),
+                    outcome=type(inspection).__name__,
+                )
+                outcome = await self._executor.run(Call(call.request, call.now, inspection))
+        except BudgetExceeded:
+            log.error("composing ran out of time; its worker was replaced")  # noqa: TRY400
+            return _fatal(
+                req,
+                f"internal error in {FUNCTION_NAME} while composing {kind} {name}: composing "
+                "took longer than the function's budget (--compose-budget) and was stopped (this "
+                "is a bug; please report it with the XR's manifest)",
             )
-            return rsp
-
-        if composition.ttl_seconds is None:
-            # Kinds without a headline (runtime configs) wait for nothing.
-            composition.ttl_seconds = (
-                self._settings.waiting_recheck_s
-                if composition.ready is False
-                else self._settings.ready_recheck_s
+        except WorkerLost:
+            log.error("the worker composing this XR died; it was replaced")  # noqa: TRY400
+            return _fatal(
+                req,
+                f"internal error in {FUNCTION_NAME} while composing {kind} {name}: the worker "
+                "process died (out of memory?) and was replaced; the next reconcile tries again",
             )
-        generation = observed.metadata.get("generation")
-        if isinstance(generation, int):
-            # Every kind says which spec its status describes, so GitOps tools can tell a status
-            # that is not caught up yet from a current one.
-            composition.status["observedGeneration"] = generation
-        apply_composition(rsp, composition)
-        log.debug("composed", resources=sorted(composition.resources))
-        return rsp
+        if not isinstance(outcome, Composed):  # a step must not ask twice
+            return _fatal(req, f"internal error in {FUNCTION_NAME}: inspected twice for {name}")
+        return fnv1.RunFunctionResponse.FromString(outcome.response)
 
-    async def _inspect(self, observed: Observed, log: structlog.stdlib.BoundLogger) -> Observed:
-        """Read a model image's labels from its registry, if this call needs them.
-
-        The one network call of the function: awaited here, off the composers, with the
-        inspector's own timeout, so a slow registry holds up only this XR's reconcile.
-        """
-        if observed.kind not in MODEL_KINDS:
-            return observed
-        request = inspection_request(observed)
-        if request is None:
-            return observed
-        outcome = await self._inspector.inspect(request)
-        log.info("inspected image", image=str(request.reference), outcome=type(outcome).__name__)
-        return dataclasses.replace(observed, inspection=outcome)
+    def close(self) -> None:
+        """Stop the executor's workers."""
+        self._executor.close()
 
 
-def _display_name(observed: Observed) -> str:
-    return f"{observed.namespace}/{observed.name}" if observed.namespace else observed.name
+def _identity(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
+    """The XR's kind and `namespace/name`, read without converting the whole request."""
+    fields = req.observed.composite.resource.fields
+    meta = fields["metadata"].struct_value.fields if "metadata" in fields else {}
+    name = meta["name"].string_value if "name" in meta else ""
+    namespace = meta["namespace"].string_value if "namespace" in meta else ""
+    kind = fields["kind"].string_value if "kind" in fields else ""
+    return kind, f"{namespace}/{name}" if namespace else name
+
+
+def _fatal(req: fnv1.RunFunctionRequest, message: str) -> fnv1.RunFunctionResponse:
+    rsp = response.to(req)
+    response.fatal(rsp, message)
+    return rsp

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from typing import Final
+
 import click
 from crossplane.function import cli as sdkcli
+from crossplane.function import logging
 
-from function.fn import FunctionRunner
+from function.call import Composers
+from function.compose import COMPOSERS
+from function.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
 from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
 from function.registry.reference import registry_host
 from function.settings import (
@@ -15,6 +21,13 @@ from function.settings import (
     DEFAULT_WAITING_RECHECK_S,
     Settings,
 )
+from function.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
+
+_TRANSPORT_FACTOR: Final = 2
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -87,6 +100,22 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     "objects it reads (a shared model's users, a template that changed).",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=_cores(),
+    show_default="the cores this process may use",
+    help="Worker processes that compose (one call each at a time); 0 composes on the server's "
+    "own thread, without a budget (for debugging).",
+)
+@click.option(
+    "--compose-budget",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_BUDGET_S,
+    show_default=True,
+    help="Seconds one call may compose before its worker is stopped and replaced and the XR "
+    "gets an error result naming it.",
+)
+@click.option(
     "--discovery-entrypoint",
     default=" ".join(DEFAULT_ENTRYPOINT),
     show_default=True,
@@ -108,16 +137,24 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     registry_mirrors: dict[str, str],
     waiting_recheck: int,
     ready_recheck: int,
+    workers: int,
+    compose_budget: float,
     discovery_entrypoint: str,
 ) -> None:
     """Serve the AIM composition function (Crossplane's FunctionRunnerService)."""
+    settings = Settings(
+        system_namespace=system_namespace,
+        discovery_entrypoint=tuple(discovery_entrypoint.split()),
+        waiting_recheck_s=waiting_recheck,
+        ready_recheck_s=ready_recheck,
+    )
+    composers = Composers(dict(COMPOSERS), settings)
+    level = logging.Level.DEBUG if debug else logging.Level.INFO
     runner = FunctionRunner(
-        settings=Settings(
-            system_namespace=system_namespace,
-            discovery_entrypoint=tuple(discovery_entrypoint.split()),
-            waiting_recheck_s=waiting_recheck,
-            ready_recheck_s=ready_recheck,
-        ),
+        executor=WorkerPool(composers, size=workers, budget_s=compose_budget, log_level=level)
+        if workers
+        else InProcess(composers),
+        max_request_bytes=max_recv_message_size << 20,
         inspector=OrasInspector(
             oras=oras_path,
             timeout_s=registry_timeout,
@@ -132,14 +169,23 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
             address=address,
             tls_certs_dir=tls_certs_dir,
             insecure=insecure,
-            max_recv_message_size=max_recv_message_size,
-            max_send_message_size=max_send_message_size,
+            # gRPC itself refuses only what is far too large; up to this, a request over the
+            # limit reaches RunFunction, which says in a result and the log how to raise it.
+            max_recv_message_size=_TRANSPORT_FACTOR * max_recv_message_size,
+            max_send_message_size=max_send_message_size or max_recv_message_size,
         )
     except (OSError, ValueError, RuntimeError) as e:
         # Missing certificates, an address already in use, neither --insecure nor certificates:
         # exit non-zero with the cause, so a supervisor (or a person) sees why it did not start.
         msg = f"cannot serve on {address}: {e}"
         raise click.ClickException(msg) from e
+    finally:
+        runner.close()
+
+
+# The SDK's default (4 MiB) is too small for a catalog of a few hundred templates, which a
+# service's call carries as required resources.
+next(p for p in cli.params if p.name == "max_recv_message_size").default = DEFAULT_MAX_REQUEST_MIB
 
 
 if __name__ == "__main__":

@@ -228,3 +228,12 @@ def test_an_object_that_waits_is_composed_again_soon(headline: str, ttl: int) ->
     runner = FunctionRunner({"AIMService": composer}, settings=settings)
     rsp = run(runner, request("AIMService"))
     assert rsp.meta.ttl.seconds == ttl
+
+
+def test_a_request_over_the_limit_is_refused_with_how_to_raise_it() -> None:
+    """Large catalogs can pass the limit: the result says by how much and which flag to set."""
+    req = request("AIMService", {"model": {"image": "img"}, "env": [{"name": "x" * 5000}]})
+    rsp = run(FunctionRunner(max_request_bytes=1024), req)
+    assert [r.severity for r in rsp.results] == [fnv1.SEVERITY_FATAL]
+    assert "more than the function's limit" in rsp.results[0].message
+    assert "--max-recv-message-size" in rsp.results[0].message

@@ -1,0 +1,127 @@
+"""One RunFunction call from request bytes to response bytes: the part that runs in a worker.
+
+Everything here is synchronous and CPU-bound (parsing the request, composing, writing the
+response), and everything crossing in or out is plain bytes and picklable values, so `fn.py` can
+run it in a worker process with a time budget. The single network call of the function, the
+registry inspection, is not made here: a step that needs it says so (`NeedsInspection`), `fn.py`
+awaits the inspector, and the step runs again with the answer.
+
+This is also the single place where a composer's errors become results, so a bad XR (or a bug)
+costs only that XR's reconcile and never the server or any other XR.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from crossplane.function import logging, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from function.compose import Composer
+from function.compose.model import MODEL_KINDS, inspection_request
+from function.errors import FunctionError, Severity
+from function.registry.inspect import InspectionOutcome, InspectionRequest
+from function.settings import Settings
+from function.state import Observed, apply_composition, read_observed
+
+FUNCTION_NAME: Final = "function-aim"
+"""The Function package name Compositions refer to."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call's inputs: the request as received, the time of the call, the registry's answer."""
+
+    request: bytes
+    now: datetime
+    inspection: InspectionOutcome | None = None
+
+
+@dataclass(frozen=True)
+class NeedsInspection:
+    """The XR is a model whose image must be read from its registry before it can be composed."""
+
+    request: InspectionRequest
+
+
+@dataclass(frozen=True)
+class Composed:
+    """The serialized RunFunctionResponse."""
+
+    response: bytes
+
+
+Step = NeedsInspection | Composed
+
+
+@dataclass(frozen=True)
+class Composers:
+    """What a worker composes with: the table of composers by XR kind, and the settings."""
+
+    by_kind: dict[str, Composer]
+    """A plain dict: the MappingProxyType of `COMPOSERS` cannot be pickled into a worker."""
+    settings: Settings
+
+
+def step(composers: Composers, call: Call) -> Step:
+    """Compose the XR in `call.request`, or say which image must be inspected first."""
+    req = fnv1.RunFunctionRequest.FromString(call.request)
+    rsp = response.to(req)
+    observed = dataclasses.replace(
+        read_observed(req, composers.settings), now=call.now, inspection=call.inspection
+    )
+    log = logging.get_logger().bind(tag=req.meta.tag, kind=observed.kind, xr=display_name(observed))
+
+    composer = composers.by_kind.get(observed.kind)
+    if composer is None:
+        known = ", ".join(sorted(composers.by_kind))
+        response.fatal(
+            rsp,
+            f"cannot compose kind {observed.kind!r}: {FUNCTION_NAME} composes {known}; "
+            "check the Composition's compositeTypeRef",
+        )
+        return Composed(rsp.SerializeToString(deterministic=True))
+    try:
+        if call.inspection is None and observed.kind in MODEL_KINDS:
+            wanted = inspection_request(observed)
+            if wanted is not None:
+                return NeedsInspection(wanted)
+        composition = composer(observed)
+    except FunctionError as e:
+        log.info("cannot compose", error=str(e))
+        report = response.fatal if e.severity is Severity.FATAL else response.warning
+        report(rsp, f"cannot compose {observed.kind} {display_name(observed)}: {e}")
+        return Composed(rsp.SerializeToString(deterministic=True))
+    except Exception as e:  # a bug must fail this XR's reconcile only, not the call or server
+        log.exception("bug while composing")
+        response.fatal(
+            rsp,
+            f"internal error in {FUNCTION_NAME} while composing {observed.kind} "
+            f"{display_name(observed)}: {type(e).__name__}: {e} (this is a bug; please "
+            "report it with the function's log)",
+        )
+        return Composed(rsp.SerializeToString(deterministic=True))
+
+    if composition.ttl_seconds is None:
+        # Kinds without a headline (runtime configs) wait for nothing.
+        composition.ttl_seconds = (
+            composers.settings.waiting_recheck_s
+            if composition.ready is False
+            else composers.settings.ready_recheck_s
+        )
+    generation = observed.metadata.get("generation")
+    if isinstance(generation, int):
+        # Every kind says which spec its status describes, so GitOps tools can tell a status
+        # that is not caught up yet from a current one.
+        composition.status["observedGeneration"] = generation
+    apply_composition(rsp, composition)
+    log.debug("composed", resources=sorted(composition.resources))
+    return Composed(rsp.SerializeToString(deterministic=True))
+
+
+def display_name(observed: Observed) -> str:
+    """`namespace/name` of a namespaced XR, `name` of a cluster-scoped one."""
+    return f"{observed.namespace}/{observed.name}" if observed.namespace else observed.name
