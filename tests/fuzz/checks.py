@@ -1,0 +1,86 @@
+"""What every RunFunction response must satisfy, whatever the input: the fuzz tier's properties.
+
+Each check returns the problems it found (empty: none), phrased so a failing example reads as a
+bug report. The `restricted` Pod Security check lives in tests/podsecurity.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+# Kubernetes' validation patterns (k8s.io/apimachinery/pkg/util/validation).
+_DNS_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_1035: Final = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN: Final = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+_LABEL_VALUE: Final = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_NAME: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+# Kinds whose name must be a DNS label: Jobs (the name becomes a Pod label value) and
+# InferenceServices (KServe requires a DNS-1035 label, and adds `-predictor` to it).
+_LABEL_NAMED: Final = frozenset({"Job"})
+_DNS_1035_NAMED: Final = frozenset({"InferenceService"})
+
+
+def internal_errors(response: Mapping[str, Any]) -> list[str]:
+    """Results that report a bug of ours rather than a problem with the input."""
+    return [
+        r.get("message", "")
+        for r in response.get("results", [])
+        if "internal error" in r.get("message", "") or "this is a bug" in r.get("message", "")
+    ]
+
+
+def bad_names(response: Mapping[str, Any]) -> list[str]:
+    """Composed objects whose name, namespace or labels the API server would reject."""
+    problems = []
+    for key, item in response.get("desired", {}).get("resources", {}).items():
+        obj = item.get("resource", {})
+        kind, meta = obj.get("kind", "?"), obj.get("metadata", {})
+        name = meta.get("name")
+        if not isinstance(name, str):
+            problems.append(f"{key} ({kind}): no name")
+            continue
+        if kind in _DNS_1035_NAMED:
+            ok = len(name) <= 63 and bool(_DNS_1035.match(name))
+        elif kind in _LABEL_NAMED:
+            ok = len(name) <= 63 and bool(_DNS_LABEL.match(name))
+        else:
+            ok = len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
+        if not ok:
+            problems.append(f"{key} ({kind}): invalid name {name!r}")
+        namespace = meta.get("namespace")
+        if namespace is not None and not (len(namespace) <= 63 and _DNS_LABEL.match(namespace)):
+            problems.append(f"{key} ({kind}): invalid namespace {namespace!r}")
+        for label_key, value in (meta.get("labels") or {}).items():
+            problems += [f"{key} ({kind}): label {p}" for p in _label_problems(label_key, value)]
+    return problems
+
+
+def _label_problems(key: str, value: Any) -> Iterator[str]:
+    prefix, _, name = key.rpartition("/")
+    if prefix and not (len(prefix) <= 253 and _DNS_SUBDOMAIN.match(prefix)):
+        yield f"key {key!r} has an invalid prefix"
+    if not (len(name) <= 63 and _LABEL_NAME.match(name)):
+        yield f"key {key!r} has an invalid name"
+    if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
+        yield f"{key}={value!r} is not a label value"
+
+
+def pod_specs(response: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every pod spec we compose: Jobs' templates and InferenceServices' predictors."""
+    for key, item in response.get("desired", {}).get("resources", {}).items():
+        obj = item.get("resource", {})
+        spec = obj.get("spec") or {}  # an object kept as observed may lack one (`state.keep`)
+        if obj.get("kind") == "Job" and "template" in spec:
+            yield key, spec["template"].get("spec") or {}
+        elif obj.get("kind") == "InferenceService" and "predictor" in spec:
+            yield key, spec["predictor"]
+
+
+def leaked(secrets: Iterator[str] | list[str], *texts: str) -> list[str]:
+    """Secret values that appear in any of `texts`."""
+    return sorted({s for s in secrets for t in texts if s and s in t})
