@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
+
+from tests.fuzz.driver import TOTALS
 
 _SLOW_DRAWS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
@@ -40,3 +43,19 @@ settings.register_profile(
     suppress_health_check=_SLOW_DRAWS,
 )
 settings.load_profile(os.environ.get("AIM_FUZZ_PROFILE", "ci"))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Per kind: examples drawn, RunFunction calls, problems, distinct conditions reached."""
+    if not TOTALS:
+        return
+    terminalreporter.section("fuzz tier")
+    terminalreporter.write_line(
+        f"{'kind':28} {'examples':>9} {'calls':>9} {'problems':>9} conditions"
+    )
+    for kind, totals in sorted(TOTALS.items()):
+        reached = len([k for k in totals if "=" in k])
+        terminalreporter.write_line(
+            f"{kind:28} {totals['examples']:>9} {totals['calls']:>9} {totals['problems']:>9} "
+            f"{reached}"
+        )

@@ -35,6 +35,8 @@ from tests.fuzz import strategies as fz
 from tests.podsecurity import restricted_violations
 
 NOW: Final = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
+TOTALS: Final[dict[str, Counter[str]]] = {}
+"""Per kind: examples, RunFunction calls, problems, and the condition reasons seen (the report)."""
 ROUNDS: Final = 5
 
 
@@ -60,6 +62,7 @@ class Findings:
     problems: list[str] = field(default_factory=list)
     calls: int = 0
     results: Counter[str] = field(default_factory=Counter)
+    reasons: set[str] = field(default_factory=set)
 
 
 def scenario(data: st.DataObject, kind: str) -> Findings:
@@ -99,6 +102,9 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
         f"secret value in the response or log: {v[:12]}..."
         for v in checks.leaked(secrets, str(logs), *findings.results)
     ]
+    totals = TOTALS.setdefault(kind, Counter())
+    totals.update(examples=1, calls=findings.calls, problems=len(findings.problems))
+    totals.update(findings.reasons)
     return findings
 
 
@@ -114,6 +120,7 @@ def _answer(
         findings.problems.append("the same request gave two different responses")
     rsp = json_format.MessageToDict(first)
     findings.results[json_format.MessageToJson(first)] += 1
+    findings.reasons |= {f"{c['type']}={c.get('reason')}" for c in rsp.get("conditions", [])}
     findings.problems += [f"internal error: {m}" for m in checks.internal_errors(rsp)]
     findings.problems += checks.bad_names(rsp)
     for key, pod in checks.pod_specs(rsp):
