@@ -222,14 +222,19 @@ class Kube:
             rows[str(cells.get("Name", ""))] = cells
         return rows
 
-    def create(self, obj: Mapping[str, Any]) -> Response:
-        """POST an object; the response carries any warnings."""
+    def create(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> Response:
+        """POST an object; the response carries any warnings.
+
+        With `dry_run` the API server runs every admission step (Pod Security included) and
+        stores nothing, as `kubectl create --dry-run=server` does.
+        """
         meta = obj["metadata"]
+        params = {"fieldManager": FIELD_MANAGER} | ({"dryRun": "All"} if dry_run else {})
         return self.request(
             "POST",
             self.path(obj["apiVersion"], obj["kind"], meta.get("namespace")),
             obj,
-            params={"fieldManager": FIELD_MANAGER},
+            params=params,
         )
 
     def apply(self, obj: Mapping[str, Any]) -> Response:

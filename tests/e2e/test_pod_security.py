@@ -1,4 +1,4 @@
-"""The Jobs function-aim composes pass the Kubernetes `restricted` Pod Security level.
+"""The pods function-aim composes pass the Kubernetes `restricted` Pod Security level.
 
 The team namespace carries the enforce, warn and audit labels for `restricted`. Pod Security
 checks a Job's Pod template when the Job is written (warn and audit) and each Pod when the Job
@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import pytest
+
 from devtools.controlplane import CROSSPLANE_USER
-from devtools.kube import wait_for
+from devtools.kube import KubeError, wait_for
+from tests.e2e.converge import ISVC, one
 from tests.e2e.platform import Platform, aim
 from tests.e2e.simulate import simulate_gpu_node
 
@@ -117,3 +120,56 @@ def test_a_privileged_job_is_caught(platform: Platform) -> None:
         lambda: job_writes(platform, ns, "aim-e2e-admin") or None,
     )
     assert "privileged" in writes[0]["annotations"][VIOLATIONS]
+
+
+def predictor_pod(isvc: dict[str, Any], name: str) -> dict[str, Any]:
+    """The Pod KServe's raw deployment makes from an InferenceService's predictor: the predictor
+    is a PodSpec plus KServe's own fields (replicas), which the Pod leaves out."""
+    spec = {
+        k: v
+        for k, v in isvc["spec"]["predictor"].items()
+        if k not in {"minReplicas", "maxReplicas"}
+    }
+    meta = {"name": name, "namespace": isvc["metadata"]["namespace"]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def test_the_inference_pod_is_admitted_where_restricted_is_enforced(platform: Platform) -> None:
+    """A service's InferenceService, composed by the function from a namespace's catalog: the
+    Pod its predictor becomes is admitted by the API server's own Pod Security admission in a
+    namespace that enforces `restricted` (a server-side dry run, as KServe cannot run here), and
+    the same Pod without our security context is refused, so the check can fail.
+
+    Simulated: a GPU node (for the template to be Available); KServe (not run: the Pod is made
+    from the predictor as KServe's raw deployment makes it).
+    """
+    kube = platform.kube
+    simulate_gpu_node(kube, "gpu-node-psa-isvc")
+    ns = platform.team_namespace("team-psa-isvc")
+    source = {"modelId": "org/small", "sourceUri": "hf://org/small", "size": "1Gi"}
+    kube.apply(aim("AIMModel", "m", ns, {"image": "amdenterpriseai/aim-base:0.9"}))
+    kube.apply(
+        aim(
+            "AIMServiceTemplate",
+            "t",
+            ns,
+            {
+                "modelName": "m",
+                "modelSources": [source],
+                "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
+            },
+        )
+    )
+    kube.apply(aim("AIMService", "chat", ns, {"model": {"ref": "m"}, "template": {"name": "t"}}))
+    isvc = one(platform, ISVC, "InferenceService", ns)
+
+    pod = predictor_pod(isvc, "predictor")
+    response = kube.create(pod, dry_run=True)
+    assert response.warnings == ()
+
+    bare = predictor_pod(isvc, "bare")
+    del bare["spec"]["securityContext"]
+    for container in bare["spec"]["containers"]:
+        del container["securityContext"]
+    with pytest.raises(KubeError, match="violates PodSecurity"):
+        kube.create(bare, dry_run=True)
