@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+from pathlib import Path
 from typing import Final
 
 import click
@@ -26,8 +28,25 @@ from function.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
 _TRANSPORT_FACTOR: Final = 2
 
 
+_MAX_DEFAULT_WORKERS: Final = 8
+_CPU_MAX: Final = Path("/sys/fs/cgroup/cpu.max")
+
+
 def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The cores this process may use: its CPU affinity, within its cgroup's CPU limit.
+
+    A pod's CPU limit does not narrow the affinity (it is a quota), so on a large node the
+    affinity alone would start a worker per host core.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
+    try:
+        quota, period = _CPU_MAX.read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):  # no cgroup v2 here, or an unexpected format: no limit known
+        pass
+    return min(cores, _MAX_DEFAULT_WORKERS)
 
 
 def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -103,7 +122,7 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     "--workers",
     type=click.IntRange(min=0),
     default=_cores(),
-    show_default="the cores this process may use",
+    show_default="the cores this process may use (its CPU limit), at most 8",
     help="Worker processes that compose (one call each at a time); 0 composes on the server's "
     "own thread, without a budget (for debugging).",
 )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -69,3 +71,25 @@ def test_registry_mirrors_are_keyed_like_image_references(
     inspector = served[0]._inspector  # noqa: SLF001 - what the command built is the point
     assert isinstance(inspector, OrasInspector)
     assert inspector.mirrors == {"docker.io": "m:5000", "ghcr.io": "m2"}
+
+
+@pytest.mark.parametrize(
+    ("cpu_max", "want"),
+    [
+        ("50000 100000\n", 1),  # half a core: one worker
+        ("250000 100000\n", 3),  # 2.5 cores round up to 3, if the affinity has them
+        ("max 100000\n", None),  # no limit: the affinity
+        ("garbage", None),  # unreadable: the affinity
+    ],
+    ids=["half-core", "fractional", "unlimited", "unreadable"],
+)
+def test_default_workers_follow_the_cgroup_cpu_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu_max: str, want: int | None
+) -> None:
+    """A pod's CPU limit is a quota, not an affinity: without reading it, a function on a large
+    node would start a worker per host core."""
+    path = tmp_path / "cpu.max"
+    path.write_text(cpu_max)
+    monkeypatch.setattr(main, "_CPU_MAX", path)
+    affinity = min(len(os.sched_getaffinity(0)), 8)
+    assert main._cores() == (affinity if want is None else min(want, affinity))  # noqa: SLF001
