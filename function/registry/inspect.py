@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Final, Protocol
 
 from function.registry.credentials import Credential
 from function.registry.reference import ImageReference
+
+MAX_ENTRYPOINT_ARGS: Final = 16
+MAX_ENTRYPOINT_ARG: Final = 1024
+"""An entrypoint beyond these is no image's: it counts as unknown (discovery uses the default)."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,9 @@ PREFIXES: Final = ("com.amd.aim.", "org.amd.silogen.")
 OCI_PREFIX: Final = "org.opencontainers.image."
 MAX_LABEL_BYTES: Final = 65536
 """More than any image's recommended deployments need; a longer label is refused, not parsed."""
+_MAX_TEXT: Final = 4096
+_MAX_ITEMS: Final = 64
+_MAX_ITEM: Final = 256
 
 _TEXT: Final = {
     "model.canonicalName": "canonical_name",
@@ -57,6 +60,22 @@ class LabelError(ValueError):
     """A label the function needs has a value it cannot read; the message names the label."""
 
 
+def kept(labels: Mapping[str, str]) -> dict[str, str]:
+    """The labels `image_metadata` reads, each no longer than it reads, in key order.
+
+    A model keeps these in its status (so the registry is asked once per image); an image may
+    carry any number of labels of any size, and a status over etcd's limit could not be written.
+    """
+    wanted = {p + s for p in PREFIXES for s in (*_TEXT, *_LISTS, "hfToken.required")}
+    wanted |= {OCI_PREFIX + key for key in _OCI}
+    deployments = next((p + s for s in _DEPLOYMENTS for p in PREFIXES if p + s in labels), None)
+    out = {k: labels[k][:_MAX_TEXT] for k in sorted(wanted) if k in labels}
+    if deployments is not None:
+        # One character over the bound keeps a too-long label too long, so it is still refused.
+        out[deployments] = labels[deployments][: MAX_LABEL_BYTES + 1]
+    return dict(sorted(out.items()))
+
+
 def image_metadata(labels: Mapping[str, str]) -> ImageMetadata:
     """What an image's labels say about its model. Labels it does not know are ignored.
 
@@ -67,11 +86,12 @@ def image_metadata(labels: Mapping[str, str]) -> ImageMetadata:
     for suffix, attr in _TEXT.items():
         found = _aim_label(labels, suffix)
         if found is not None:
-            model[attr] = found[1]
+            model[attr] = _text(found[1])
     for suffix, attr in _LISTS.items():
         found = _aim_label(labels, suffix)
         if found is not None:
-            model[attr] = [item.strip() for item in found[1].split(",") if item.strip()]
+            items = (item.strip() for item in found[1].split(",", _MAX_ITEMS) if item.strip())
+            model[attr] = [_text(item, _MAX_ITEM) for item in items][:_MAX_ITEMS]
     found = _aim_label(labels, "hfToken.required")
     if found is not None:
         model["hf_token_required"] = found[1].strip().lower() in {"1", "t", "true", "yes"}
@@ -80,11 +100,20 @@ def image_metadata(labels: Mapping[str, str]) -> ImageMetadata:
         if found is not None:
             model["recommended_deployments"] = recommended_deployments(*found)
             break
-    oci = {key: labels[OCI_PREFIX + key] for key in _OCI if OCI_PREFIX + key in labels}
+    oci = {key: _text(labels[OCI_PREFIX + key]) for key in _OCI if OCI_PREFIX + key in labels}
     return ImageMetadata(
         model=ModelMetadata.model_validate(model) if model else None,
         oci=OciMetadata.model_validate(oci) if oci else None,
     )
+
+
+def _text(value: str, limit: int = _MAX_TEXT) -> str:
+    """A label cut to what a status can carry.
+
+    What a registry serves ends up in the model's status, and a status over etcd's object limit
+    could not be written at all.
+    """
+    return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
 def recommended_deployments(label: str, text: str) -> list[RecommendedDeployment]:

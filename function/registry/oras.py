@@ -22,6 +22,8 @@ from pydantic import JsonValue
 from function import jsontext
 from function.registry.credentials import Credential
 from function.registry.inspect import (
+    MAX_ENTRYPOINT_ARG,
+    MAX_ENTRYPOINT_ARGS,
     FailureKind,
     Inspection,
     InspectionOutcome,
@@ -165,9 +167,15 @@ def _labels_and_entrypoint(raw: bytes, ref: str) -> tuple[dict[str, str], tuple[
     config = config if isinstance(config, dict) else {}
     labels = config.get("Labels")
     entrypoint = config.get("Entrypoint")
+    # An entrypoint no image needs is treated as unknown, so discovery uses the configured one.
+    usable = (
+        isinstance(entrypoint, list)
+        and len(entrypoint) <= MAX_ENTRYPOINT_ARGS
+        and all(isinstance(a, str) and len(a) <= MAX_ENTRYPOINT_ARG for a in entrypoint)
+    )
     return (
         {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
-        tuple(str(a) for a in entrypoint) if isinstance(entrypoint, list) else (),
+        tuple(str(a) for a in entrypoint) if usable and isinstance(entrypoint, list) else (),
     )
 
 

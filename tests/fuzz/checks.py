@@ -6,6 +6,7 @@ bug report. The `restricted` Pod Security check lives in tests/podsecurity.py.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
@@ -32,6 +33,17 @@ def internal_errors(response: Mapping[str, Any]) -> list[str]:
         for r in response.get("results", [])
         if "internal error" in r.get("message", "") or "this is a bug" in r.get("message", "")
     ]
+
+
+MAX_STATUS_BYTES: Final = 512 * 1024
+"""A third of etcd's 1.5 MiB object limit: a status over that could not be written at all."""
+
+
+def oversized_status(response: Mapping[str, Any]) -> list[str]:
+    """An XR status too large to store, whatever the input."""
+    status = response.get("desired", {}).get("composite", {}).get("resource", {}).get("status")
+    size = len(json.dumps(status)) if status is not None else 0
+    return [f"the XR status is {size} bytes"] if size > MAX_STATUS_BYTES else []
 
 
 def bad_names(response: Mapping[str, Any]) -> list[str]:

@@ -123,6 +123,7 @@ def _answer(
     findings.reasons |= {f"{c['type']}={c.get('reason')}" for c in rsp.get("conditions", [])}
     findings.problems += [f"internal error: {m}" for m in checks.internal_errors(rsp)]
     findings.problems += checks.bad_names(rsp)
+    findings.problems += checks.oversized_status(rsp)
     for key, pod in checks.pod_specs(rsp):
         findings.problems += [f"{key} is not restricted: {v}" for v in restricted_violations(pod)]
     fatal = any(r.get("severity") == "SEVERITY_FATAL" for r in rsp.get("results", []))

@@ -593,9 +593,11 @@ def image_labels() -> st.SearchStrategy[dict[str, str]]:
             "com.amd.aim.model.recommendedDeployments": deployments,
             "org.amd.silogen.model.deployments": deployments,
             "com.amd.aim.model.canonicalName": st.one_of(
-                st.just("Org/Small"), st.text(max_size=300)
+                st.just("Org/Small"), st.text(max_size=300), st.just("x" * 300_000)
             ),
-            "com.amd.aim.model.tags": st.text(max_size=100),
+            "com.amd.aim.model.tags": st.one_of(
+                st.text(max_size=100), st.just(",".join(["tag"] * 100_000))
+            ),
             "com.amd.aim.hfToken.required": st.sampled_from(["true", "no", "ä"]),
             "org.opencontainers.image.title": st.text(max_size=300),
         },

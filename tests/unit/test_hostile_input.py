@@ -217,3 +217,22 @@ def test_the_first_spec_error_does_not_depend_on_map_order() -> None:
     forward = _request("AIMService", spec)
     backward = _request("AIMService", dict(reversed(spec.items())))
     assert _run(forward).results[0].message == _run(backward).results[0].message
+
+
+def test_a_model_keeps_only_the_labels_it_reads_and_no_more_of_each_than_it_reads() -> None:
+    """A model stores its image's labels in status; an image with 300 KB labels (or thousands of
+    them) made a status too large for etcd, so the model could never report anything."""
+    image = {
+        "com.amd.aim.model.canonicalName": "x" * 300_000,
+        "com.amd.aim.model.recommendedDeployments": "[" + "1," * 50_000 + "1]",
+        **{f"vendor.label.{i}": "y" * 1000 for i in range(1000)},
+    }
+    stored = labels.kept(image)
+    assert set(stored) == {
+        "com.amd.aim.model.canonicalName",
+        "com.amd.aim.model.recommendedDeployments",
+    }
+    assert len(stored["com.amd.aim.model.canonicalName"]) == 4096
+    # Still too long to parse, so still refused with the same reason as the original.
+    with pytest.raises(labels.LabelError, match="more than the"):
+        labels.image_metadata(stored)

@@ -19,18 +19,21 @@ from function.build import Manifest
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.inspect import (
+    MAX_ENTRYPOINT_ARG,
+    MAX_ENTRYPOINT_ARGS,
     FailureKind,
     Inspection,
     InspectionRequest,
     RegistryFailure,
 )
-from function.registry.labels import LabelError, image_metadata
+from function.registry.labels import LabelError, image_metadata, kept
 from function.state import Observed, Requirement
 from function.status import ConditionType, Health, Reason, State, status_of
 
 # Registry answers that only the user can fix; the rest may pass on their own.
 _USER_FAILURES: Final = frozenset({FailureKind.UNAUTHORIZED, FailureKind.NOT_FOUND})
 RETRY_AFTER_S: Final = 60
+_MAX_DIGEST: Final = 128  # `sha256:` and 64 hex digits, with room; a status may say anything
 
 
 @dataclass(frozen=True)
@@ -139,9 +142,10 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
 def _from_inspection(
     image: str, labels: Mapping[str, str], digest: str, entrypoint: Sequence[str]
 ) -> MetadataOutcome:
+    labels = kept(labels)
     record: dict[str, JsonValue] = {
         "inspectedImage": image,
-        "imageDigest": digest,
+        "imageDigest": digest[:_MAX_DIGEST],
         "imageLabels": dict(labels),
     }
     if entrypoint:
@@ -182,4 +186,8 @@ def _string_map(value: JsonValue) -> dict[str, str]:
 
 
 def _strings(value: JsonValue) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
+    # The entrypoint kept in status: one no image needs counts as unknown, as when inspected.
+    if not isinstance(value, list) or len(value) > MAX_ENTRYPOINT_ARGS:
+        return []
+    strings = [str(v) for v in value]
+    return strings if all(len(s) <= MAX_ENTRYPOINT_ARG for s in strings) else []
