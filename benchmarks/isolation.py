@@ -29,7 +29,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from benchmarks.run_function import resolved_request, with_observed
 from devtools.render import Server, serve_function
-from function.build import Manifest
+from devtools.requests import run_function_request, selects
 
 EXAMPLES: Final = Path(__file__).resolve().parents[1] / "examples"
 WELL_FORMED_CALLERS: Final = 8
@@ -63,39 +63,15 @@ def settled(
         o["metadata"]["annotations"]["crossplane.io/composition-resource-name"]: o
         for o in _documents(folder / "observed.yaml")
     }
-    req = _request(xr, observed, {})
+    req = run_function_request(xr, observed, {})
     for _ in range(4):
         rsp = stub.RunFunction(req)
         required = {
-            name: [o for o in pool if _selects(selector, o)]
+            name: [o for o in pool if selects(selector, o)]
             for name, selector in rsp.requirements.resources.items()
         }
-        req = _request(xr, observed, required)
+        req = run_function_request(xr, observed, required)
     return req
-
-
-def _request(
-    xr: Manifest, observed: dict[str, Manifest], required: dict[str, list[Manifest]]
-) -> fnv1.RunFunctionRequest:
-    req = fnv1.RunFunctionRequest()
-    req.observed.composite.resource.update(xr)
-    for name, obj in observed.items():
-        req.observed.resources[name].resource.update(obj)
-    for name, items in required.items():
-        req.required_resources[name].SetInParent()
-        for item in items:
-            req.required_resources[name].items.add().resource.update(item)
-    return req
-
-
-def _selects(selector: fnv1.ResourceSelector, obj: dict[str, Any]) -> bool:
-    meta = obj.get("metadata", {})
-    labels = meta.get("labels") or {}
-    return (
-        obj.get("kind") == selector.kind
-        and (not selector.HasField("match_name") or meta.get("name") == selector.match_name)
-        and all(labels.get(k) == v for k, v in selector.match_labels.labels.items())
-    )
 
 
 def hostile_requests(target: str) -> list[fnv1.RunFunctionRequest]:

@@ -21,6 +21,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 from hypothesis import strategies as st
 
+from devtools.requests import run_function_request, selects
 from function.fn import FunctionRunner
 from function.registry.inspect import (
     FailureKind,
@@ -87,7 +88,7 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
     runner = FunctionRunner(inspector=registry, clock=lambda: NOW)
     secrets: list[str] = []
     findings = Findings()
-    req = _request(xr, resources=observed, required={})
+    req = run_function_request(xr, observed, {}, tag="fuzz")
     # Tracebacks rendered, so a failing example shows where the bug is.
     with structlog.testing.capture_logs([structlog.processors.format_exc_info]) as logs:
         for _ in range(ROUNDS):
@@ -130,21 +131,6 @@ def _answer(
     return None if fatal else first
 
 
-def _request(
-    xr: Any, resources: dict[str, Any], required: dict[str, list[Any]]
-) -> fnv1.RunFunctionRequest:
-    req = fnv1.RunFunctionRequest()
-    req.meta.tag = "fuzz"
-    req.observed.composite.resource.update(xr)
-    for name, obj in resources.items():
-        req.observed.resources[name].resource.update(obj)
-    for name, items in required.items():
-        req.required_resources[name].SetInParent()
-        for item in items:
-            req.required_resources[name].items.add().resource.update(item)
-    return req
-
-
 @dataclass(frozen=True)
 class _World:
     xr: Any
@@ -173,21 +159,10 @@ def _next_request(
         resources[name] = {**obj, "metadata": meta, **status}
     required = {}
     for name, selector in rsp.requirements.resources.items():
-        known = [o for o in world.objects if _selects(selector, o)]
+        known = [o for o in world.objects if selects(selector, o)]
         drawn = data.draw(st.integers(0, 2 if not known else 1), label=f"more {name}")
         required[name] = known + [_found(data, selector, world) for _ in range(drawn)]
-    return _request(xr, resources, required)
-
-
-def _selects(selector: fnv1.ResourceSelector, obj: Any) -> bool:
-    meta = obj.get("metadata", {})
-    labels = meta.get("labels") or {}
-    return (
-        obj.get("kind") == selector.kind
-        and (not selector.HasField("match_name") or meta.get("name") == selector.match_name)
-        and (not selector.namespace or meta.get("namespace") == selector.namespace)
-        and all(labels.get(k) == v for k, v in selector.match_labels.labels.items())
-    )
+    return run_function_request(xr, resources, required, tag="fuzz")
 
 
 def _found(data: st.DataObject, selector: fnv1.ResourceSelector, world: _World) -> Any:
