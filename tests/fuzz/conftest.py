@@ -2,8 +2,8 @@
 
 `ci` (the default) is what the README's test command runs: a bounded, derandomized example
 count per kind, so the tier stays under a minute and a red run is reproducible. `long` is the
-documented deep run (`AIM_FUZZ_PROFILE=long AIM_FUZZ_EXAMPLES=12000 .venv/bin/pytest tests/fuzz`),
-random each time, printing a reproduction blob for whatever it finds.
+documented deep run (README, "Hostile input"), random each time, printing a reproduction blob
+for whatever it finds.
 """
 
 from __future__ import annotations
@@ -15,32 +15,27 @@ from hypothesis import HealthCheck, Phase, settings
 
 from tests.fuzz.driver import TOTALS
 
-_SLOW_DRAWS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
-
-settings.register_profile(
-    "ci",
-    max_examples=int(os.environ.get("AIM_FUZZ_EXAMPLES", "60")),
-    derandomize=True,
+# Drawing whole worlds is slow and large by design; examples are not timed (no deadline).
+_COMMON = settings(
     database=None,
     deadline=None,
-    suppress_health_check=_SLOW_DRAWS,
-)
-settings.register_profile(
-    "long",
-    max_examples=int(os.environ.get("AIM_FUZZ_EXAMPLES", "12000")),
-    database=None,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=_SLOW_DRAWS,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
 )
 
+
+def _examples(default: int) -> int:
+    return int(os.environ.get("AIM_FUZZ_EXAMPLES", str(default)))
+
+
+settings.register_profile("ci", max_examples=_examples(60), derandomize=True, parent=_COMMON)
+settings.register_profile("long", max_examples=_examples(11200), print_blob=True, parent=_COMMON)
+# While fixing a finding: no shrinking, so a failure shows at once.
 settings.register_profile(
-    "debug",
-    max_examples=int(os.environ.get("AIM_FUZZ_EXAMPLES", "20")),
-    database=None,
-    deadline=None,
-    phases=[Phase.explicit, Phase.generate],
-    suppress_health_check=_SLOW_DRAWS,
+    "debug", max_examples=_examples(20), phases=[Phase.explicit, Phase.generate], parent=_COMMON
 )
 settings.load_profile(os.environ.get("AIM_FUZZ_PROFILE", "ci"))
 
