@@ -36,19 +36,14 @@ def loads(text: str | bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> J
     Raises:
         JsonTextError: too long, too deep, a number out of range, or not JSON.
     """
-    if len(text) > max_bytes:
-        msg = f"is {len(text)} bytes long, more than the {max_bytes} read"
-        raise JsonTextError(msg)
     if isinstance(text, bytes):
+        _check_length(len(text), "bytes", max_bytes)
         try:
             text = text.decode()
         except UnicodeDecodeError:
             msg = "is not UTF-8 text"
             raise JsonTextError(msg) from None
-    depth = nesting(text)
-    if depth > max_depth:
-        msg = f"is nested {depth} levels deep, more than the {max_depth} read"
-        raise JsonTextError(msg)
+    _check(text, max_bytes, max_depth)
     try:
         value: JsonValue = _DECODER.decode(text)
     except json.JSONDecodeError as e:
@@ -69,13 +64,7 @@ def last_list(text: str, *, max_bytes: int, max_attempts: int = 256) -> list[Jso
     Raises:
         JsonTextError: too long or too deep to be read at all.
     """
-    if len(text) > max_bytes:
-        msg = f"is {len(text)} bytes long, more than the {max_bytes} read"
-        raise JsonTextError(msg)
-    depth = nesting(text)
-    if depth > MAX_DEPTH:
-        msg = f"is nested {depth} levels deep, more than the {MAX_DEPTH} read"
-        raise JsonTextError(msg)
+    _check(text, max_bytes, MAX_DEPTH)
     found: list[JsonValue] | None = None
     start = text.find("[")
     for _ in range(max_attempts):
@@ -97,6 +86,20 @@ def nesting(text: str) -> int:
     brackets = (t for t in _TOKEN.findall(text) if t in ("[", "]", "{", "}"))
     steps = (1 if t in ("[", "{") else -1 for t in brackets)
     return max(accumulate(steps, initial=0))
+
+
+def _check(text: str, max_length: int, max_depth: int) -> None:
+    _check_length(len(text), "characters", max_length)
+    depth = nesting(text)
+    if depth > max_depth:
+        msg = f"is nested {depth} levels deep, more than the {max_depth} read"
+        raise JsonTextError(msg)
+
+
+def _check_length(length: int, unit: str, limit: int) -> None:
+    if length > limit:
+        msg = f"is {length} {unit} long, more than the {limit} read"
+        raise JsonTextError(msg)
 
 
 def _int(digits: str) -> int:

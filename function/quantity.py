@@ -17,8 +17,8 @@ from typing import Final, NoReturn
 _QUANTITY: Final = re.compile(
     r"^\+?([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([KMGTPE]i?|k|m)|[eE]([+-]?[0-9]+))?$"
 )
-# Kubernetes quantities are int64 underneath (about 9.2e18, 8Ei); with 64 characters any size
-# a disk or a GPU could have is written several ways.
+# Kubernetes quantities are int64 underneath (about 9.2e18 bytes, just under 8Ei). No size anyone
+# writes needs more than 64 characters, or an exponent beyond 19.
 MAX_BYTES: Final = 2**63 - 1
 _MAX_EXPONENT: Final = 19
 _MAX_LENGTH: Final = 64
