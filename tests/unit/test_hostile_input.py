@@ -18,7 +18,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import discovery, jsontext, quantity
 from function.fn import FunctionRunner
-from function.registry import credentials, labels
+from function.registry import credentials, labels, oras
 from function.status import Reason
 from tests.simulated import DRY_RUN_RESULT
 
@@ -236,3 +236,30 @@ def test_a_model_keeps_only_the_labels_it_reads_and_no_more_of_each_than_it_read
     # Still too long to parse, so still refused with the same reason as the original.
     with pytest.raises(labels.LabelError, match="more than the"):
         labels.image_metadata(stored)
+
+
+CONFIG_CASES = [
+    Case("deep", b"[" * 5000, "nested 5000 levels", "RecursionError escaped the inspector"),
+    Case("not-utf8", b'{"config": "\xff"}', "not UTF-8", "UnicodeDecodeError"),
+    Case("huge-number", b'{"n": ' + b"9" * 5000 + b"}", "out of range", "int digit limit"),
+]
+
+
+@pytest.mark.parametrize("case", CONFIG_CASES, ids=[c.id for c in CONFIG_CASES])
+def test_an_image_config_that_cannot_be_read_is_a_registry_error(case: Case) -> None:
+    """What a registry serves as an image's config is parsed within bounds, on the event loop,
+    so a failure must be an answer (a RegistryError naming the image), never an exception."""
+    with pytest.raises(oras._OrasError, match=case.want):  # noqa: SLF001 - the parser's own error
+        oras._labels_and_entrypoint(case.given, "registry.io/x:1")  # noqa: SLF001
+
+
+def test_an_entrypoint_no_image_needs_counts_as_unknown() -> None:
+    """A 17-argument entrypoint would be stored in status and run by discovery Jobs; it is
+    treated as unknown instead, and discovery uses the configured entrypoint."""
+    config = {"config": {"Labels": {}, "Entrypoint": ["aim"] * 17}}
+    assert oras._labels_and_entrypoint(json.dumps(config).encode(), "r/x:1") == ({}, ())  # noqa: SLF001
+    config = {"config": {"Labels": {}, "Entrypoint": ["aim-runtime"]}}
+    assert oras._labels_and_entrypoint(json.dumps(config).encode(), "r/x:1") == (  # noqa: SLF001
+        {},
+        ("aim-runtime",),
+    )
