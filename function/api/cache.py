@@ -10,6 +10,7 @@ from pydantic import Field
 from function.api.cel import immutable, rule, validations
 from function.api.common import (
     MODEL_ID_PATTERN,
+    OBJECT_NAME_PATTERN,
     SOURCE_URI_MESSAGE,
     SOURCE_URI_RULE,
     ApiModel,
@@ -45,7 +46,10 @@ class TemplateCacheSpec(ApiModel):
         description="Look only at namespace (Namespace) or cluster (Cluster) templates.",
     )
     storage_class_name: str | None = Field(
-        default=None, max_length=253, description="Storage class of the cache PVCs."
+        default=None,
+        max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
+        description="Storage class of the cache PVCs.",
     )
     env: list[EnvVar] | None = Field(
         default=None, description="Environment of the downloads (credentials such as HF_TOKEN)."
@@ -113,7 +117,10 @@ class ModelCacheSpec(ApiModel):
         description="Canonical model id, `org/name`; sets the mount path in services.",
     )
     storage_class_name: str | None = Field(
-        default=None, max_length=253, description="Storage class of the PVC."
+        default=None,
+        max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
+        description="Storage class of the PVC.",
     )
     size: Quantity | None = Field(
         default=None, description="PVC size before headroom; found by a size-check Job if unset."

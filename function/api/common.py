@@ -65,10 +65,21 @@ FreeForm = Annotated[
 """An object whose schema belongs to Kubernetes (for example an EnvVar's `valueFrom`)."""
 
 
+OBJECT_NAME_PATTERN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+"""A Kubernetes object name (a DNS subdomain): what the API server accepts for the service
+accounts, secrets and storage classes that composed pods and claims name."""
+ENV_NAME_PATTERN: Final = r"^[\x20-\x3C\x3E-\x7E]+$"
+"""What Kubernetes accepts for an environment variable's name: printable ASCII without `=`."""
+
+
 class EnvVar(ApiModel):
     """A container environment variable, as in a Pod spec."""
 
-    name: str = Field(min_length=1, description="Name of the environment variable.")
+    name: str = Field(
+        min_length=1,
+        pattern=ENV_NAME_PATTERN,
+        description="Name of the environment variable (printable ASCII, no `=`).",
+    )
     value: str | None = Field(default=None, description="Literal value.")
     value_from: FreeForm | None = Field(
         default=None, description="Source for the value (secretKeyRef, configMapKeyRef, ...)."
@@ -89,7 +100,12 @@ class ResourceRequirements(ApiModel):
 class LocalObjectReference(ApiModel):
     """A reference to an object in the same namespace."""
 
-    name: str = Field(min_length=1, description="Name of the referenced object.")
+    name: str = Field(
+        min_length=1,
+        max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
+        description="Name of the referenced object.",
+    )
 
 
 MODEL_ID_PATTERN: Final = r"^[a-zA-Z0-9_-]+/[a-zA-Z0-9._-]+$"

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from function.api.cel import rule, validations
 from function.api.common import (
+    OBJECT_NAME_PATTERN,
     ApiModel,
     EnvVar,
     LocalObjectReference,
@@ -166,7 +167,10 @@ class ModelSpec(ApiModel):
         description="Secrets for pulling the image (inspection and inference).",
     )
     service_account_name: str | None = Field(
-        default=None, max_length=253, description="Service account of discovery Jobs."
+        default=None,
+        max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
+        description="Service account of discovery Jobs.",
     )
     resources: ResourceRequirements | None = Field(
         default=None, description="Baseline container resources; templates and services override."

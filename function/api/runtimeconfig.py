@@ -12,6 +12,7 @@ from typing import Annotated
 from pydantic import Field
 
 from function.api.common import (
+    OBJECT_NAME_PATTERN,
     ApiModel,
     EnvVar,
     LocalObjectReference,
@@ -113,6 +114,7 @@ class ClusterRuntimeConfigSpec(ApiModel):
     default_storage_class_name: str | None = Field(
         default=None,
         max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
         description="Storage class of model caches that do not name one.",
     )
     pvc_headroom_percent: int = Field(
@@ -140,6 +142,7 @@ class RuntimeConfigSpec(ClusterRuntimeConfigSpec):
     service_account_name: str | None = Field(
         default=None,
         max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
         description="Service account of discovery Jobs, cache downloads and inference pods.",
     )
     image_pull_secrets: list[LocalObjectReference] | None = Field(

@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from function.api.cel import exactly_one, fixed_presence, immutable, rule, validations
 from function.api.common import (
+    OBJECT_NAME_PATTERN,
     ApiModel,
     EnvVar,
     LocalObjectReference,
@@ -171,7 +172,10 @@ class AIMServiceSpec(ApiModel):
         default=None, description="Secrets for pulling the model image."
     )
     service_account_name: str | None = Field(
-        default=None, max_length=253, description="Service account of the inference pods."
+        default=None,
+        max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
+        description="Service account of the inference pods.",
     )
 
 

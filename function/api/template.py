@@ -13,6 +13,7 @@ from pydantic import Field
 from function.api.cel import fixed_presence, immutable, validations
 from function.api.common import (
     MODEL_ID_PATTERN,
+    OBJECT_NAME_PATTERN,
     SOURCE_URI_RULE,
     ApiModel,
     EnvVar,
@@ -82,7 +83,10 @@ class ClusterServiceTemplateSpec(ApiModel):
         default=None, description="Secrets for pulling the model image."
     )
     service_account_name: str | None = Field(
-        default=None, max_length=253, description="Service account of discovery and inference."
+        default=None,
+        max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
+        description="Service account of discovery and inference.",
     )
 
 

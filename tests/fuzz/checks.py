@@ -82,6 +82,43 @@ def _label_problems(key: str, value: Any) -> Iterator[str]:
         yield f"{key}={value!r} is not a label value"
 
 
+def bad_references(response: Mapping[str, Any]) -> list[str]:
+    """Names inside composed pod specs and claims that the API server would reject."""
+    problems = []
+    for key, pod in pod_specs(response):
+        named = [("serviceAccountName", pod.get("serviceAccountName"), _DNS_SUBDOMAIN, 253)]
+        named += [
+            ("imagePullSecrets", s.get("name"), _DNS_SUBDOMAIN, 253)
+            for s in pod.get("imagePullSecrets") or []
+        ]
+        for volume in pod.get("volumes") or []:
+            named.append(("volume", volume.get("name"), _DNS_LABEL, 63))
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            named.append(("claimName", claim, _DNS_SUBDOMAIN, 253))
+        for container in pod.get("containers") or []:
+            named.append(("container", container.get("name"), _DNS_LABEL, 63))
+            for env in container.get("env") or []:
+                name = env.get("name")
+                if not isinstance(name, str) or not name or "=" in name:
+                    problems.append(f"{key}: env name {name!r}")
+        for what, name, pattern, limit in named:
+            if name is not None and not (
+                isinstance(name, str) and len(name) <= limit and pattern.match(name)
+            ):
+                problems.append(f"{key}: {what} {name!r} is not a valid name")
+    for key, item in response.get("desired", {}).get("resources", {}).items():
+        obj = item.get("resource", {})
+        storage_class = (obj.get("spec") or {}).get("storageClassName")
+        if obj.get("kind") == "PersistentVolumeClaim" and storage_class is not None:
+            if not (
+                isinstance(storage_class, str)
+                and len(storage_class) <= 253
+                and _DNS_SUBDOMAIN.match(storage_class)
+            ):
+                problems.append(f"{key}: storageClassName {storage_class!r} is not a valid name")
+    return problems
+
+
 def pod_specs(response: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every pod spec we compose: Jobs' templates and InferenceServices' predictors."""
     for key, item in response.get("desired", {}).get("resources", {}).items():

@@ -125,6 +125,7 @@ def _answer(
     findings.problems += [f"internal error: {m}" for m in checks.internal_errors(rsp)]
     findings.problems += checks.bad_names(rsp)
     findings.problems += checks.oversized_status(rsp)
+    findings.problems += checks.bad_references(rsp)
     for key, pod in checks.pod_specs(rsp):
         findings.problems += [f"{key} is not restricted: {v}" for v in restricted_violations(pod)]
     fatal = any(r.get("severity") == "SEVERITY_FATAL" for r in rsp.get("results", []))
