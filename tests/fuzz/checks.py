@@ -86,37 +86,38 @@ def bad_references(response: Mapping[str, Any]) -> list[str]:
     """Names inside composed pod specs and claims that the API server would reject."""
     problems = []
     for key, pod in pod_specs(response):
-        named = [("serviceAccountName", pod.get("serviceAccountName"), _DNS_SUBDOMAIN, 253)]
-        named += [
-            ("imagePullSecrets", s.get("name"), _DNS_SUBDOMAIN, 253)
-            for s in pod.get("imagePullSecrets") or []
-        ]
-        for volume in pod.get("volumes") or []:
-            named.append(("volume", volume.get("name"), _DNS_LABEL, 63))
-            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
-            named.append(("claimName", claim, _DNS_SUBDOMAIN, 253))
-        for container in pod.get("containers") or []:
-            named.append(("container", container.get("name"), _DNS_LABEL, 63))
-            for env in container.get("env") or []:
-                name = env.get("name")
-                if not isinstance(name, str) or not name or "=" in name:
-                    problems.append(f"{key}: env name {name!r}")
-        for what, name, pattern, limit in named:
-            if name is not None and not (
-                isinstance(name, str) and len(name) <= limit and pattern.match(name)
-            ):
-                problems.append(f"{key}: {what} {name!r} is not a valid name")
+        problems += [f"{key}: {p}" for p in _pod_reference_problems(pod)]
     for key, item in response.get("desired", {}).get("resources", {}).items():
         obj = item.get("resource", {})
-        storage_class = (obj.get("spec") or {}).get("storageClassName")
-        if obj.get("kind") == "PersistentVolumeClaim" and storage_class is not None:
-            if not (
-                isinstance(storage_class, str)
-                and len(storage_class) <= 253
-                and _DNS_SUBDOMAIN.match(storage_class)
-            ):
-                problems.append(f"{key}: storageClassName {storage_class!r} is not a valid name")
+        if obj.get("kind") == "PersistentVolumeClaim":
+            name = (obj.get("spec") or {}).get("storageClassName")
+            problems += [f"{key}: {p}" for p in _name_problems("storageClassName", name)]
     return problems
+
+
+def _pod_reference_problems(pod: Mapping[str, Any]) -> Iterator[str]:
+    yield from _name_problems("serviceAccountName", pod.get("serviceAccountName"))
+    for secret in pod.get("imagePullSecrets") or []:
+        yield from _name_problems("imagePullSecrets", secret.get("name"))
+    for volume in pod.get("volumes") or []:
+        yield from _name_problems("volume", volume.get("name"), label=True)
+        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        yield from _name_problems("claimName", claim)
+    for container in pod.get("containers") or []:
+        yield from _name_problems("container", container.get("name"), label=True)
+        for env in container.get("env") or []:
+            name = env.get("name")
+            if not isinstance(name, str) or not name or "=" in name:
+                yield f"env name {name!r}"
+
+
+def _name_problems(what: str, name: Any, *, label: bool = False) -> Iterator[str]:
+    """A reference that is set but is no object name (or, with `label`, no DNS label)."""
+    if name is None:
+        return
+    pattern, limit = (_DNS_LABEL, 63) if label else (_DNS_SUBDOMAIN, 253)
+    if not (isinstance(name, str) and len(name) <= limit and pattern.match(name)):
+        yield f"{what} {name!r} is not a valid name"
 
 
 def pod_specs(response: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
