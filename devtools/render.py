@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import yaml
 
@@ -33,14 +33,16 @@ STARTUP_TIMEOUT_S: Final = 30.0
 class Tools:
     """The Go-built tools, and the Crossplane source tree they were built from.
 
-    The crossplane CLI and core (the render engine), apicheck and oras; for the end-to-end
-    control plane etcd, kube-apiserver and kube-controller-manager, with core's CRDs and Helm
-    chart read from its module; and `crds`, KServe's and Gateway API's CRDs (`kserve/`,
-    `gateway-api/`) from theirs.
+    The crossplane CLI and core (the render engine), the oldest core the packages claim,
+    apicheck and oras; for the end-to-end control plane etcd, kube-apiserver and
+    kube-controller-manager, with core's CRDs and Helm chart read from its module; and `crds`,
+    KServe's and Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs. The `render` set
+    has only the CLI, core and oras; the other paths do not exist there.
     """
 
     crossplane: Path
     core: Path
+    oldest_core: Path
     apicheck: Path
     oras: Path
     etcd: Path
@@ -76,10 +78,10 @@ class HarnessError(RuntimeError):
     """The harness could not build the tools or start the function."""
 
 
-def build_tools() -> Tools:
-    """Build (or reuse) the crossplane binaries; progress goes to this process's stderr."""
+def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
+    """Build (or reuse) the Go-built tools; progress goes to this process's stderr."""
     proc = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "build-tools.sh")],
+        ["bash", str(ROOT / "scripts" / "build-tools.sh"), toolset],
         stdout=subprocess.PIPE,
         text=True,
         check=False,
@@ -91,6 +93,7 @@ def build_tools() -> Tools:
     return Tools(
         crossplane=bin_dir / "crossplane",
         core=bin_dir / "crossplane-core",
+        oldest_core=bin_dir / "crossplane-core-oldest",
         apicheck=bin_dir / "apicheck",
         oras=bin_dir / "oras",
         etcd=bin_dir / "etcd",
@@ -241,7 +244,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"render: {example} has no xr.yaml; pass an example directory", file=sys.stderr)
         return 2
     try:
-        tools = build_tools()
+        tools = build_tools("render")
         with serve_function("--oras", str(tools.oras)) as server:
             result = render_example(tools, server.target, example)
     except HarnessError as e:

@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
 # Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck,
 # and for the end-to-end tier etcd, kube-apiserver and kube-controller-manager) from the Go module
-# proxy into a versioned cache directory outside the repository, and copies the KServe and
-# Gateway API CRDs out of their modules beside them. Idempotent: a tool already built at the
-# pinned version (or, for apicheck, from the same sources) is reused.
-# Prints the directory holding the binaries on stdout (last line); progress goes to stderr.
+# proxy into a cache outside the repository, and copies the KServe and Gateway API CRDs out of
+# their modules beside them. Idempotent: a tool already built at its pinned version (or, for
+# apicheck, from the same sources) is reused.
+#
+#   scripts/build-tools.sh [render|all]
+#
+# `render` builds what `make render` and `make package` need (the CLI, core and oras); `all`
+# (the default) everything the tests need as well. Each tool is built once per version into
+# tools/store/; the directory printed on stdout (last line) links the pinned set. Progress goes to
+# stderr.
 #
 #   AIM_CACHE_DIR   root of the cache (default: ${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane)
 set -euo pipefail
 
-CLI_VERSION=v2.5.0    # github.com/crossplane/cli/v2
-CORE_VERSION=v2.3.4   # github.com/crossplane/crossplane/v2 (render without Docker needs >= v2.3.0)
+CLI_VERSION=v2.5.0    # github.com/crossplane/cli/v2 (the newest the Go proxy serves)
+CORE_VERSION=v2.4.0   # github.com/crossplane/crossplane/v2 (v2.4 watches required resources)
+# The oldest core the packages claim (spec.crossplane.version); a render test runs it too.
+OLDEST_CORE_VERSION=v2.3.4  # render without Docker needs >= v2.3.0
 ORAS_VERSION=v1.2.3   # oras.land/oras: the function reads model images' labels with it
 KUBE_VERSION=v1.35.3  # k8s.io/kubernetes: the end-to-end control plane (core's client-go is v0.35)
 ETCD_VERSION=v3.5.24  # go.etcd.io/etcd/server/v3: the API server's storage
 KSERVE_VERSION=v0.20.0       # github.com/kserve/kserve: the InferenceService CRD we compose for
 GATEWAY_API_VERSION=v1.6.1   # sigs.k8s.io/gateway-api: the HTTPRoute CRD (standard channel)
 
+set_name=${1:-all}
+case $set_name in render|all) ;; *) echo "usage: $0 [render|all]" >&2; exit 2 ;; esac
+
 cache=${AIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane}
-bin="$cache/tools/crossplane-cli-$CLI_VERSION-core-$CORE_VERSION/bin"
-mkdir -p "$bin" "$cache/tools/work"
+# One directory per combination of pinned versions, so two checkouts pinning different versions
+# do not overwrite each other's links.
+pins=$(sed -n 's/^\([A-Z_]*_VERSION\)=\([^ ]*\).*/\1=\2/p' "$0" | sha256sum | cut -c1-12)
+bin="$cache/tools/sets/$pins/bin"
+store="$cache/tools/store"
+mkdir -p "$bin" "$store" "$cache/tools/work"
 
 log() { printf '[build-tools] %s\n' "$*" >&2; }
 
@@ -62,15 +77,15 @@ kube_staging() {
 # (to look for deprecations), which some proxies refuse; and core cannot be built that way at all,
 # because its go.mod replaces its apis module with a local path. Requiring core and its apis module
 # at the same tag reproduces the release build.
-build() { # name, version, binary, package, module@version...
-  local name=$1 version=$2 out=$3 pkg=$4; shift 4
+build() { # name, version, link name in the set, package, module@version...
+  local name=$1 version=$2 link="$bin/$3" pkg=$4 out="$store/$1-$2"; shift 4
   local ldflags="-s -w -X $version_flag=$version"
   case $name in
     oras) ldflags="-s -w -X oras.land/oras/internal/version.Version=${version#v} -X oras.land/oras/internal/version.BuildMetadata=" ;;
     kube-*) ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$version")" ;;
     etcd) ldflags="-s -w" ;;
   esac
-  if built "$out" "$version"; then log "$name $version: cached"; return; fi
+  if built "$out" "$version"; then ln -sfn "$out" "$link"; log "$name $version: cached"; return; fi
   local w="$cache/tools/work/$name-$version"
   rm -rf "$w" && mkdir -p "$w"
   log "$name $version: building (go output in $w/build.log)"
@@ -95,18 +110,30 @@ build() { # name, version, binary, package, module@version...
     exit 1
   fi
   mv "$out.tmp" "$out"
+  ln -sfn "$out" "$link"
   log "$name $version: built in $(( $(date +%s) - t0 ))s"
 }
 
-build crossplane-cli "$CLI_VERSION" "$bin/crossplane" github.com/crossplane/cli/v2/cmd/crossplane \
+build crossplane-cli "$CLI_VERSION" crossplane github.com/crossplane/cli/v2/cmd/crossplane \
   "github.com/crossplane/cli/v2@$CLI_VERSION"
-build crossplane-core "$CORE_VERSION" "$bin/crossplane-core" github.com/crossplane/crossplane/v2/cmd/crossplane \
-  "github.com/crossplane/crossplane/v2@$CORE_VERSION" "github.com/crossplane/crossplane/apis/v2@$CORE_VERSION"
+core() { # version, link name
+  build crossplane-core "$1" "$2" github.com/crossplane/crossplane/v2/cmd/crossplane \
+    "github.com/crossplane/crossplane/v2@$1" "github.com/crossplane/crossplane/apis/v2@$1"
+}
+core "$CORE_VERSION" crossplane-core
 
 # Core's CRDs (for `core init`) and Helm chart (its RBAC) come from its module, read-only.
 ln -sfn "$GOMODCACHE/github.com/crossplane/crossplane/v2@$CORE_VERSION" "$bin/../crossplane-src"
 
-build oras "$ORAS_VERSION" "$bin/oras" oras.land/oras/cmd/oras "oras.land/oras@$ORAS_VERSION"
+build oras "$ORAS_VERSION" oras oras.land/oras/cmd/oras "oras.land/oras@$ORAS_VERSION"
+
+if [ "$set_name" = render ]; then
+  log "render tools ready in $(( $(date +%s) - start ))s: $bin"
+  echo "$bin"
+  exit 0
+fi
+
+core "$OLDEST_CORE_VERSION" crossplane-core-oldest
 
 # The schemas our composed objects must satisfy, as their projects publish them: the module zips
 # carry the CRD YAML, so nothing is built. Explicit versions only (proxies refuse version lists).
@@ -131,10 +158,10 @@ crds gateway-api "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" config/crd/stand
 
 # The end-to-end tier's control plane (tests/e2e). etcd's server module replaces its sibling
 # modules with relative paths too, but requiring it at a tag resolves them to the same tag.
-build etcd "$ETCD_VERSION" "$bin/etcd" go.etcd.io/etcd/server/v3 "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
-build kube-apiserver "$KUBE_VERSION" "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
+build etcd "$ETCD_VERSION" etcd go.etcd.io/etcd/server/v3 "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+build kube-apiserver "$KUBE_VERSION" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver \
   "k8s.io/kubernetes@$KUBE_VERSION"
-build kube-controller-manager "$KUBE_VERSION" "$bin/kube-controller-manager" \
+build kube-controller-manager "$KUBE_VERSION" kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-controller-manager "k8s.io/kubernetes@$KUBE_VERSION"
 
 # apicheck is our own Go program (devtools/apicheck): the API server's validation code, offline.

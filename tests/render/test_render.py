@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,27 @@ def test_missing_template_is_reported_after_crossplane_looked(
     assert conditions(xr)["TemplateReady"] == ("False", "TemplateNotFound")
     warnings = [str(r["message"]) for r in results if r.get("severity") == "Warning"]
     assert any("spec.template.name" in w for w in warnings)
+
+
+# One example per shape of input: required resources and observed resources, a discovery Job's
+# result, a cache download; enough to see the older engine feed the function the same way.
+OLDEST_CORE_EXAMPLES = [
+    "aimservice-running",
+    "aimclusterservicetemplate-discovered",
+    "aimmodelcache-downloading",
+    "aimservice-template-auto",
+]
+
+
+@pytest.mark.parametrize("name", OLDEST_CORE_EXAMPLES)
+def test_the_oldest_core_the_packages_claim_renders_the_same(
+    tools: Tools, function_target: str, name: str
+) -> None:
+    """The packages claim Crossplane >= the oldest core scripts/build-tools.sh pins; its engine
+    must compose exactly what the current one does."""
+    oldest = dataclasses.replace(tools, core=tools.oldest_core)
+    example = ROOT / "examples" / name
+    current = render_example(tools, function_target, example)
+    older = render_example(oldest, function_target, example)
+    assert older.returncode == 0, older.stderr
+    assert older.objects == current.objects
