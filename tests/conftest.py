@@ -1,4 +1,4 @@
-"""Fixtures shared by the tiers that run the Go-built tools (render, api, registry, e2e)."""
+"""Fixtures shared by the tiers that run the Go-built tools (render, api, registry, image, e2e)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.image import Image, build_image
 from devtools.render import Tools, build_tools
 
 
@@ -24,3 +25,9 @@ def crds(tools: Tools) -> Path:
     if not (path / "kserve").is_dir() or not (path / "gateway-api").is_dir():
         pytest.fail(f"no kserve/ and gateway-api/ CRDs under {path}; run scripts/build-tools.sh")
     return path
+
+
+@pytest.fixture(scope="session")
+def runtime_image(tmp_path_factory: pytest.TempPathFactory) -> Image:
+    """The function's runtime image, built once by scripts/build-image (no Docker)."""
+    return build_image(tmp_path_factory.mktemp("image"))
