@@ -1,6 +1,10 @@
 """Build the Crossplane packages with the real `crossplane xpkg build`.
 
-    python -m devtools.packages [OUT_DIR]     # default: _output/
+    python -m devtools.packages [OUT_DIR] [--runtime-image-tarball IMAGE.tar | --no-runtime-image]
+
+OUT_DIR defaults to _output/. The Function package embeds the runtime image, built by
+scripts/build-image into OUT_DIR/image unless a tarball is given; `--no-runtime-image` builds
+the metadata-only package that suits the External runtime.
 
 The Configuration package is assembled from package/configuration/crossplane.yaml plus the
 generated xrds/ and compositions/, so what is packaged is exactly what the tests validate, with
@@ -11,6 +15,7 @@ repository path (`xpkg.crossplane.io/aim-crossplane/function-aim` becomes
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import sys
@@ -20,6 +25,7 @@ from typing import Any, Final
 
 import yaml
 
+from devtools.image import build_image
 from devtools.render import ROOT, HarnessError, Tools, build_tools, run_tool
 
 CONFIGURATION: Final = ROOT / "package" / "configuration"
@@ -94,9 +100,9 @@ def build_configuration(
 def build_function(tools: Tools, out: Path, *, runtime_image_tarball: Path | None = None) -> Path:
     """Build the Function package: its metadata, plus the runtime image when one is given.
 
-    Without a runtime image the package serves validation and the External package runtime
-    (the end-to-end tier); a `docker save` tarball of the image built from the Dockerfile makes
-    it a package Crossplane can run as a Deployment.
+    With the image (a docker-archive, as scripts/build-image or `docker save` writes it)
+    embedded, Crossplane's default Deployment runtime can run the package; without it the
+    package serves validation and the External package runtime only.
     """
     extra = (
         []
@@ -124,13 +130,45 @@ def _build(tools: Tools, root: Path, package: Path, extra: list[str] | None = No
     return package
 
 
+def runtime_image_options(parser: argparse.ArgumentParser) -> None:
+    """The options that choose the Function package's runtime image (packages and publish)."""
+    image = parser.add_mutually_exclusive_group()
+    image.add_argument(
+        "--runtime-image-tarball",
+        type=Path,
+        help="docker-archive of the runtime image to embed (default: build it with "
+        "scripts/build-image, as root)",
+    )
+    image.add_argument(
+        "--no-runtime-image",
+        action="store_true",
+        help="package the Function's metadata only (for the External runtime)",
+    )
+
+
+def runtime_image(args: argparse.Namespace, out: Path) -> Path | None:
+    """The tarball the options name, or a newly built image's, or None for metadata only."""
+    if args.no_runtime_image:
+        return None
+    if args.runtime_image_tarball is not None:
+        return Path(args.runtime_image_tarball)
+    return build_image(out / "image").tarball
+
+
 def main(argv: list[str]) -> int:
     """Build the packages and print their paths."""
-    out = Path(argv[0]).resolve() if argv else DEFAULT_OUT
+    parser = argparse.ArgumentParser(
+        prog="make package", description=__doc__.split("\n\n", maxsplit=1)[0]
+    )
+    parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_OUT, help="output directory")
+    runtime_image_options(parser)
+    args = parser.parse_args(argv)
+    out = Path(args.out).resolve()
     try:
-        tools = build_tools()
+        tarball = runtime_image(args, out)
+        tools = build_tools("render")
         print(build_configuration(tools, out))
-        print(build_function(tools, out))
+        print(build_function(tools, out, runtime_image_tarball=tarball))
     except HarnessError as e:
         print(f"packages: {e}", file=sys.stderr)
         return 1

@@ -1,13 +1,14 @@
 """Build both packages and push them to an OCI registry with `crossplane xpkg push`.
 
-    python -m devtools.publish REGISTRY [--version v0.1.0] [--runtime-image-tarball IMAGE.tar]
-                                        [--out _output]
+    python -m devtools.publish REGISTRY [--version v0.1.0] [--out _output]
+                                        [--runtime-image-tarball IMAGE.tar | --no-runtime-image]
 
 REGISTRY is a registry plus an optional path (`ghcr.io/acme`, `127.0.0.1:5000/aim-crossplane`).
 The Function goes to `REGISTRY/function-aim:VERSION` and the Configuration, depending on exactly
 that Function at `>=VERSION`, to `REGISTRY/configuration-aim:VERSION`. Installing the
 Configuration installs the Function too; its Compositions call the Function by the name Crossplane
-gives it (see devtools/packages.py). Credentials come from the docker configuration
+gives it (see devtools/packages.py). The Function package embeds the runtime image, built by
+scripts/build-image unless a tarball is given. Credentials come from the docker configuration
 (`~/.docker/config.json`), as for any `crossplane xpkg push`.
 """
 
@@ -18,7 +19,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from devtools.packages import DEFAULT_OUT, build_configuration, build_function, function_name
+from devtools.packages import (
+    DEFAULT_OUT,
+    build_configuration,
+    build_function,
+    function_name,
+    runtime_image,
+    runtime_image_options,
+)
 from devtools.render import HarnessError, Tools, build_tools, run_tool
 
 DEFAULT_VERSION = "v0.1.0"
@@ -69,21 +77,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("registry", help="registry and optional path, e.g. ghcr.io/acme")
     parser.add_argument("--version", default=DEFAULT_VERSION, help="a semantic version tag")
     parser.add_argument(
-        "--runtime-image-tarball",
-        type=Path,
-        help="`docker save` tarball of the function's image, embedded in the Function package",
-    )
-    parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help="where the .xpkg files are built"
     )
+    runtime_image_options(parser)
     args = parser.parse_args(argv)
     try:
+        tarball = runtime_image(args, Path(args.out).resolve())
         done = publish(
-            build_tools(),
+            build_tools("render"),
             args.registry,
             version=args.version,
             out=args.out,
-            runtime_image_tarball=args.runtime_image_tarball,
+            runtime_image_tarball=tarball,
         )
     except HarnessError as e:
         print(f"publish: {e}", file=sys.stderr)

@@ -10,16 +10,28 @@ from typing import Any
 import pytest
 import yaml
 
+from devtools.image import Image
 from devtools.packages import build_configuration, build_function, function_name, repository_path
 from devtools.render import Tools
 from function.api.definitions import DEFINITIONS
 
 
-def package_objects(xpkg: Path) -> list[dict[str, Any]]:
-    """The objects of the package's base layer (`package.yaml`), read as Crossplane reads them."""
+def package_config(xpkg: Path) -> dict[str, Any]:
+    """The package image's config (docker-archive layout, as `crossplane xpkg build` writes it)."""
     with tarfile.open(xpkg) as image:
-        manifest = json.load(image.extractfile("manifest.json"))  # type: ignore[arg-type]
-        [layer] = manifest[0]["Layers"]
+        [manifest] = json.load(image.extractfile("manifest.json"))  # type: ignore[arg-type]
+        config = json.load(image.extractfile(manifest["Config"]))  # type: ignore[arg-type]
+    return dict(config)
+
+
+def package_objects(xpkg: Path) -> list[dict[str, Any]]:
+    """The objects of the package's base layer (`package.yaml`), read as Crossplane reads them:
+    the layer the config's `io.crossplane.xpkg:<digest>: base` label names."""
+    labels = package_config(xpkg)["config"].get("Labels") or {}
+    [digest] = [k.split(":", 1)[1] for k, v in labels.items() if v == "base"]
+    with tarfile.open(xpkg) as image:
+        [manifest] = json.load(image.extractfile("manifest.json"))  # type: ignore[arg-type]
+        [layer] = [name for name in manifest["Layers"] if digest.split(":")[1] in name]
         with tarfile.open(fileobj=image.extractfile(layer), mode="r:gz") as base:
             text = base.extractfile("package.yaml").read().decode()  # type: ignore[union-attr]
     return [d for d in yaml.safe_load_all(text) if d]
@@ -107,3 +119,19 @@ def test_function_package_metadata_builds(tools: Tools, tmp_path: Path) -> None:
     [meta] = package_objects(build_function(tools, tmp_path))
     assert meta["kind"] == "Function"
     assert meta["metadata"]["name"] == "function-aim"
+
+
+def test_function_package_embeds_the_runtime_image(
+    tools: Tools, runtime_image: Image, tmp_path: Path
+) -> None:
+    """The package Crossplane pulls is the image it runs: the image's layer, user and entrypoint,
+    plus the metadata layer."""
+    xpkg = build_function(tools, tmp_path, runtime_image_tarball=runtime_image.tarball)
+    [meta] = package_objects(xpkg)
+    assert meta["kind"] == "Function"
+    config = package_config(xpkg)
+    image = runtime_image.config
+    assert config["config"]["Entrypoint"] == image["config"]["Entrypoint"]
+    assert config["config"]["User"] == image["config"]["User"]
+    assert config["rootfs"]["diff_ids"][:-1] == image["rootfs"]["diff_ids"]
+    assert len(config["rootfs"]["diff_ids"]) == len(image["rootfs"]["diff_ids"]) + 1

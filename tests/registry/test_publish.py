@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from devtools.image import Image
 from devtools.registry import Registry
 from devtools.render import ROOT, Tools
 
@@ -18,11 +19,20 @@ def oras(tools: Tools, *args: str) -> str:
 
 
 def test_publish_pushes_both_packages_to_the_named_registry(
-    tools: Tools, registry: Registry, tmp_path: Path
+    tools: Tools, registry: Registry, runtime_image: Image, tmp_path: Path
 ) -> None:
     target = f"{registry.host}/acme/aim"
     proc = subprocess.run(
-        [str(ROOT / "scripts" / "publish"), target, "--version", "v0.2.0", "--out", str(tmp_path)],
+        [
+            str(ROOT / "scripts" / "publish"),
+            target,
+            "--version",
+            "v0.2.0",
+            "--out",
+            str(tmp_path),
+            "--runtime-image-tarball",
+            str(runtime_image.tarball),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -30,12 +40,18 @@ def test_publish_pushes_both_packages_to_the_named_registry(
     assert proc.returncode == 0, proc.stderr
     assert f"configuration: {target}/configuration-aim:v0.2.0" in proc.stdout
     assert "installed as Function acme-aim-function-aim" in proc.stdout
-    for repo in ("configuration-aim", "function-aim"):
+    # A Crossplane package: one layer annotated as the package's base layer; the Function's
+    # runtime image's layer before it.
+    for repo, layers in (("configuration-aim", 1), ("function-aim", 2)):
         assert oras(tools, "repo", "tags", f"{target}/{repo}").split() == ["v0.2.0"]
-        # A Crossplane package: one layer, annotated as the package's base layer.
         manifest = json.loads(oras(tools, "manifest", "fetch", f"{target}/{repo}:v0.2.0"))
-        [layer] = manifest["layers"]
-        assert layer["annotations"]["io.crossplane.xpkg"] == "base"
+        assert len(manifest["layers"]) == layers
+        base = [
+            layer
+            for layer in manifest["layers"]
+            if (layer.get("annotations") or {}).get("io.crossplane.xpkg") == "base"
+        ]
+        assert base == [manifest["layers"][-1]]
 
 
 def test_publish_without_a_registry_prints_usage() -> None:
