@@ -1,9 +1,10 @@
 """The end-to-end tier: AIM objects converging on a real control plane (devtools/controlplane.py).
 
 One control plane serves the whole tier. The packages go the way a platform team's would: built
-with `crossplane xpkg build`, pushed with `crossplane xpkg push` to Debian's docker-registry, and
-installed by Crossplane from there (the Configuration, then its Function dependency). Each
-scenario works in namespaces of its own, so the scenarios do not see each other's objects.
+with `crossplane xpkg build` (the Function package with the runtime image embedded), pushed with
+`crossplane xpkg push` to Debian's docker-registry, and installed by Crossplane from there (the
+Configuration, then its Function dependency). Each scenario works in namespaces of its own, so
+the scenarios do not see each other's objects.
 
 Two registries serve the AIM images of the journeys, one anonymous and one with basic auth. The
 function reads `ghcr.io` images from the first and `private.registry` images from the second
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from devtools.controlplane import start_control_plane
+from devtools.image import Image
 from devtools.publish import publish
 from devtools.registry import PASSWORD, USER, start_registry
 from devtools.render import Tools
@@ -37,7 +39,7 @@ from tests.e2e.timing import TIMES
 
 @pytest.fixture(scope="session")
 def platform(
-    tools: Tools, crds: Path, tmp_path_factory: pytest.TempPathFactory
+    tools: Tools, crds: Path, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Platform]:
     """The control plane, the registry and the installed packages, for the whole tier."""
     root = tmp_path_factory.mktemp("e2e")
@@ -63,7 +65,12 @@ def platform(
             TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
             t1 = time.monotonic()
             install_third_party_crds(cp.admin, crds)
-            published = publish(tools, f"{registry.host}/aim-crossplane", out=root / "packages")
+            published = publish(
+                tools,
+                f"{registry.host}/aim-crossplane",
+                out=root / "packages",
+                runtime_image_tarball=runtime_image.tarball,
+            )
             install(cp, published)
             TIMES["publish and install"] = time.monotonic() - t1
             yield Platform(cp, registry, published, private)

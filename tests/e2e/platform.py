@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import yaml
 
-from devtools.controlplane import ControlPlane, wait_established
+from devtools.controlplane import CROSSPLANE_NAMESPACE, ControlPlane, wait_established
 from devtools.kube import Kube, condition, wait_for
 from devtools.publish import Published
 from devtools.registry import Registry
@@ -95,7 +95,13 @@ def install(cluster: ControlPlane, published: Published) -> None:
             "spec": {"package": published.configuration},
         }
     )
-    simulate_package_runtime(kube, published.function_name, cluster.function_endpoint)
+    simulate_package_runtime(
+        kube,
+        published.function_name,
+        cluster.function_endpoint,
+        cluster.pki.function_dir,
+        CROSSPLANE_NAMESPACE,
+    )
 
     def healthy() -> bool:
         cfg = kube.get("pkg.crossplane.io/v1", "Configuration", "aim")
@@ -109,6 +115,21 @@ def install(cluster: ControlPlane, published: Published) -> None:
         timeout_s=180,
         explain=lambda: yaml.safe_dump(
             kube.get("pkg.crossplane.io/v1", "Configuration", "aim") or {}
+        ),
+    )
+
+    def function_healthy() -> bool:
+        fn = kube.get("pkg.crossplane.io/v1", "Function", published.function_name)
+        return all(
+            (condition(fn, t) or {}).get("status") == "True" for t in ("Installed", "Healthy")
+        )
+
+    wait_for(
+        f"the Function {published.function_name} to be Installed and Healthy",
+        function_healthy,
+        timeout_s=120,
+        explain=lambda: yaml.safe_dump(
+            kube.get("pkg.crossplane.io/v1", "Function", published.function_name) or {}
         ),
     )
     for d in DEFINITIONS:

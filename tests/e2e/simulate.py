@@ -9,8 +9,10 @@ cluster as it would be with them. A test that calls one says so.
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from devtools.kube import Kube, wait_for
@@ -27,13 +29,18 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def simulate_package_runtime(kube: Kube, function: str, endpoint: str) -> str:
+def simulate_package_runtime(
+    kube: Kube, function: str, endpoint: str, server_tls: Path, namespace: str
+) -> str:
     """Crossplane's Function package runtime, which `--package-runtime=Function=External` skips.
 
-    With the Deployment runtime Crossplane would run the package's image and point the active
-    FunctionRevision at its Service; here the function already runs on the host, so its endpoint
-    is written into the revision's status, with the RuntimeHealthy condition and the TLS secret
-    names the runtime would report. Returns the revision's name.
+    With the Deployment runtime Crossplane would run the package's image, keep its TLS server
+    Secret (`<function>-tls-server` in Crossplane's namespace) and point the active
+    FunctionRevision at its Service; here the function already runs on the host with the
+    certificate in `server_tls` (tls.crt, tls.key, ca.crt), so that goes into the Secret, and
+    the endpoint, the RuntimeHealthy condition and the Secrets' names into the revision's status.
+    The revision controller waits for the server Secret before it reports the revision healthy.
+    Returns the revision's name.
     """
 
     def active() -> str | None:
@@ -47,8 +54,21 @@ def simulate_package_runtime(kube: Kube, function: str, endpoint: str) -> str:
         return None
 
     name = wait_for(f"an active FunctionRevision of {function}", active, timeout_s=120)
+    # The names the package manager derives from the Function's (v1.GetSecretNameWithSuffix).
+    server_secret, client_secret = f"{function}-tls-server", f"{function}-tls-client"
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": server_secret, "namespace": namespace},
+            "type": "Opaque",
+            "data": {
+                key: base64.b64encode((server_tls / key).read_bytes()).decode()
+                for key in ("tls.crt", "tls.key", "ca.crt")
+            },
+        }
+    )
     rev = kube.get("pkg.crossplane.io/v1", "FunctionRevision", name) or {}
-    spec = rev["spec"]
     conditions = [
         c for c in rev.get("status", {}).get("conditions", []) if c["type"] != "RuntimeHealthy"
     ]
@@ -69,10 +89,8 @@ def simulate_package_runtime(kube: Kube, function: str, endpoint: str) -> str:
             "status": {
                 "endpoint": endpoint,
                 "conditions": conditions,
-                # The runtime records the TLS secrets it serves with; the revision controller
-                # waits for them before it takes charge of the package's objects.
-                "tlsServerSecretName": spec.get("tlsServerSecretName"),
-                "tlsClientSecretName": spec.get("tlsClientSecretName"),
+                "tlsServerSecretName": server_secret,
+                "tlsClientSecretName": client_secret,
             }
         },
     )
