@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 import yaml
 
 from function.api.definitions import DEFINITIONS
+from function.claims import COMPOSITE_PREFIX
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 DEFAULT_EXAMPLE: Final = ROOT / "examples" / "aimservice-basic"
@@ -136,16 +137,16 @@ def render(  # noqa: PLR0913 - mirrors the render command's inputs
     full_xr: bool = False,
 ) -> Rendered:
     """Run `crossplane composition render` for one XR with the generated Composition and XRD."""
-    plural = _plural_of(xr)
+    base, plural = _definition_of(xr)
     cmd = [
         str(tools.crossplane),
         "composition",
         "render",
         str(xr),
-        str(ROOT / "compositions" / f"{plural}.yaml"),
+        str(base / "compositions" / f"{plural}.yaml"),
         str(FUNCTIONS),
         f"--crossplane-binary={tools.core}",
-        f"--xrd={ROOT / 'xrds' / f'{plural}.yaml'}",
+        f"--xrd={base / 'xrds' / f'{plural}.yaml'}",
         "--include-function-results",
         f"--function-annotations=render.crossplane.io/runtime-development-target={target}",
         "--timeout=60s",
@@ -191,11 +192,17 @@ def validate(tools: Tools, extensions: Sequence[Path], resources: Path) -> Rende
     return Rendered(proc.returncode, proc.stdout, proc.stderr)
 
 
-def _plural_of(xr: Path) -> str:
+def _definition_of(xr: Path) -> tuple[Path, str]:
+    """The directory holding the XR's XRD and Composition, and their file name.
+
+    The claims flavour's `XAIM...` composites are under claims/, named by the composite's plural.
+    """
     kind = yaml.safe_load(xr.read_text()).get("kind")
     for d in DEFINITIONS:
         if d.kind == kind:
-            return d.plural
+            return ROOT, d.plural
+        if d.scope == "Namespaced" and kind == COMPOSITE_PREFIX + d.kind:
+            return ROOT / "claims", COMPOSITE_PREFIX.lower() + d.plural
     msg = f"{xr}: no XRD for kind {kind!r}"
     raise HarnessError(msg)
 

@@ -20,6 +20,7 @@ from typing import Final
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from function.claims import COMPOSITE_PREFIX
 from function.compose import Composer
 from function.compose.model import MODEL_KINDS, inspection_request
 from function.errors import FunctionError, Severity
@@ -76,6 +77,13 @@ def step(composers: Composers, call: Call) -> Step:
     log = logging.get_logger().bind(tag=req.meta.tag, kind=observed.kind, xr=display_name(observed))
 
     composer = composers.by_kind.get(observed.kind)
+    if observed.claims and not observed.namespace:
+        response.fatal(
+            rsp,
+            f"{COMPOSITE_PREFIX}{observed.kind} {observed.name} belongs to no claim: in the claims "
+            f"flavour create an {observed.kind} in a namespace, and Crossplane makes its composite",
+        )
+        return Composed(rsp.SerializeToString(deterministic=True))
     if composer is None:
         known = ", ".join(sorted(composers.by_kind))
         response.fatal(
@@ -117,7 +125,7 @@ def step(composers: Composers, call: Call) -> Step:
         # Every kind says which spec its status describes, so GitOps tools can tell a status
         # that is not caught up yet from a current one.
         composition.status["observedGeneration"] = generation
-    apply_composition(rsp, composition)
+    apply_composition(rsp, composition, claims=observed.claims)
     log.debug("composed", resources=sorted(composition.resources))
     return Composed(rsp.SerializeToString(deterministic=True))
 

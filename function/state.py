@@ -19,6 +19,12 @@ from google.protobuf import struct_pb2
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from function.build import Manifest
+from function.claims import (
+    as_claim,
+    composite_requirement_fields,
+    is_composite_of_claim,
+    strip_legacy_machinery,
+)
 from function.errors import InvalidSpecError
 from function.registry.inspect import InspectionOutcome
 from function.settings import Settings
@@ -43,6 +49,9 @@ class Observed:
     settings: Settings = field(default_factory=Settings)
     inspection: InspectionOutcome | None = None
     """The registry's answer, when `fn.py` inspected an image for this call."""
+    claims: bool = False
+    """The XR is a claim's composite (the claims flavour): `composite` and the required objects
+    are shown as the namespaced XRs (function/claims.py), and lookups go to composites."""
 
     @property
     def kind(self) -> str:
@@ -154,14 +163,16 @@ def keep(current: Manifest, *, ready: bool) -> Desired:
 
 def read_observed(req: fnv1.RunFunctionRequest, settings: Settings | None = None) -> Observed:
     """Convert the request's observed state and resolved requirements to plain values."""
+    composite = struct_to_dict(req.observed.composite.resource)
     return Observed(
         settings=settings or Settings(),
-        composite=struct_to_dict(req.observed.composite.resource),
+        composite=as_claim(composite),
         resources={name: struct_to_dict(r.resource) for name, r in req.observed.resources.items()},
         required={
-            name: tuple(struct_to_dict(item.resource) for item in resources.items)
+            name: tuple(as_claim(struct_to_dict(item.resource)) for item in resources.items)
             for name, resources in req.required_resources.items()
         },
+        claims=is_composite_of_claim(composite),
     )
 
 
@@ -200,17 +211,29 @@ _STATUS = {
 }
 
 
-def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
-    """Write a composer's decisions onto the response, leaving other steps' resources alone."""
+def apply_composition(
+    rsp: fnv1.RunFunctionResponse, composition: Composition, *, claims: bool = False
+) -> None:
+    """Write a composer's decisions onto the response, leaving other steps' resources alone.
+
+    With `claims`, a lookup of a namespaced AIM kind asks for the composites of its claims.
+    """
     for req in composition.requirements:
+        kind, namespace, match_name = req.kind, req.namespace, req.match_name
+        labels = dict(req.match_labels) if req.match_labels else {}
+        composite = composite_requirement_fields(kind, namespace, match_name) if claims else None
+        if composite is not None:
+            kind, claim_labels = composite
+            labels.update(claim_labels)
+            namespace, match_name = None, None
         response.require_resources(
             rsp,
             req.name,
             req.api_version,
-            req.kind,
-            match_name=req.match_name,
-            match_labels=dict(req.match_labels) if req.match_labels else None,
-            namespace=req.namespace,
+            kind,
+            match_name=match_name,
+            match_labels=labels or None,
+            namespace=namespace,
         )
     for name, desired in sorted(composition.resources.items()):
         target = rsp.desired.resources[name]
@@ -247,8 +270,9 @@ def parse_spec(manifest: Manifest, model: type[SpecT]) -> SpecT:
     if not isinstance(spec, dict):
         raise InvalidSpecError(field="spec", problem="is missing or not an object")
     # Every XR carries Crossplane's own machinery (compositionRef, resourceRefs, ...) under
-    # spec.crossplane; it is not part of the AIM API.
-    ours = {k: v for k, v in spec.items() if k != "crossplane"}
+    # spec.crossplane, or at the top of the spec for v1 composites and claims; it is not part
+    # of the AIM API.
+    ours = strip_legacy_machinery({k: v for k, v in spec.items() if k != "crossplane"})
     try:
         return model.model_validate(ours)
     except ValidationError as e:

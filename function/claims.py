@@ -1,0 +1,123 @@
+"""The claims flavour: LegacyCluster composites (`XAIMService`) seen as the namespaced XRs.
+
+With the `apiextensions.crossplane.io/v1` XRDs an application team creates a claim, say an
+`AIMService` in its namespace, and Crossplane makes a cluster-scoped composite `XAIMService` named
+after it with a random suffix, labelled with the claim's name and namespace. The composers know
+only the namespaced shape, so this module is the one place that translates, in both directions:
+
+- the composite (and every composite a lookup returns) is shown to the composers as the claim the
+  user wrote: kind without the `X`, the claim's name and namespace. What is composed therefore
+  lands in the claim's namespace under the names the namespaced flavour gives it, and AIM objects
+  a service composes (a model, a cache) are claims themselves;
+- a lookup of a namespaced AIM kind becomes a lookup of its composites by the claim labels, since
+  the composites carry the UIDs that own composed objects.
+
+Cluster-scoped kinds (`AIMClusterModel`, ...) have no claims and keep their names in both
+flavours; nothing here touches them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.api.definitions import DEFINITIONS
+from function.build import Manifest
+
+COMPOSITE_PREFIX: Final = "X"
+CLAIM_NAME_LABEL: Final = "crossplane.io/claim-name"
+CLAIM_NAMESPACE_LABEL: Final = "crossplane.io/claim-namespace"
+
+CLAIM_KINDS: Final = frozenset(d.kind.value for d in DEFINITIONS if d.scope == "Namespaced")
+"""The kinds that are claims in the claims flavour (and namespaced XRs in the other)."""
+
+
+def claim_kind(composite_kind: str) -> str | None:
+    """`AIMService` for `XAIMService`; None for any kind that is not a claim's composite."""
+    kind = composite_kind.removeprefix(COMPOSITE_PREFIX)
+    return kind if kind != composite_kind and kind in CLAIM_KINDS else None
+
+
+def is_composite_of_claim(obj: Manifest) -> bool:
+    """Whether `obj` is a LegacyCluster composite of one of the AIM claim kinds."""
+    kind = obj.get("kind")
+    return isinstance(kind, str) and claim_kind(kind) is not None
+
+
+def claim_of(obj: Manifest) -> tuple[str, str] | None:
+    """(namespace, name) of the claim a composite belongs to; None for one made without a claim.
+
+    Crossplane labels the composite with both; `spec.claimRef` says the same.
+    """
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    labels = labels if isinstance(labels, dict) else {}
+    namespace, name = labels.get(CLAIM_NAMESPACE_LABEL), labels.get(CLAIM_NAME_LABEL)
+    if not (isinstance(namespace, str) and namespace and isinstance(name, str) and name):
+        spec = obj.get("spec")
+        ref = spec.get("claimRef") if isinstance(spec, dict) else None
+        ref = ref if isinstance(ref, dict) else {}
+        namespace, name = ref.get("namespace"), ref.get("name")
+    if isinstance(namespace, str) and namespace and isinstance(name, str) and name:
+        return namespace, name
+    return None
+
+
+LEGACY_MACHINERY: Final = frozenset(
+    {
+        "claimRef",
+        "compositionRef",
+        "compositionRevisionRef",
+        "compositionRevisionSelector",
+        "compositionSelector",
+        "compositionUpdatePolicy",
+        "compositeDeletePolicy",
+        "environmentConfigRefs",
+        "publishConnectionDetailsTo",
+        "resourceRef",
+        "resourceRefs",
+        "writeConnectionSecretToRef",
+    }
+)
+"""Fields Crossplane adds to the spec of v1 composites and claims; not part of the AIM API."""
+
+
+def as_claim(obj: Manifest) -> Manifest:
+    """A claim's composite as the namespaced XR the composers know; any other object unchanged.
+
+    Only the identity changes (kind, name, namespace); the UID stays the composite's, which is
+    what composed objects' owner references name. A composite without a claim keeps its name and
+    has no namespace, which the caller reports.
+    """
+    kind = obj.get("kind")
+    claim = claim_kind(kind) if isinstance(kind, str) else None
+    if claim is None:
+        return obj
+    meta = obj.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    identity = claim_of(obj)
+    if identity is not None:
+        meta["namespace"], meta["name"] = identity
+    view: dict[str, JsonValue] = {**obj, "kind": claim, "metadata": meta}
+    return view
+
+
+def composite_requirement_fields(
+    kind: str, namespace: str | None, match_name: str | None
+) -> tuple[str, dict[str, str]] | None:
+    """The kind and labels of the composites of the claims a namespaced lookup means.
+
+    Crossplane lists cluster-scoped composites by label. None when `kind` has no claims.
+    """
+    if kind not in CLAIM_KINDS:
+        return None
+    labels = {CLAIM_NAMESPACE_LABEL: namespace} if namespace else {}
+    if match_name is not None:
+        labels[CLAIM_NAME_LABEL] = match_name
+    return COMPOSITE_PREFIX + kind, labels
+
+
+def strip_legacy_machinery(spec: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """The spec without the fields Crossplane adds to v1 composites and claims."""
+    return {k: v for k, v in spec.items() if k not in LEGACY_MACHINERY}
