@@ -6,11 +6,12 @@ OUT_DIR defaults to _output/. The Function package embeds the runtime image, bui
 scripts/build-image into OUT_DIR/image unless a tarball is given; `--no-runtime-image` builds
 the metadata-only package that suits the External runtime.
 
-The Configuration package is assembled from package/configuration/crossplane.yaml plus the
-generated xrds/ and compositions/, so what is packaged is exactly what the tests validate, with
-one change: Crossplane names the Function it installs as a dependency after the package's
-repository path (`xpkg.crossplane.io/aim-crossplane/function-aim` becomes
-`aim-crossplane-function-aim`), so each Composition's functionRef is set to that name.
+Each Configuration package is assembled from its crossplane.yaml plus generated XRDs and
+Compositions (package/configuration with xrds/ and compositions/; the claims flavour,
+package/configuration-claims with claims/xrds and claims/compositions), so what is packaged is
+exactly what the tests validate, with one change: Crossplane names the Function it installs as a
+dependency after the package's repository path (`xpkg.crossplane.io/aim-crossplane/function-aim`
+becomes `aim-crossplane-function-aim`), so each Composition's functionRef is set to that name.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import re
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,7 +30,21 @@ import yaml
 from devtools.image import build_image
 from devtools.render import ROOT, HarnessError, Tools, build_tools, run_tool
 
-CONFIGURATION: Final = ROOT / "package" / "configuration"
+
+@dataclass(frozen=True)
+class Flavour:
+    """One Configuration package: its metadata and where its XRDs and Compositions are."""
+
+    name: str  # the .xpkg file and repository name
+    meta: Path
+    definitions: Path  # holds xrds/ and compositions/
+
+
+NAMESPACED: Final = Flavour("configuration-aim", ROOT / "package" / "configuration", ROOT)
+CLAIMS: Final = Flavour(
+    "configuration-aim-claims", ROOT / "package" / "configuration-claims", ROOT / "claims"
+)
+FLAVOURS: Final = (NAMESPACED, CLAIMS)
 FUNCTION: Final = ROOT / "package" / "function"
 DEFAULT_OUT: Final = ROOT / "_output"
 
@@ -70,13 +86,14 @@ def build_configuration(
     *,
     function_package: str | None = None,
     function_version: str | None = None,
+    flavour: Flavour = NAMESPACED,
 ) -> Path:
-    """Build the Configuration package into `out`; return the .xpkg file.
+    """Build a Configuration package (by default the namespaced flavour); return the .xpkg file.
 
     `function_package` and `function_version` replace the dependency's (for a registry of the
     caller's choosing); the Compositions call the Function by the name Crossplane will give it.
     """
-    meta = yaml.safe_load((CONFIGURATION / "crossplane.yaml").read_text())
+    meta = yaml.safe_load((flavour.meta / "crossplane.yaml").read_text())
     dep = dependency(meta)
     dep["package"] = function_package or dep["package"]
     dep["version"] = function_version or dep["version"]
@@ -85,16 +102,16 @@ def build_configuration(
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "crossplane.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
-        shutil.copytree(ROOT / "xrds", root / "xrds")
+        shutil.copytree(flavour.definitions / "xrds", root / "xrds")
         (root / "compositions").mkdir()
-        for src in sorted((ROOT / "compositions").glob("*.yaml")):
+        for src in sorted((flavour.definitions / "compositions").glob("*.yaml")):
             composition = yaml.safe_load(src.read_text())
             for step in composition["spec"]["pipeline"]:
                 step["functionRef"]["name"] = name
             (root / "compositions" / src.name).write_text(
                 yaml.safe_dump(composition, sort_keys=False)
             )
-        return _build(tools, root, out / "configuration-aim.xpkg")
+        return _build(tools, root, out / f"{flavour.name}.xpkg")
 
 
 def build_function(tools: Tools, out: Path, *, runtime_image_tarball: Path | None = None) -> Path:
@@ -167,7 +184,8 @@ def main(argv: list[str]) -> int:
     try:
         tarball = runtime_image(args, out)
         tools = build_tools("render")
-        print(build_configuration(tools, out))
+        for flavour in FLAVOURS:
+            print(build_configuration(tools, out, flavour=flavour))
         print(build_function(tools, out, runtime_image_tarball=tarball))
     except HarnessError as e:
         print(f"packages: {e}", file=sys.stderr)

@@ -1,15 +1,16 @@
-"""Build both packages and push them to an OCI registry with `crossplane xpkg push`.
+"""Build the packages and push them to an OCI registry with `crossplane xpkg push`.
 
     python -m devtools.publish REGISTRY [--version v0.1.0] [--out _output]
                                         [--runtime-image-tarball IMAGE.tar | --no-runtime-image]
 
 REGISTRY is a registry plus an optional path (`ghcr.io/acme`, `127.0.0.1:5000/aim-crossplane`).
-The Function goes to `REGISTRY/function-aim:VERSION` and the Configuration, depending on exactly
-that Function at `>=VERSION`, to `REGISTRY/configuration-aim:VERSION`. Installing the
-Configuration installs the Function too; its Compositions call the Function by the name Crossplane
-gives it (see devtools/packages.py). The Function package embeds the runtime image, built by
-scripts/build-image unless a tarball is given. Credentials come from the docker configuration
-(`~/.docker/config.json`), as for any `crossplane xpkg push`.
+The Function goes to `REGISTRY/function-aim:VERSION`; the Configuration, depending on that
+Function at `>=VERSION`, to `REGISTRY/configuration-aim:VERSION` (the namespaced flavour) and
+`REGISTRY/configuration-aim-claims:VERSION` (the claims flavour; a cluster installs one of
+them). Installing a Configuration installs the Function too; its Compositions call the Function
+by the name Crossplane gives it (see devtools/packages.py). The Function package embeds the
+runtime image, built by scripts/build-image unless a tarball is given. Credentials come from the
+docker configuration (`~/.docker/config.json`), as for any `crossplane xpkg push`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from devtools.packages import (
+    CLAIMS,
     DEFAULT_OUT,
+    FLAVOURS,
+    NAMESPACED,
     build_configuration,
     build_function,
     function_name,
@@ -34,9 +38,14 @@ DEFAULT_VERSION = "v0.1.0"
 
 @dataclass(frozen=True)
 class Published:
-    """Where the packages went, and the Function name Crossplane will install."""
+    """Where the packages went, and the Function name Crossplane will install.
+
+    `configuration` is the namespaced flavour, `claims_configuration` the claims flavour; a
+    cluster installs one of the two.
+    """
 
     configuration: str
+    claims_configuration: str
     function: str
     function_name: str
 
@@ -49,18 +58,25 @@ def publish(
     out: Path = DEFAULT_OUT,
     runtime_image_tarball: Path | None = None,
 ) -> Published:
-    """Build and push both packages; return their references."""
+    """Build and push the Function and both Configuration flavours; return their references."""
     registry = registry.rstrip("/")
     function = f"{registry}/function-aim"
-    configuration = f"{registry}/configuration-aim"
     fn_xpkg = build_function(tools, out, runtime_image_tarball=runtime_image_tarball)
-    cfg_xpkg = build_configuration(
-        tools, out, function_package=function, function_version=f">={version}"
-    )
-    # The dependency must exist before anything can install the Configuration.
+    # The dependency must exist before anything can install a Configuration.
     push(tools, fn_xpkg, f"{function}:{version}")
-    push(tools, cfg_xpkg, f"{configuration}:{version}")
-    return Published(f"{configuration}:{version}", f"{function}:{version}", function_name(function))
+    configurations = {}
+    for flavour in FLAVOURS:
+        xpkg = build_configuration(
+            tools, out, function_package=function, function_version=f">={version}", flavour=flavour
+        )
+        configurations[flavour] = f"{registry}/{flavour.name}:{version}"
+        push(tools, xpkg, configurations[flavour])
+    return Published(
+        configurations[NAMESPACED],
+        configurations[CLAIMS],
+        f"{function}:{version}",
+        function_name(function),
+    )
 
 
 def push(tools: Tools, xpkg: Path, reference: str) -> None:
@@ -94,6 +110,7 @@ def main(argv: list[str]) -> int:
         print(f"publish: {e}", file=sys.stderr)
         return 1
     print(f"configuration: {done.configuration}")
+    print(f"  or, claims:  {done.claims_configuration}")
     print(f"function:      {done.function} (installed as Function {done.function_name})")
     return 0
 

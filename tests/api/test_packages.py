@@ -11,7 +11,13 @@ import pytest
 import yaml
 
 from devtools.image import Image
-from devtools.packages import build_configuration, build_function, function_name, repository_path
+from devtools.packages import (
+    CLAIMS,
+    build_configuration,
+    build_function,
+    function_name,
+    repository_path,
+)
 from devtools.render import Tools
 from function.api.definitions import DEFINITIONS
 
@@ -91,6 +97,33 @@ def test_configuration_for_another_registry_depends_on_its_function(
     assert dependency["version"] == ">=v1.2.0"
     refs = function_refs(objects)
     assert refs == {"acme-aim-function-aim"}
+
+
+def test_claims_configuration_offers_every_namespaced_kind_as_a_claim(
+    tools: Tools, tmp_path: Path
+) -> None:
+    """The claims flavour: v1 LegacyCluster XRDs; the six namespaced kinds are claims of
+    `X`-prefixed composites, the three cluster kinds keep their names and have no claims."""
+    objects = package_objects(build_configuration(tools, tmp_path, flavour=CLAIMS))
+    assert objects[0]["metadata"]["name"] == "configuration-aim-claims"
+    assert tmp_path.joinpath("configuration-aim-claims.xpkg").is_file()
+    xrds = [o for o in objects if o["kind"] == "CompositeResourceDefinition"]
+    assert {x["apiVersion"] for x in xrds} == {"apiextensions.crossplane.io/v1"}
+    assert {x["spec"]["scope"] for x in xrds} == {"LegacyCluster"}
+    claims = {
+        x["spec"]["claimNames"]["kind"]: x["spec"]["names"]["kind"]
+        for x in xrds
+        if "claimNames" in x["spec"]
+    }
+    namespaced = {d.kind.value for d in DEFINITIONS if d.scope == "Namespaced"}
+    assert claims == {kind: f"X{kind}" for kind in namespaced}
+    unclaimed = {x["spec"]["names"]["kind"] for x in xrds if "claimNames" not in x["spec"]}
+    assert unclaimed == {d.kind.value for d in DEFINITIONS} - namespaced
+    compositions = {
+        o["spec"]["compositeTypeRef"]["kind"] for o in objects if o["kind"] == "Composition"
+    }
+    assert compositions == set(claims.values()) | unclaimed
+    assert function_refs(objects) == {"aim-crossplane-function-aim"}
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,12 @@ def test_publish_pushes_both_packages_to_the_named_registry(
     assert "installed as Function acme-aim-function-aim" in proc.stdout
     # A Crossplane package: one layer annotated as the package's base layer; the Function's
     # runtime image's layer before it.
-    for repo, layers in (("configuration-aim", 1), ("function-aim", 2)):
+    assert f"{target}/configuration-aim-claims:v0.2.0" in proc.stdout
+    for repo, layers in (
+        ("configuration-aim", 1),
+        ("configuration-aim-claims", 1),
+        ("function-aim", 2),
+    ):
         assert oras(tools, "repo", "tags", f"{target}/{repo}").split() == ["v0.2.0"]
         manifest = json.loads(oras(tools, "manifest", "fetch", f"{target}/{repo}:v0.2.0"))
         assert len(manifest["layers"]) == layers
