@@ -16,6 +16,7 @@ converges in seconds rather than in 10 s and one-minute steps.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Iterator
@@ -37,13 +38,13 @@ from tests.e2e.simulate import simulate_gpu_node
 from tests.e2e.timing import TIMES
 
 
-@pytest.fixture(scope="session")
-def platform(
-    tools: Tools, crds: Path, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
+@contextlib.contextmanager
+def start_platform(
+    tools: Tools, crds: Path, runtime_image: Image, root: Path, *, claims: bool = False
 ) -> Iterator[Platform]:
-    """The control plane, the registry and the installed packages, for the whole tier."""
-    root = tmp_path_factory.mktemp("e2e")
-    (root / "registry").mkdir()
+    """A control plane with its registries and one flavour of the AIM packages installed."""
+    prefix = "claims: " if claims else ""
+    (root / "registry").mkdir(parents=True)
     (root / "private-registry").mkdir()
     with (
         start_registry(tools, root / "registry", auth=False) as registry,
@@ -61,8 +62,9 @@ def platform(
         ]
         t0 = time.monotonic()
         with start_control_plane(tools, root / "cluster", function_args=function_args) as cp:
-            TIMES["control plane start"] = time.monotonic() - t0
-            TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
+            TIMES[f"{prefix}control plane start"] = time.monotonic() - t0
+            if not claims:
+                TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
             t1 = time.monotonic()
             install_third_party_crds(cp.admin, crds)
             published = publish(
@@ -71,9 +73,29 @@ def platform(
                 out=root / "packages",
                 runtime_image_tarball=runtime_image.tarball,
             )
-            install(cp, published)
-            TIMES["publish and install"] = time.monotonic() - t1
+            install(cp, published, claims=claims)
+            TIMES[f"{prefix}publish and install"] = time.monotonic() - t1
             yield Platform(cp, registry, published, private)
+
+
+@pytest.fixture(scope="session")
+def platform(
+    tools: Tools, crds: Path, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Platform]:
+    """The control plane, the registry and the installed packages, for the whole tier."""
+    with start_platform(tools, crds, runtime_image, tmp_path_factory.mktemp("e2e")) as platform:
+        yield platform
+
+
+@pytest.fixture(scope="session")
+def claims_platform(
+    tools: Tools, crds: Path, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Platform]:
+    """A second control plane with the claims flavour installed (the two flavours serve the
+    same kinds, so they cannot share one)."""
+    root = tmp_path_factory.mktemp("e2e-claims")
+    with start_platform(tools, crds, runtime_image, root, claims=True) as platform:
+        yield platform
 
 
 @pytest.fixture(scope="session")

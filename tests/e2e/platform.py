@@ -80,8 +80,9 @@ def install_third_party_crds(kube: Kube, crds: Path) -> None:
         wait_established(kube, name)
 
 
-def install(cluster: ControlPlane, published: Published) -> None:
-    """Install the AIM Configuration from the registry, as a platform team would."""
+def install(cluster: ControlPlane, published: Published, *, claims: bool = False) -> None:
+    """Install the AIM Configuration from the registry, as a platform team would: the
+    namespaced flavour, or with `claims` the claims flavour."""
     kube = cluster.admin
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE}})
     # A Configuration cannot carry RBAC: package/rbac is applied next to it.
@@ -92,7 +93,9 @@ def install(cluster: ControlPlane, published: Published) -> None:
             "apiVersion": "pkg.crossplane.io/v1",
             "kind": "Configuration",
             "metadata": {"name": "aim"},
-            "spec": {"package": published.configuration},
+            "spec": {
+                "package": published.claims_configuration if claims else published.configuration
+            },
         }
     )
     simulate_package_runtime(
@@ -132,11 +135,15 @@ def install(cluster: ControlPlane, published: Published) -> None:
             kube.get("pkg.crossplane.io/v1", "Function", published.function_name) or {}
         ),
     )
+    xrd_version = "v1" if claims else "v2"
     for d in DEFINITIONS:
-        name = f"{d.plural}.aim.silogen.ai"
+        plural = f"x{d.plural}" if claims and d.scope == "Namespaced" else d.plural
+        name = f"{plural}.aim.silogen.ai"
 
         def established(xrd: str = name) -> bool:
-            obj = kube.get("apiextensions.crossplane.io/v2", "CompositeResourceDefinition", xrd)
+            obj = kube.get(
+                f"apiextensions.crossplane.io/{xrd_version}", "CompositeResourceDefinition", xrd
+            )
             return (condition(obj, "Established") or {}).get("status") == "True"
 
         wait_for(f"XRD {name} Established", established, timeout_s=120)
