@@ -80,8 +80,10 @@ def step(composers: Composers, call: Call) -> Step:
     if observed.claims and not observed.namespace:
         response.fatal(
             rsp,
-            f"{COMPOSITE_PREFIX}{observed.kind} {observed.name} belongs to no claim: in the claims "
-            f"flavour create an {observed.kind} in a namespace, and Crossplane makes its composite",
+            f"{COMPOSITE_PREFIX}{observed.kind} {observed.name} belongs to no claim (its "
+            f"crossplane.io/claim-name and -namespace labels and spec.claimRef name none): in the "
+            f"claims flavour create an {observed.kind} in a namespace, and Crossplane makes its "
+            "composite",
         )
         return Composed(rsp.SerializeToString(deterministic=True))
     if composer is None:

@@ -18,12 +18,15 @@ flavours; nothing here touches them.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from pydantic import JsonValue
 
+from function.api.common import OBJECT_NAME_PATTERN
 from function.api.definitions import DEFINITIONS
 from function.build import Manifest
+from function.naming import DNS_LABEL_MAX
 
 COMPOSITE_PREFIX: Final = "X"
 CLAIM_NAME_LABEL: Final = "crossplane.io/claim-name"
@@ -48,20 +51,33 @@ def is_composite_of_claim(obj: Manifest) -> bool:
 def claim_of(obj: Manifest) -> tuple[str, str] | None:
     """(namespace, name) of the claim a composite belongs to; None for one made without a claim.
 
-    Crossplane labels the composite with both; `spec.claimRef` says the same.
+    Crossplane labels the composite with both; `spec.claimRef` says the same. Values that are no
+    namespace or object name count as none.
     """
     meta = obj.get("metadata")
     labels = meta.get("labels") if isinstance(meta, dict) else None
     labels = labels if isinstance(labels, dict) else {}
     namespace, name = labels.get(CLAIM_NAMESPACE_LABEL), labels.get(CLAIM_NAME_LABEL)
-    if not (isinstance(namespace, str) and namespace and isinstance(name, str) and name):
+    if not (_valid(namespace, _NAMESPACE, DNS_LABEL_MAX) and _valid(name, _NAME, OBJECT_NAME_MAX)):
         spec = obj.get("spec")
         ref = spec.get("claimRef") if isinstance(spec, dict) else None
         ref = ref if isinstance(ref, dict) else {}
         namespace, name = ref.get("namespace"), ref.get("name")
-    if isinstance(namespace, str) and namespace and isinstance(name, str) and name:
-        return namespace, name
+    if _valid(namespace, _NAMESPACE, DNS_LABEL_MAX) and _valid(name, _NAME, OBJECT_NAME_MAX):
+        return str(namespace), str(name)
     return None
+
+
+# What Kubernetes accepts as a namespace and as an object name. Crossplane only ever copies real
+# ones into the labels, but a composite applied by hand can carry anything there, and this is
+# where composed objects would go.
+_NAMESPACE: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_NAME: Final = re.compile(OBJECT_NAME_PATTERN.removeprefix("^").removesuffix("$"))
+OBJECT_NAME_MAX: Final = 253
+
+
+def _valid(value: object, pattern: re.Pattern[str], most: int) -> bool:
+    return isinstance(value, str) and len(value) <= most and pattern.fullmatch(value) is not None
 
 
 LEGACY_MACHINERY: Final = frozenset(

@@ -81,6 +81,9 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
         )
         xr = data.draw(fz.aim_object(kind, fz.metadata(namespace=namespace)), label="xr")
         world, observed = (), {}
+    if namespace and data.draw(st.booleans(), label="the claims flavour"):
+        claim_labels = fz.claim_labels(namespace, str(xr["metadata"]["name"]))
+        xr = fz.as_composite(xr, data.draw(claim_labels, label="claim labels"))
     labels = data.draw(st.one_of(st.none(), fz.image_labels()), label="image labels")
     registry = SimulatedRegistry(
         labels, tuple(data.draw(st.lists(st.text(max_size=10), max_size=2)))

@@ -287,6 +287,33 @@ def aim_object(kind: str, meta: st.SearchStrategy[dict[str, Any]]) -> st.SearchS
     )
 
 
+def claim_labels(namespace: str, name: str) -> st.SearchStrategy[dict[str, Any] | None]:
+    """The claim labels of the composite Crossplane makes for the claim `namespace/name`; or
+    none (a composite applied by hand), or label values that name no namespace or object."""
+    real = {"crossplane.io/claim-name": name, "crossplane.io/claim-namespace": namespace}
+    odd = st.fixed_dictionaries(
+        {
+            "crossplane.io/claim-name": st.sampled_from([name, "", "Chat_1", "a" * 63]),
+            "crossplane.io/claim-namespace": st.sampled_from([namespace, "", "Team_A", "x.y"]),
+        }
+    )
+    return st.one_of(st.just(real), st.none(), odd)
+
+
+def as_composite(claim: dict[str, Any], labels: dict[str, Any] | None) -> dict[str, Any]:
+    """The cluster-scoped composite of the claims flavour for the claim `claim`: `X` kind, a
+    generated name, no namespace, the claim labels, Crossplane's claimRef."""
+    meta = dict(claim["metadata"])
+    namespace, name = meta.pop("namespace", ""), str(meta["name"])
+    meta["name"] = f"{name[:57]}-x7k2p"
+    meta["labels"] = {**(meta.get("labels") or {}), **(labels or {})}
+    spec = claim.get("spec")
+    if isinstance(spec, dict) and labels is not None:
+        ref = {"apiVersion": claim["apiVersion"], "kind": claim["kind"]}
+        spec = {**spec, "claimRef": {**ref, "name": name, "namespace": namespace}}
+    return {**claim, "kind": f"X{claim['kind']}", "metadata": meta, "spec": spec}
+
+
 @cache
 def _part(kind: str, part: str) -> st.SearchStrategy[Any]:
     # Built once per kind: building and resolving a strategy tree costs more than drawing.

@@ -53,6 +53,20 @@ VIEWS = [
         "a composite applied by hand has no namespace; the caller refuses it",
     ),
     ViewCase(
+        "label-no-namespace",
+        {
+            "kind": "XAIMService",
+            "metadata": {
+                "name": "chat-x1",
+                "labels": {**LABELS, "crossplane.io/claim-namespace": "Team_A"},
+            },
+        },
+        "AIMService",
+        None,
+        "chat-x1",
+        "a valid label value that is no namespace name: composing there would only be refused",
+    ),
+    ViewCase(
         "cluster-kind",
         {"kind": "AIMClusterModel", "metadata": {"name": "llama", "labels": LABELS}},
         "AIMClusterModel",
