@@ -10,6 +10,7 @@ are the ones generated for the XR's kind. The tests use the same helpers.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import socket
 import subprocess
 import sys
@@ -50,6 +51,14 @@ class Tools:
     kube_apiserver: Path
     kube_controller_manager: Path
     crossplane_src: Path
+    oldest_crossplane_src: Path
+
+    def with_oldest_core(self) -> Tools:
+        """The same tools with the oldest core the packages claim, and its source tree."""
+        return dataclasses.replace(
+            self, core=self.oldest_core, crossplane_src=self.oldest_crossplane_src
+        )
+
     crds: Path
 
 
@@ -101,6 +110,7 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         kube_apiserver=bin_dir / "kube-apiserver",
         kube_controller_manager=bin_dir / "kube-controller-manager",
         crossplane_src=bin_dir.parent / "crossplane-src",
+        oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",
         crds=bin_dir.parent / "crds",
     )
 

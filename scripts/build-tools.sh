@@ -134,6 +134,8 @@ if [ "$set_name" = render ]; then
 fi
 
 core "$OLDEST_CORE_VERSION" crossplane-core-oldest
+ln -sfn "$GOMODCACHE/github.com/crossplane/crossplane/v2@$OLDEST_CORE_VERSION" \
+  "$bin/../crossplane-src-oldest"
 
 # The schemas our composed objects must satisfy, as their projects publish them: the module zips
 # carry the CRD YAML, so nothing is built. Explicit versions only (proxies refuse version lists).

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +45,9 @@ def start_platform(
 ) -> Iterator[Platform]:
     """A control plane with its registries and one flavour of the AIM packages installed."""
     prefix = "claims: " if claims else ""
+    if os.environ.get("AIM_E2E_CORE") == "oldest":
+        # To compare convergence with the oldest core the packages claim (docs/e2e.md).
+        tools = tools.with_oldest_core()
     (root / "registry").mkdir(parents=True)
     (root / "private-registry").mkdir()
     with (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +154,7 @@ def test_the_oldest_core_the_packages_claim_renders_the_same(
 ) -> None:
     """The packages claim Crossplane >= the oldest core scripts/build-tools.sh pins; its engine
     must compose exactly what the current one does."""
-    oldest = dataclasses.replace(tools, core=tools.oldest_core)
+    oldest = tools.with_oldest_core()
     example = ROOT / "examples" / name
     current = render_example(tools, function_target, example)
     older = render_example(oldest, function_target, example)
