@@ -127,7 +127,7 @@ def step(composers: Composers, call: Call) -> Step:
         # Every kind says which spec its status describes, so GitOps tools can tell a status
         # that is not caught up yet from a current one.
         composition.status["observedGeneration"] = generation
-    apply_composition(rsp, composition, claims=observed.claims)
+    apply_composition(rsp, composition)
     log.debug("composed", resources=sorted(composition.resources))
     return Composed(rsp.SerializeToString(deterministic=True))
 

@@ -2,18 +2,18 @@
 
 With the `apiextensions.crossplane.io/v1` XRDs an application team creates a claim, say an
 `AIMService` in its namespace, and Crossplane makes a cluster-scoped composite `XAIMService` named
-after it with a random suffix, labelled with the claim's name and namespace. The composers know
-only the namespaced shape, so this module is the one place that translates, in both directions:
+after it with a random suffix, labelled with the claim's name and namespace. The function is
+called with the composite; the composers know only the namespaced shape, so the composite is
+shown to them as the claim the user wrote: kind without the `X`, the claim's name and namespace
+(its UID stays the composite's). What is composed therefore lands in the claim's namespace under
+the names the namespaced flavour gives it, and AIM objects a service composes (a model, a cache)
+are claims themselves.
 
-- the composite (and every composite a lookup returns) is shown to the composers as the claim the
-  user wrote: kind without the `X`, the claim's name and namespace. What is composed therefore
-  lands in the claim's namespace under the names the namespaced flavour gives it, and AIM objects
-  a service composes (a model, a cache) are claims themselves;
-- a lookup of a namespaced AIM kind becomes a lookup of its composites by the claim labels, since
-  the composites carry the UIDs that own composed objects.
-
-Cluster-scoped kinds (`AIMClusterModel`, ...) have no claims and keep their names in both
-flavours; nothing here touches them.
+Everything else needs no translation: a claim has the kind, namespace, spec and (copied by
+Crossplane) status of the namespaced XR, so lookups of namespaced AIM kinds find the claims, and
+the owner references composed claims carry name their composites, as composed objects' do in the
+other flavour. Cluster-scoped kinds (`AIMClusterModel`, ...) have no claims and are the same in
+both flavours.
 """
 
 from __future__ import annotations
@@ -117,21 +117,6 @@ def as_claim(obj: Manifest) -> Manifest:
         meta["namespace"], meta["name"] = identity
     view: dict[str, JsonValue] = {**obj, "kind": claim, "metadata": meta}
     return view
-
-
-def composite_requirement_fields(
-    kind: str, namespace: str | None, match_name: str | None
-) -> tuple[str, dict[str, str]] | None:
-    """The kind and labels of the composites of the claims a namespaced lookup means.
-
-    Crossplane lists cluster-scoped composites by label. None when `kind` has no claims.
-    """
-    if kind not in CLAIM_KINDS:
-        return None
-    labels = {CLAIM_NAMESPACE_LABEL: namespace} if namespace else {}
-    if match_name is not None:
-        labels[CLAIM_NAME_LABEL] = match_name
-    return COMPOSITE_PREFIX + kind, labels
 
 
 def strip_legacy_machinery(spec: dict[str, JsonValue]) -> dict[str, JsonValue]:

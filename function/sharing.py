@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pydantic import JsonValue
 
 from function.build import Manifest
-from function.resolve import owner_references
+from function.resolve import owner_references, uid_of
 
 
 def controller_ref(obj: Manifest) -> Mapping[str, JsonValue] | None:
@@ -29,9 +29,11 @@ def controller_uid(obj: Manifest) -> str | None:
     return uid if isinstance(uid, str) else None
 
 
-def co_owners(users: Iterable[Manifest], composer_uid: str | None) -> list[JsonValue]:
+def co_owners(users: Iterable[Manifest], composer: Manifest) -> list[JsonValue]:
     """Owner references (not controllers) for every user but the composing XR, sorted by name.
 
+    The composer is known by its UID, or by kind, namespace and name: in the claims flavour the
+    users are claims and the composer their composite, shown as the claim (function/claims.py).
     No `blockOwnerDeletion`: a user may be deleted at any time, and the object simply outlives it
     if others remain.
     """
@@ -41,7 +43,7 @@ def co_owners(users: Iterable[Manifest], composer_uid: str | None) -> list[JsonV
         if not isinstance(meta, dict):
             continue
         uid, name = meta.get("uid"), meta.get("name")
-        if not isinstance(uid, str) or not isinstance(name, str) or uid == composer_uid:
+        if not isinstance(uid, str) or not isinstance(name, str) or _same(user, composer):
             continue
         refs[(name, uid)] = {
             "apiVersion": str(user.get("apiVersion", "")),
@@ -52,11 +54,21 @@ def co_owners(users: Iterable[Manifest], composer_uid: str | None) -> list[JsonV
     return [refs[key] for key in sorted(refs)]
 
 
+def _same(user: Manifest, composer: Manifest) -> bool:
+    def identity(obj: Manifest) -> tuple[object, object, object]:
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        return obj.get("kind"), meta.get("namespace"), meta.get("name")
+
+    uid = uid_of(composer)
+    return (uid is not None and uid_of(user) == uid) or identity(user) == identity(composer)
+
+
 def with_co_owners(
     manifest: Manifest,
     current: Manifest,
     users: Iterable[Manifest] | None,
-    composer_uid: str | None,
+    composer: Manifest,
 ) -> Manifest:
     """`manifest` (the desired state of `current`) with every user but the composer as an owner.
 
@@ -67,7 +79,7 @@ def with_co_owners(
     if users is None:
         owners = [r for r in owner_references(current) if not r.get("controller")]
     else:
-        owners = co_owners(users, composer_uid)
+        owners = co_owners(users, composer)
     if not owners:
         return manifest
     meta = manifest.get("metadata")

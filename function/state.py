@@ -19,12 +19,7 @@ from google.protobuf import struct_pb2
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from function.build import Manifest
-from function.claims import (
-    as_claim,
-    composite_requirement_fields,
-    is_composite_of_claim,
-    strip_legacy_machinery,
-)
+from function.claims import as_claim, is_composite_of_claim, strip_legacy_machinery
 from function.errors import InvalidSpecError
 from function.registry.inspect import InspectionOutcome
 from function.settings import Settings
@@ -50,8 +45,8 @@ class Observed:
     inspection: InspectionOutcome | None = None
     """The registry's answer, when `fn.py` inspected an image for this call."""
     claims: bool = False
-    """The XR is a claim's composite (the claims flavour): `composite` and the required objects
-    are shown as the namespaced XRs (function/claims.py), and lookups go to composites."""
+    """The XR is a claim's composite (the claims flavour): `composite` shows it as the namespaced
+    XR it stands for (function/claims.py)."""
 
     @property
     def kind(self) -> str:
@@ -169,7 +164,7 @@ def read_observed(req: fnv1.RunFunctionRequest, settings: Settings | None = None
         composite=as_claim(composite),
         resources={name: struct_to_dict(r.resource) for name, r in req.observed.resources.items()},
         required={
-            name: tuple(as_claim(struct_to_dict(item.resource)) for item in resources.items)
+            name: tuple(struct_to_dict(item.resource) for item in resources.items)
             for name, resources in req.required_resources.items()
         },
         claims=is_composite_of_claim(composite),
@@ -211,29 +206,17 @@ _STATUS = {
 }
 
 
-def apply_composition(
-    rsp: fnv1.RunFunctionResponse, composition: Composition, *, claims: bool = False
-) -> None:
-    """Write a composer's decisions onto the response, leaving other steps' resources alone.
-
-    With `claims`, a lookup of a namespaced AIM kind asks for the composites of its claims.
-    """
+def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
+    """Write a composer's decisions onto the response, leaving other steps' resources alone."""
     for req in composition.requirements:
-        kind, namespace, match_name = req.kind, req.namespace, req.match_name
-        labels = dict(req.match_labels) if req.match_labels else {}
-        composite = composite_requirement_fields(kind, namespace, match_name) if claims else None
-        if composite is not None:
-            kind, claim_labels = composite
-            labels.update(claim_labels)
-            namespace, match_name = None, None
         response.require_resources(
             rsp,
             req.name,
             req.api_version,
-            kind,
-            match_name=match_name,
-            match_labels=labels or None,
-            namespace=namespace,
+            req.kind,
+            match_name=req.match_name,
+            match_labels=dict(req.match_labels) if req.match_labels else None,
+            namespace=req.namespace,
         )
     for name, desired in sorted(composition.resources.items()):
         target = rsp.desired.resources[name]

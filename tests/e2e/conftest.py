@@ -102,22 +102,23 @@ def claims_platform(
         yield platform
 
 
-@pytest.fixture(scope="session")
-def journey_images(platform: Platform, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The journeys' AIM images, pushed to the registries that serve their names."""
-    work = tmp_path_factory.mktemp("images")
+def push_journey_images(platform: Platform, work: Path) -> None:
+    """The journeys' AIM images, pushed to the platform's registries that serve their names."""
     for image in IMAGES.values():
         private = image.image.startswith(f"{PRIVATE_REGISTRY}/")
         image.push(platform.private_registry if private else platform.registry, work)
 
 
-@pytest.fixture
-def journey(
-    platform: Platform, journey_images: None, gpu_node: str, request: pytest.FixtureRequest
-) -> Iterator[Journey]:
+@pytest.fixture(scope="session")
+def journey_images(platform: Platform, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The journeys' AIM images, pushed to the registries that serve their names."""
+    push_journey_images(platform, tmp_path_factory.mktemp("images"))
+
+
+@contextlib.contextmanager
+def simulated_journey(platform: Platform, test_name: str) -> Iterator[Journey]:
     """A journey with the cluster's missing controllers simulated in its namespaces."""
-    del journey_images, gpu_node  # pushed and registered: that is all it needs of them
-    suffix = hashlib.sha256(request.node.name.encode()).hexdigest()[:5]
+    suffix = hashlib.sha256(test_name.encode()).hexdigest()[:5]
     with SimulatedCluster(
         platform.kube,
         images=IMAGES,
@@ -130,6 +131,29 @@ def journey(
             yield journey
         finally:
             journey.cleanup()
+
+
+@pytest.fixture
+def journey(
+    platform: Platform, journey_images: None, gpu_node: str, request: pytest.FixtureRequest
+) -> Iterator[Journey]:
+    """A journey with the cluster's missing controllers simulated in its namespaces."""
+    del journey_images, gpu_node  # pushed and registered: that is all it needs of them
+    with simulated_journey(platform, request.node.name) as journey:
+        yield journey
+
+
+@pytest.fixture
+def claims_journey(
+    claims_platform: Platform,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+) -> Iterator[Journey]:
+    """A journey on the claims flavour's control plane (its own images and GPU node)."""
+    push_journey_images(claims_platform, tmp_path_factory.mktemp("claims-images"))
+    simulate_gpu_node(claims_platform.kube, "gpu-node-1")
+    with simulated_journey(claims_platform, request.node.name) as journey:
+        yield journey
 
 
 @pytest.fixture(scope="session")

@@ -25,8 +25,10 @@ from tests.e2e.converge import (
     wait_condition,
     wait_status,
 )
+from tests.e2e.journey import Journey
 from tests.e2e.platform import Platform, aim
 from tests.e2e.simulate import simulate_gateway_accepts, simulate_gpu_node, simulate_kserve_ready
+from tests.e2e.test_journeys_seed004 import service_by_image_shared
 from tests.e2e.test_scenarios import catalog_entry, service
 from tests.e2e.timing import TIMES
 
@@ -67,7 +69,7 @@ def test_a_claim_in_a_team_namespace_converges_to_running_and_deleting_it_remove
     assert composite["metadata"].get("namespace") is None  # cluster-scoped, as LegacyCluster is
 
     # Composed in the claim's namespace, controlled by the composite; the route's gateway comes
-    # from the namespace's runtime config, itself a claim the function found through its composite.
+    # from the namespace's runtime config, itself a claim the function looked up.
     isvc = one(platform, ISVC, "InferenceService", ns)
     route = one(platform, ROUTE, "HTTPRoute", ns)
     for obj in (isvc, route):
@@ -101,3 +103,24 @@ def test_a_claim_in_a_team_namespace_converges_to_running_and_deleting_it_remove
     TIMES["claims: claim deleted to everything gone"] = time.monotonic() - t2
     assert kube.get(AIM, "AIMRuntimeConfig", "default", ns) is not None
     assert kube.get(AIM, "AIMClusterServiceTemplate", catalog) is not None
+
+
+def test_services_by_image_share_the_model_they_compose_and_hand_it_over(
+    claims_journey: Journey,
+) -> None:
+    """Seed 004's service by image in the claims flavour: the AIMModel the first service composes
+    is a claim controlled by that service's composite; the second service's claim becomes a
+    co-owner; deleting the first claim hands the model to the second's composite without a
+    pause in its Running status; deleting the second removes the model.
+
+    Simulated: the MI300X node, the kubelet (discovery dry-runs), KServe.
+    """
+    t0 = time.monotonic()
+    platform = claims_journey.platform
+
+    def composite(name: str, namespace: str) -> tuple[str, str]:
+        # A cluster-scoped object's events are recorded in `default`.
+        return composite_of(platform, "AIMService", name, namespace)["metadata"]["name"], "default"
+
+    service_by_image_shared(claims_journey, composite)
+    TIMES["claims: service by image, shared, handed over, removed"] = time.monotonic() - t0

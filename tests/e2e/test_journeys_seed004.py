@@ -8,6 +8,7 @@ running Job pods with the AIM image's dry-run, a storage provisioner, KServe, a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from devtools.kube import wait_for
@@ -222,8 +223,18 @@ def cache_mounts(isvc: dict[str, Any]) -> dict[str, str]:
     return mounts
 
 
-def isvc_of(platform: Platform, namespace: str, service: str) -> dict[str, Any]:
-    """The InferenceService a service composed."""
+def isvc_of(
+    platform: Platform, namespace: str, service: str, xr: str | None = None
+) -> dict[str, Any]:
+    """The InferenceService a service composed (`xr`: the name of the XR that composes for it,
+    when that is not the service itself, as in the claims flavour)."""
+    if xr is not None:
+        [isvc] = [
+            i
+            for i in platform.kube.list(ISVC, "InferenceService", namespace)
+            if controller_of(i) == xr
+        ]
+        return isvc
     svc = platform.kube.get(AIM, "AIMService", service, namespace) or {}
     [isvc] = [
         i for i in platform.kube.list(ISVC, "InferenceService", namespace) if owned_by(i, svc)
@@ -315,6 +326,16 @@ def warning_events(platform: Platform, namespace: str, name: str) -> list[str]:
 def test_a_service_by_image_creates_the_model_and_a_second_service_shares_it(
     journey: Journey,
 ) -> None:
+    """Seed 004's service by image; see `service_by_image_shared`.
+
+    Simulated: the MI300X node, the kubelet (discovery dry-runs), KServe.
+    """
+    service_by_image_shared(journey)
+
+
+def service_by_image_shared(
+    journey: Journey, composite: Callable[[str, str], tuple[str, str]] | None = None
+) -> None:
     """Seed 004's service by image, as written, with a runtime config that asks for auto-created
     models to run discovery: the service composes the AIMModel for the image (in its namespace:
     a namespaced service cannot compose a cluster model, and says so), which reads the image's
@@ -322,8 +343,11 @@ def test_a_service_by_image_creates_the_model_and_a_second_service_shares_it(
     that model; deleting the first leaves the second serving, its status never leaving Running,
     and the model then belongs to it; deleting the second removes the model.
 
-    Simulated: the MI300X node, the kubelet (discovery dry-runs), KServe.
+    `composite` names, for a service's name and namespace, the XR that composes for it and the
+    namespace of its events: the service itself by default; in the claims flavour the claim's
+    cluster-scoped composite, whose events are in `default`.
     """
+    xr_of = composite or (lambda name, ns: (name, ns))
     platform, kube = journey.platform, journey.platform.kube
     journey.step("seed004-service-by-image", "01-runtime-config.yaml")
     first = journey.step("seed004-service-by-image", "02-my-service.yaml")[0]
@@ -333,10 +357,11 @@ def test_a_service_by_image_creates_the_model_and_a_second_service_shares_it(
     [model] = kube.list(AIM, "AIMModel", ns)
     assert model["spec"]["image"] == "ghcr.io/example/my-model:v1.0.0"
     assert model["spec"]["discovery"]["enabled"] is True  # the runtime config's autoDiscovery
-    assert controller_of(model) == name
+    assert controller_of(model) == xr_of(name, ns)[0]
     assert running["status"]["resolvedModel"]["uid"] == model["metadata"]["uid"]
     assert templates_of(kube, "AIMServiceTemplate", model["metadata"]["name"], ns)
-    assert any("creationScope: Cluster" in m for m in warning_events(platform, ns, name))
+    xr, events_ns = xr_of(name, ns)
+    assert any("creationScope: Cluster" in m for m in warning_events(platform, events_ns, xr))
 
     second = journey.step("seed004-service-by-image", "03-another-service.yaml")[0]
     other = second["metadata"]["name"]
@@ -353,7 +378,7 @@ def test_a_service_by_image_creates_the_model_and_a_second_service_shares_it(
         ),
         timeout_s=CONVERGE_S,
     )
-    other_isvc = isvc_of(platform, ns, other)
+    other_isvc = isvc_of(platform, ns, other, xr_of(other, ns)[0])
 
     kube.delete(AIM, "AIMService", name, ns)
     seen: list[str] = []
@@ -366,14 +391,17 @@ def test_a_service_by_image_creates_the_model_and_a_second_service_shares_it(
         return (
             kube.get(AIM, "AIMService", name, ns) is None
             and current is not None
-            and controller_of(current) == other
+            and controller_of(current) == xr_of(other, ns)[0]
         )
 
     wait_for(f"{other} to adopt the model", adopted, timeout_s=CONVERGE_S)
     assert set(seen) == {"Running"}, seen
     kept = kube.get(AIM, "AIMModel", model["metadata"]["name"], ns) or {}
     assert kept["metadata"]["uid"] == model["metadata"]["uid"]  # the same model, not a new one
-    assert isvc_of(platform, ns, other)["metadata"]["uid"] == other_isvc["metadata"]["uid"]
+    assert (
+        isvc_of(platform, ns, other, xr_of(other, ns)[0])["metadata"]["uid"]
+        == other_isvc["metadata"]["uid"]
+    )
     wait_condition(platform, "AIMService", other, ns, "Ready", "True")
 
     kube.delete(AIM, "AIMService", other, ns)

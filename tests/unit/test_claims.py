@@ -1,5 +1,5 @@
-"""The claims flavour's translation (function/claims.py): composites shown as claims, lookups sent
-to composites. The render tests run it through the real engine; these pin the edge cases."""
+"""The claims flavour's view (function/claims.py): a composite shown as the claim it stands for.
+The render tests run it through the real engine; these pin the edge cases."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from function.claims import as_claim, claim_of, composite_requirement_fields
+from function.claims import as_claim, claim_of
+from function.sharing import co_owners
 
 LABELS = {"crossplane.io/claim-name": "chat", "crossplane.io/claim-namespace": "team-a"}
 
@@ -105,20 +106,27 @@ def test_labels_that_are_not_strings_fall_back_to_the_claim_ref() -> None:
     assert claim_of(obj) == ("team-a", "chat")
 
 
-def test_a_lookup_by_name_in_a_namespace_becomes_a_lookup_by_claim_labels() -> None:
-    assert composite_requirement_fields("AIMServiceTemplate", "team-a", "t") == (
-        "XAIMServiceTemplate",
-        {"crossplane.io/claim-namespace": "team-a", "crossplane.io/claim-name": "t"},
-    )
-
-
-def test_a_lookup_of_every_object_in_a_namespace_matches_the_namespace_label_only() -> None:
-    assert composite_requirement_fields("AIMService", "team-a", None) == (
-        "XAIMService",
-        {"crossplane.io/claim-namespace": "team-a"},
-    )
-
-
-def test_cluster_kinds_and_core_kinds_are_looked_up_as_they_are() -> None:
-    assert composite_requirement_fields("AIMClusterServiceTemplate", None, "t") is None
-    assert composite_requirement_fields("Secret", "team-a", "s") is None
+def test_the_composers_own_claim_is_not_made_a_co_owner_of_what_it_shares() -> None:
+    """Users of a shared object are claims in this flavour, and the composer their composite: its
+    own claim must not become an owner beside it (its UID differs from the composite's)."""
+    composite: dict[str, Any] = {
+        "kind": "XAIMService",
+        "metadata": {"name": "chat-x1", "labels": LABELS, "uid": "x1"},
+    }
+    composer = as_claim(composite)
+    users: list[dict[str, Any]] = [
+        {
+            "apiVersion": "aim.silogen.ai/v1alpha1",
+            "kind": "AIMService",
+            "metadata": {"name": n, "namespace": "team-a", "uid": uid},
+        }
+        for n, uid in (("chat", "c1"), ("other", "c2"))
+    ]
+    assert co_owners(users, composer) == [
+        {
+            "apiVersion": "aim.silogen.ai/v1alpha1",
+            "kind": "AIMService",
+            "name": "other",
+            "uid": "c2",
+        }
+    ]

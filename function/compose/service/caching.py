@@ -30,10 +30,11 @@ from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
 from function.build.kserve import CacheMount
+from function.claims import COMPOSITE_PREFIX
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
-from function.resolve import Listing, Resolved, labels_of, name_of, uid_of
+from function.resolve import Listing, Resolved, labels_of, name_of
 from function.sharing import controller_ref, controller_uid, with_co_owners
 from function.state import Desired, Observed, Requirement, keep, parse_status
 from function.status import ConditionType, Health, Reason, State, aim_status
@@ -233,7 +234,7 @@ def _ours(observed: Observed, manifest: Manifest, current: Manifest) -> Desired:
     kept = keep(manifest, ready=aim_status(current) == _AVAILABLE)
     listed = services(observed.namespace).items(observed.required)
     users = None if listed is None else [s for s in listed if _relies_on(s) == name_of(current)]
-    owned = with_co_owners(kept.manifest, current, users, uid_of(observed.composite))
+    owned = with_co_owners(kept.manifest, current, users, observed.composite)
     return Desired(owned, ready=kept.ready)
 
 
@@ -250,9 +251,22 @@ def _available_cache(listed: Sequence[Manifest], uri: str) -> tuple[str, str, st
             continue
         status = parse_status(cache, ModelCacheStatus)
         if status and status.status.value == _AVAILABLE and status.persistent_volume_claim:
-            ref = controller_ref(cache) or {}
-            owner = str(ref.get("name")) if ref.get("kind") == Kind.TEMPLATE_CACHE else None
-            return name_of(cache), status.persistent_volume_claim, owner
+            return name_of(cache), status.persistent_volume_claim, _filled_by(cache)
+    return None
+
+
+def _filled_by(cache: Manifest) -> str | None:
+    """The template cache that composed a model cache, if one did.
+
+    In the claims flavour the controller is the template cache's composite, named by Crossplane;
+    the template cache's own name is in the label it puts on what it composes.
+    """
+    ref = controller_ref(cache) or {}
+    if ref.get("kind") == Kind.TEMPLATE_CACHE:
+        return str(ref.get("name"))
+    if ref.get("kind") == COMPOSITE_PREFIX + Kind.TEMPLATE_CACHE:
+        label = labels_of(cache).get(labels.TEMPLATE_CACHE)
+        return label if isinstance(label, str) and label else None
     return None
 
 

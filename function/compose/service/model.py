@@ -308,7 +308,7 @@ def _with_co_owners(observed: Observed, manifest: Manifest, composed: Manifest) 
         if listed is None
         else [s for s in listed if uid is not None and _resolved_model_uid(s) == uid]
     )
-    return with_co_owners(manifest, composed, users, uid_of(observed.composite))
+    return with_co_owners(manifest, composed, users, observed.composite)
 
 
 def _resolved_model_uid(service: Manifest) -> str | None:
