@@ -2,12 +2,13 @@
 # Installs the Debian packages the tests and the image build need: docker-registry (Debian's
 # build of the CNCF Distribution registry) for the registry and end-to-end tests; openssl, which
 # makes the end-to-end control plane's certificates (slim images lack it); mmdebstrap, umoci and
-# skopeo, which build the runtime image without Docker (scripts/build-image); and runc, which runs
-# it in the image tests. Quiet and quick when already there.
+# skopeo, which build the runtime image without Docker (scripts/build-image), with Debian's
+# archive keyring to verify its packages on any host; and runc, which runs it in the image tests.
+# Quiet and quick when already there.
 set -euo pipefail
 log() { printf '[system-deps] %s\n' "$*" >&2; }
 
-packages=(docker-registry openssl mmdebstrap umoci skopeo runc)
+packages=(docker-registry openssl mmdebstrap umoci skopeo runc debian-archive-keyring)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
