@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devtools.render import ROOT, HarnessError, run_tool
+from devtools.render import ROOT, HarnessError, run_script, run_tool
 
 STOP_TIMEOUT_S = 10.0
 
@@ -64,17 +64,7 @@ class Image:
 
 def build_image(out: Path, *, env: Mapping[str, str] | None = None) -> Image:
     """Run scripts/build-image into `out`; progress goes to this process's stderr."""
-    proc = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "build-image"), str(out)],
-        stdout=subprocess.PIPE,
-        text=True,
-        check=False,
-        env=env,
-    )
-    if proc.returncode != 0:
-        msg = f"scripts/build-image failed with exit code {proc.returncode}"
-        raise HarnessError(msg)
-    tarball = Path(proc.stdout.strip().splitlines()[-1])
+    tarball = Path(run_script("build-image", str(out), env=env))
     index = json.loads((out / "oci" / "index.json").read_text())
     [manifest] = index["manifests"]
     return Image(out / "oci", manifest["annotations"]["org.opencontainers.image.ref.name"], tarball)

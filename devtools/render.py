@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -88,18 +88,28 @@ class HarnessError(RuntimeError):
     """The harness could not build the tools or start the function."""
 
 
-def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
-    """Build (or reuse) the Go-built tools; progress goes to this process's stderr."""
+def run_script(script: str, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Run one of scripts/ (its progress goes to this process's stderr); its last line printed.
+
+    That line is where each script says what it made.
+    """
     proc = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "build-tools.sh"), toolset],
+        ["bash", str(ROOT / "scripts" / script), *args],
         stdout=subprocess.PIPE,
         text=True,
         check=False,
+        env=env,
     )
-    if proc.returncode != 0:
-        msg = f"scripts/build-tools.sh failed with exit code {proc.returncode}"
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        msg = f"scripts/{script} failed with exit code {proc.returncode}"
         raise HarnessError(msg)
-    bin_dir = Path(proc.stdout.strip().splitlines()[-1])
+    return lines[-1]
+
+
+def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
+    """Build (or reuse) the Go-built tools; progress goes to this process's stderr."""
+    bin_dir = Path(run_script("build-tools.sh", toolset))
     return Tools(
         crossplane=bin_dir / "crossplane",
         core=bin_dir / "crossplane-core",

@@ -58,12 +58,9 @@ def assert_subset(want: Any, have: Any, path: str = "status") -> None:
         assert want == have, f"{path}: want {want!r}, have {have!r}"
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
-def test_every_example_renders_as_its_expected_yaml_says(
-    tools: Tools, function_target: str, example: Path
-) -> None:
-    """Each example goes through the real engine and the function; the outcome is as reviewed."""
-    xr, composed, results = split(render_example(tools, function_target, example))
+def check_expected(example: Path, result: Rendered) -> tuple[Obj, list[Obj]]:
+    """The render of `example` against its reviewed expected.yaml; the XR and composed objects."""
+    xr, composed, results = split(result)
     expected = expected_of(example)
 
     assert_subset(expected["status"], status(xr))
@@ -85,6 +82,15 @@ def test_every_example_renders_as_its_expected_yaml_says(
         assert isvc is not None
         env = {e["name"]: e.get("value") for e in isvc["spec"]["predictor"]["containers"][0]["env"]}
         assert_subset(expected["env"], env, "env")
+    return xr, composed
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_renders_as_its_expected_yaml_says(
+    tools: Tools, function_target: str, example: Path
+) -> None:
+    """Each example goes through the real engine and the function; the outcome is as reviewed."""
+    check_expected(example, render_example(tools, function_target, example))
 
 
 def test_basic_example_composes_an_inference_service_on_mi300x(
