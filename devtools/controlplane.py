@@ -156,6 +156,12 @@ class Supervisor:
             if code is not None:
                 raise ComponentFailedError(_with_log(f"{c.name} exited with code {code}", c))
 
+    def retire(self, name: str) -> None:
+        """Stop one component for good: it is no longer watched or restarted."""
+        for c in [c for c in self.components if c.name == name]:
+            c.stop()
+            self.components.remove(c)
+
     def stop_all(self) -> None:
         """Stop every component, newest first."""
         for c in reversed(self.components):
@@ -174,6 +180,16 @@ class ControlPlane:
     audit_log: Path
     supervisor: Supervisor
     startup_s: dict[str, float]
+
+    def retire_rbac_manager(self) -> None:
+        """Stop the RBAC manager once the packages are installed.
+
+        What it granted (core's rights over every XRD's kinds) stays in the API server, and it
+        has nothing more to do unless XRDs change. It must go because its metrics listener has a
+        fixed address (`:8080`, no flag in core v2.4), so a second control plane on the same host
+        (the claims flavour's, beside this one) could not start its own.
+        """
+        self.supervisor.retire("crossplane-rbac-manager")
 
     def component(self, name: str) -> Component:
         """A component by name (for its log)."""

@@ -147,3 +147,4 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
             return (condition(obj, "Established") or {}).get("status") == "True"
 
         wait_for(f"XRD {name} Established", established, timeout_s=120)
+    cluster.retire_rbac_manager()
