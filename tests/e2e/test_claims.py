@@ -78,12 +78,21 @@ def test_a_claim_in_a_team_namespace_converges_to_running_and_deleting_it_remove
     assert isvc["spec"]["predictor"]["containers"][0]["env"]
     [parent] = route["spec"]["parentRefs"]
     assert (parent["name"], parent["namespace"]) == ("inference", "gateways")
-    claim = kube.get(AIM, "AIMService", "chat", ns) or {}
-    assert claim["status"]["resolvedTemplate"]["name"] == catalog
+    # Crossplane copies the composite's status to the claim a moment after it writes it.
+    wait_for(
+        "the claim to show the template its composite resolved",
+        lambda: (
+            ((kube.get(AIM, "AIMService", "chat", ns) or {}).get("status") or {})
+            .get("resolvedTemplate", {})
+            .get("name")
+            == catalog
+        ),
+        timeout_s=CONVERGE_S,
+    )
 
     simulate_kserve_ready(kube, ns, isvc["metadata"]["name"])
     simulate_gateway_accepts(kube, ns, route["metadata"]["name"])
-    # Crossplane copies the composite's status and conditions to the claim.
+    # The claim shows the composite's status and conditions.
     wait_status(platform, "AIMService", "chat", ns, "Running")
     wait_condition(platform, "AIMService", "chat", ns, "Ready", "True")
     t2 = time.monotonic()
