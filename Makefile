@@ -6,7 +6,7 @@ EXAMPLE ?= examples/aimservice-basic
 render:  ## Render an example AIMService through the real Crossplane engine; print what it composes
 	@scripts/render $(EXAMPLE)
 
-test:    ## Run every check: lockfile, ruff, mypy --strict, unit, API (admission), render and schema tests
+test:    ## Run every check: lockfile, ruff, mypy --strict, unit, fuzz, API, registry, render, image and end-to-end tests
 	@scripts/test
 
 generate: ## Regenerate xrds/, compositions/ and docs/api.md from the API models
