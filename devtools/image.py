@@ -62,9 +62,9 @@ class Image:
         return self._blob(self.manifest["config"]["digest"])
 
 
-def build_image(out: Path, *, env: Mapping[str, str] | None = None) -> Image:
+def build_image(out: Path) -> Image:
     """Run scripts/build-image into `out`; progress goes to this process's stderr."""
-    tarball = Path(run_script("build-image", str(out), env=env))
+    tarball = Path(run_script("build-image", str(out)))
     index = json.loads((out / "oci" / "index.json").read_text())
     [manifest] = index["manifests"]
     return Image(out / "oci", manifest["annotations"]["org.opencontainers.image.ref.name"], tarball)

@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -23,7 +23,7 @@ from typing import Any, Final, Literal
 import yaml
 
 from function.api.definitions import DEFINITIONS
-from function.claims import COMPOSITE_PREFIX
+from function.claims import composite_names
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 DEFAULT_EXAMPLE: Final = ROOT / "examples" / "aimservice-basic"
@@ -52,14 +52,13 @@ class Tools:
     kube_controller_manager: Path
     crossplane_src: Path
     oldest_crossplane_src: Path
+    crds: Path
 
     def with_oldest_core(self) -> Tools:
         """The same tools with the oldest core the packages claim, and its source tree."""
         return dataclasses.replace(
             self, core=self.oldest_core, crossplane_src=self.oldest_crossplane_src
         )
-
-    crds: Path
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ class HarnessError(RuntimeError):
     """The harness could not build the tools or start the function."""
 
 
-def run_script(script: str, *args: str, env: Mapping[str, str] | None = None) -> str:
+def run_script(script: str, *args: str) -> str:
     """Run one of scripts/ (its progress goes to this process's stderr); its last line printed.
 
     That line is where each script says what it made.
@@ -98,7 +97,6 @@ def run_script(script: str, *args: str, env: Mapping[str, str] | None = None) ->
         stdout=subprocess.PIPE,
         text=True,
         check=False,
-        env=env,
     )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -221,8 +219,9 @@ def _definition_of(xr: Path) -> tuple[Path, str]:
     for d in DEFINITIONS:
         if d.kind == kind:
             return ROOT, d.plural
-        if d.scope == "Namespaced" and kind == COMPOSITE_PREFIX + d.kind:
-            return ROOT / "claims", COMPOSITE_PREFIX.lower() + d.plural
+        composite, plural = composite_names(d)
+        if composite == kind:
+            return ROOT / "claims", plural
     msg = f"{xr}: no XRD for kind {kind!r}"
     raise HarnessError(msg)
 

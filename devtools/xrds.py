@@ -23,7 +23,7 @@ from function.api.definitions import DEFINITIONS, XrdDefinition
 from function.api.meta import API_VERSION, CATEGORY, GROUP, VERSION
 from function.api.schema import structural_schema
 from function.call import FUNCTION_NAME
-from function.claims import COMPOSITE_PREFIX
+from function.claims import composite_names
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 CLAIMS: Final = Path("claims")
@@ -89,7 +89,7 @@ def composition_name(d: XrdDefinition) -> str:
 
 def build_composition(d: XrdDefinition, *, claims: bool = False) -> Manifest:
     """The pipeline Composition that hands every XR of this kind to the function."""
-    kind, plural = legacy_names(d) if claims else (d.kind.value, d.plural)
+    kind, plural = composite_names(d) if claims else (d.kind.value, d.plural)
     return {
         "apiVersion": "apiextensions.crossplane.io/v1",
         "kind": "Composition",
@@ -102,24 +102,13 @@ def build_composition(d: XrdDefinition, *, claims: bool = False) -> Manifest:
     }
 
 
-def legacy_names(d: XrdDefinition) -> tuple[str, str]:
-    """(kind, plural) of the kind's composite in the claims flavour.
-
-    `X`-prefixed where the namespaced kind becomes a claim; cluster-scoped kinds have no claims
-    and keep theirs.
-    """
-    if d.scope == "Namespaced":
-        return COMPOSITE_PREFIX + d.kind.value, COMPOSITE_PREFIX.lower() + d.plural
-    return d.kind.value, d.plural
-
-
 def build_legacy_xrd(d: XrdDefinition) -> Manifest:
     """The v1 LegacyCluster XRD of the claims flavour: the same versions and schema."""
     spec = build_xrd(d)["spec"]
     if not isinstance(spec, dict):  # build_xrd always returns one; this narrows the type
         raise TypeError(spec)
     names = spec["names"]
-    kind, plural = legacy_names(d)
+    kind, plural = composite_names(d)
     legacy: dict[str, JsonValue] = {"scope": "LegacyCluster", "group": GROUP}
     if d.scope == "Namespaced":
         # Users type the claim's names; the composite's are Crossplane's business, and stay
@@ -149,7 +138,7 @@ def generated_files() -> dict[Path, str]:
     for d in DEFINITIONS:
         files[Path("xrds") / f"{d.plural}.yaml"] = _dump(build_xrd(d))
         files[Path("compositions") / f"{d.plural}.yaml"] = _dump(build_composition(d))
-        _, plural = legacy_names(d)
+        _, plural = composite_names(d)
         files[CLAIMS / "xrds" / f"{plural}.yaml"] = _dump(build_legacy_xrd(d))
         files[CLAIMS / "compositions" / f"{plural}.yaml"] = _dump(build_composition(d, claims=True))
     files[Path("docs") / "api.md"] = api_markdown()

@@ -24,7 +24,7 @@ from typing import Final
 from pydantic import JsonValue
 
 from function.api.common import OBJECT_NAME_PATTERN
-from function.api.definitions import DEFINITIONS
+from function.api.definitions import DEFINITIONS, XrdDefinition
 from function.build import Manifest
 from function.naming import DNS_LABEL_MAX
 
@@ -34,6 +34,17 @@ CLAIM_NAMESPACE_LABEL: Final = "crossplane.io/claim-namespace"
 
 CLAIM_KINDS: Final = frozenset(d.kind.value for d in DEFINITIONS if d.scope == "Namespaced")
 """The kinds that are claims in the claims flavour (and namespaced XRs in the other)."""
+
+
+def composite_names(d: XrdDefinition) -> tuple[str, str]:
+    """(kind, plural) of a kind's composite in the claims flavour.
+
+    `X`-prefixed where the namespaced kind becomes a claim; cluster-scoped kinds have no claims
+    and keep theirs.
+    """
+    if d.scope == "Namespaced":
+        return COMPOSITE_PREFIX + d.kind.value, COMPOSITE_PREFIX.lower() + d.plural
+    return d.kind.value, d.plural
 
 
 def claim_kind(composite_kind: str) -> str | None:

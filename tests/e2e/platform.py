@@ -14,6 +14,7 @@ from devtools.publish import Published
 from devtools.registry import Registry
 from devtools.render import ROOT
 from function.api.definitions import DEFINITIONS
+from function.claims import composite_names
 from tests.e2e.simulate import simulate_package_runtime
 
 SYSTEM_NAMESPACE: Final = "aim-system"
@@ -137,7 +138,7 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
     )
     xrd_version = "v1" if claims else "v2"
     for d in DEFINITIONS:
-        plural = f"x{d.plural}" if claims and d.scope == "Namespaced" else d.plural
+        plural = composite_names(d)[1] if claims else d.plural
         name = f"{plural}.aim.silogen.ai"
 
         def established(xrd: str = name) -> bool:
