@@ -26,7 +26,7 @@ from function.compose.model import MODEL_KINDS, inspection_request
 from function.errors import FunctionError, Severity
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.settings import Settings
-from function.state import Observed, apply_composition, read_observed
+from function.state import OBJECTS, Observed, apply_composition, read_observed
 
 FUNCTION_NAME: Final = "function-aim"
 """The Function package name Compositions refer to."""
@@ -72,7 +72,7 @@ def step(composers: Composers, call: Call) -> Step:
     req = fnv1.RunFunctionRequest.FromString(call.request)
     rsp = response.to(req)
     observed = dataclasses.replace(
-        read_observed(req, composers.settings), now=call.now, inspection=call.inspection
+        read_observed(req, composers.settings, OBJECTS), now=call.now, inspection=call.inspection
     )
     log = logging.get_logger().bind(tag=req.meta.tag, kind=observed.kind, xr=display_name(observed))
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, JsonValue
 from function.api.common import ResolvedReference
 from function.api.meta import API_VERSION, Kind, Scope
 from function.build import Manifest
-from function.state import Requirement
+from function.state import FieldPath, Requirement, required_where
 from function.status import aim_status
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
@@ -109,6 +109,12 @@ class Listing:
     def items(self, required: Mapping[str, tuple[Manifest, ...]]) -> tuple[Manifest, ...] | None:
         """The listed objects, or None when Crossplane has not listed them yet."""
         return required.get(self.key)
+
+    def items_where(
+        self, required: Mapping[str, tuple[Manifest, ...]], path: FieldPath, value: str
+    ) -> tuple[Manifest, ...] | None:
+        """The listed objects whose string field at `path` is `value`; None as for `items`."""
+        return required_where(required, self.key, path, value)
 
 
 @dataclass(frozen=True)

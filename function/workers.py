@@ -16,7 +16,7 @@ import signal
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from crossplane.function import logging
 
@@ -101,7 +101,7 @@ class WorkerPool:
 
     async def _on(self, worker: _Worker, call: Call, idle: asyncio.Queue[_Worker]) -> Step:
         try:
-            return await asyncio.to_thread(worker.call, call, self._budget_s)
+            return await worker.call(call, self._budget_s)
         except (BudgetExceeded, WorkerLost):
             await asyncio.to_thread(worker.stop)
             self._workers.remove(worker)
@@ -144,21 +144,46 @@ class _Worker:
     def pid(self) -> int:
         return self.process.pid or 0
 
-    def call(self, call: Call, budget_s: float) -> Step:
-        """Send the call and wait for its step, at most `budget_s` (blocking: run in a thread)."""
+    async def call(self, call: Call, budget_s: float) -> Step:
+        """Send the call and wait for its step, at most `budget_s`."""
         try:
             if not self.started:
                 # A new worker imports the function first; that time is not the call's.
-                if not self.conn.poll(_START_TIMEOUT_S) or self.conn.recv() != _READY:
+                try:
+                    ready = await self._receive(_START_TIMEOUT_S)
+                except BudgetExceeded as e:
+                    raise WorkerLost from e
+                if ready != _READY:
                     raise WorkerLost
                 self.started = True
             self.conn.send(call)
-            if not self.conn.poll(budget_s):
-                raise BudgetExceeded
-            answer: Step = self.conn.recv()
+            answer: Step = await self._receive(budget_s)
         except (EOFError, OSError) as e:
             raise WorkerLost from e
         return answer
+
+    async def _receive(self, timeout_s: float) -> Any:  # noqa: ANN401 - whatever the worker sent
+        """The next message; `BudgetExceeded` when none starts arriving within `timeout_s`.
+
+        Awaited on the event loop: handing each call to a thread cost more than composing a
+        small XR.
+        """
+        loop = asyncio.get_running_loop()
+        readable: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not readable.done():
+                readable.set_result(None)
+
+        fd = self.conn.fileno()
+        loop.add_reader(fd, wake)
+        try:
+            await asyncio.wait_for(readable, timeout_s)
+        except TimeoutError as e:
+            raise BudgetExceeded from e
+        finally:
+            loop.remove_reader(fd)
+        return self.conn.recv()
 
     def stop(self) -> None:
         self.conn.close()

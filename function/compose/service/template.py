@@ -17,7 +17,6 @@ from function.api.meta import Kind, Scope
 from function.api.model import ModelSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceOverrides
 from function.api.template import ServiceTemplateSpec, TemplateStatus
-from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
 from function.merge import merge_hardware
@@ -25,13 +24,15 @@ from function.placement import placement
 from function.profile import effective_profile
 from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved, labels_of, name_of
 from function.selection import Candidate, Selection, Stage, Wanted, select
-from function.state import Desired, Observed, Requirement, parse_spec, parse_status
+from function.state import OBJECTS, Desired, Observed, Requirement, parse_spec, parse_status
 from function.status import ConditionType, Health, Reason, State
 
 DERIVED_TEMPLATE = "derived-template"
 """Composition-resource name of the AIMServiceTemplate derived from overrides."""
 
 AVAILABLE = "Available"
+
+_MODEL_NAME = ("spec", "modelName")
 
 Template = Resolved[ServiceTemplateSpec]
 
@@ -106,8 +107,11 @@ def _explicit(
 def _auto(
     observed: Observed, spec: AIMServiceSpec, model: Resolved[ModelSpec]
 ) -> Template | Health:
-    namespaced = _namespace_templates(observed.namespace).items(observed.required)
-    cluster = _CLUSTER_TEMPLATES.items(observed.required)
+    # Only the model's templates are read out of the catalog Crossplane listed.
+    namespaced = _namespace_templates(observed.namespace).items_where(
+        observed.required, _MODEL_NAME, model.name
+    )
+    cluster = _CLUSTER_TEMPLATES.items_where(observed.required, _MODEL_NAME, model.name)
     if namespaced is None or cluster is None:
         return _health(State.PENDING, Reason.RESOLVING, f"listing templates of {model.name!r}")
     # A cluster template's modelName is an AIMClusterModel: it serves a namespace model of the
@@ -119,8 +123,7 @@ def _auto(
             for m in (cluster if model.scope is Scope.CLUSTER else ())
         ),
     ]
-    # Filtering on the raw field first parses only the model's templates, not the catalog.
-    parsed = [_parse(f) for f in found if _model_name(f.manifest) == model.name]
+    parsed = [_parse(f) for f in found]
     candidates = [t for t in parsed if not isinstance(t, Health)]
     invalid = [h.message for h in parsed if isinstance(h, Health)]
     default = model.spec.default_service_template
@@ -285,12 +288,11 @@ def _parse(found: Found) -> Template | Health:
     return Resolved(found.manifest, found.kind, found.scope, spec)
 
 
-def _model_name(manifest: Manifest) -> object:
-    spec = manifest.get("spec")
-    return spec.get("modelName") if isinstance(spec, dict) else None
-
-
 def _candidate(t: Template) -> Candidate:
+    return OBJECTS.derived(t.manifest, f"candidate:{t.scope}", lambda: _read_candidate(t))
+
+
+def _read_candidate(t: Template) -> Candidate:
     profile = effective_profile(t.spec, _status(t).profile, t.labels)
     return Candidate(
         name=t.name,
