@@ -2,9 +2,11 @@
 
     .venv/bin/python benchmarks/run_function.py [--calls N]
 
-Starts `function-aim --insecure` and `benchmarks/noop_function.py` (the same SDK and server
-setup, answering without composing) as separate processes, as Crossplane would reach them, and
-drives both over loopback gRPC with the same request at concurrency 1 and 64. The request is
+Starts `function-aim --insecure` with one and with two worker processes and
+`benchmarks/noop_function.py` (the same SDK and server setup, answering without composing) as
+separate processes, as Crossplane would reach them, and drives each over loopback gRPC with the
+same request at concurrency 1 and 64, printing each one's ratio to the no-op. The client runs
+on the same cores, so on a small machine the figures at 64 include its share. The request is
 what Crossplane sends once everything is fetched: a routed AIMService choosing its template
 among a realistic catalog, with its InferenceService and HTTPRoute observed. The difference
 between the two rows is what composing costs on top of gRPC, protobuf and the SDK.
@@ -203,15 +205,24 @@ def rss_mib(pid: int) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Measure both functions at each concurrency and print a table."""
+    """Measure the no-op and function-aim with 1 and 2 workers at each concurrency."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=3200, help="calls per run (per row)")
     args = parser.parse_args(argv)
     noop_program = (str(Path(__file__).with_name("noop_function.py")),)
 
-    with serve_function() as aim_server, serve_function(program=noop_program) as noop_server:
+    with (
+        serve_function(program=noop_program) as noop_server,
+        serve_function("--workers", "1") as one_worker,
+        serve_function("--workers", "2") as two_workers,
+    ):
+        servers = (
+            ("no-op", noop_server),
+            ("aim, 1 worker", one_worker),
+            ("aim, 2 workers", two_workers),
+        )
         first = resolved_request()
-        channel = grpc.insecure_channel(aim_server.target)
+        channel = grpc.insecure_channel(one_worker.target)
         stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
         req = with_observed(first, stub.RunFunction(first))
         rsp = stub.RunFunction(req)
@@ -228,14 +239,26 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"request {req.ByteSize():,} B ({objects} required objects), "
             f"response {rsp.ByteSize():,} B, {args.calls} calls per row"
         )
-        print(f"{'function':<12}{'concurrency':>12}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}")
+        print(f"{'function':<16}{'concurrency':>12}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}")
+        ratios = []
         for concurrency in CONCURRENCY:
-            for name, server in (("no-op", noop_server), ("function-aim", aim_server)):
+            figures = {}
+            for name, server in servers:
                 f = asyncio.run(drive(server.target, req, args.calls, concurrency))
-                print(f"{name:<12}{concurrency:>12}{f.p50:>10.2f}{f.p99:>10.2f}{f.rate:>10,.0f}")
+                figures[name] = f
+                print(f"{name:<16}{concurrency:>12}{f.p50:>10.2f}{f.p99:>10.2f}{f.rate:>10,.0f}")
+            base = figures["no-op"]
+            for name, f in figures.items():
+                if name != "no-op":
+                    ratios.append(
+                        f"{name} at {concurrency}: p50 {f.p50 / base.p50:.1f}x, "
+                        f"p99 {f.p99 / base.p99:.1f}x the no-op"
+                    )
+        print("\n".join(ratios))
         print(
-            f"RSS after the runs: function-aim {rss_mib(aim_server.pid):.0f} MiB, "
-            f"no-op {rss_mib(noop_server.pid):.0f} MiB"
+            "RSS after the runs: "
+            + ", ".join(f"{name} {rss_mib(server.pid):.0f} MiB" for name, server in servers)
+            + " (server process; workers are separate processes)"
         )
 
 
