@@ -87,14 +87,6 @@ def parse_size(message: str) -> int:
     return size
 
 
-def merged_env(*layers: Sequence[EnvVar] | None) -> list[EnvVar]:
-    """Environment layers merged by name; later layers win."""
-    merged: dict[str, EnvVar] = {}
-    for layer in layers:
-        merged.update({e.name: e for e in layer or ()})
-    return list(merged.values())
-
-
 def env_manifests(env: Sequence[EnvVar]) -> list[Mapping[str, JsonValue]]:
     """Env vars as they appear in a container."""
     return [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in env]

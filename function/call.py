@@ -22,11 +22,10 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.claims import COMPOSITE_PREFIX
 from function.compose import Composer
-from function.compose.model import MODEL_KINDS, inspection_request
 from function.errors import FunctionError, Severity
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.settings import Settings
-from function.state import OBJECTS, Observed, apply_composition, read_observed
+from function.state import OBJECTS, Inspect, Observed, apply_composition, read_observed
 
 FUNCTION_NAME: Final = "function-aim"
 """The Function package name Compositions refer to."""
@@ -95,11 +94,9 @@ def step(composers: Composers, call: Call) -> Step:
         )
         return Composed(rsp.SerializeToString(deterministic=True))
     try:
-        if call.inspection is None and observed.kind in MODEL_KINDS:
-            wanted = inspection_request(observed)
-            if wanted is not None:
-                return NeedsInspection(wanted)
         composition = composer(observed)
+        if isinstance(composition, Inspect):
+            return NeedsInspection(composition.request)
     except FunctionError as e:
         log.info("cannot compose", error=str(e))
         report = response.fatal if e.severity is Severity.FATAL else response.warning
@@ -128,7 +125,12 @@ def step(composers: Composers, call: Call) -> Step:
         # that is not caught up yet from a current one.
         composition.status["observedGeneration"] = generation
     apply_composition(rsp, composition)
-    log.debug("composed", resources=sorted(composition.resources))
+    log.debug(
+        "composed",
+        resources=sorted(composition.resources),
+        required=len(req.required_resources),
+        headline=composition.status.get("status"),
+    )
     return Composed(rsp.SerializeToString(deterministic=True))
 
 

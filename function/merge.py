@@ -9,8 +9,8 @@ secrets: every object's, once each.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from typing import Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final, TypeVar
 
 from pydantic import JsonValue
 
@@ -27,6 +27,7 @@ DEFAULT_ENV: Mapping[str, str] = {
 ENGINE_ARGS = "AIM_ENGINE_ARGS"
 
 ResourceMap = dict[str, dict[str, str]]
+E = TypeVar("E")
 
 
 def gpu_default_resources(gpu_resource: str, gpu_count: int) -> ResourceMap:
@@ -55,21 +56,41 @@ def merge_resources(base: ResourceMap, *overlays: ResourceRequirements | None) -
     return merged
 
 
+def by_name(
+    layers: Iterable[Iterable[E] | None],
+    name: Callable[[E], str | None],
+    combine: Callable[[E, E], E] = lambda _, newer: newer,
+) -> list[E]:
+    """The one way environments merge: one entry per name, the last layer's winning.
+
+    A later layer's entry takes an earlier one's place (or is `combine`d with it); entries
+    without a name are all kept, in order.
+    """
+    merged: dict[str | tuple[int, int], E] = {}
+    for i, layer in enumerate(layers):
+        for j, entry in enumerate(layer or ()):
+            key: str | tuple[int, int] = name(entry) or (i, j)
+            merged[key] = combine(merged[key], entry) if key in merged else entry
+    return list(merged.values())
+
+
+def merged_env(*layers: Sequence[EnvVar] | None) -> list[EnvVar]:
+    """Environment layers merged by name; later layers win."""
+    return by_name(layers, lambda e: e.name)
+
+
 def merge_env(*layers: Iterable[EnvVar]) -> list[dict[str, JsonValue]]:
-    """One entry per name, later layers winning, sorted by name.
+    """A container's environment from its layers: merged by name, sorted by name.
 
     `AIM_ENGINE_ARGS` holds a JSON object of engine flags; when two layers both give one, the
     objects are deep-merged, so a service can change one flag without restating the template's.
     """
-    by_name: dict[str, dict[str, JsonValue]] = {}
-    for layer in layers:
-        for var in layer:
-            entry = var.model_dump(exclude_none=True)
-            previous = by_name.get(var.name)
-            if var.name == ENGINE_ARGS and previous is not None:
-                entry = _merge_engine_args(previous, entry)
-            by_name[var.name] = entry
-    return [by_name[name] for name in sorted(by_name)]
+    entries = by_name(
+        ([v.model_dump(exclude_none=True) for v in layer] for layer in layers),
+        lambda e: str(e["name"]),
+        lambda old, new: _merge_engine_args(old, new) if new["name"] == ENGINE_ARGS else new,
+    )
+    return sorted(entries, key=lambda e: str(e["name"]))
 
 
 def literal_env(values: Mapping[str, str | None]) -> list[EnvVar]:
@@ -83,7 +104,7 @@ def _merge_engine_args(
     old, new = _json_object(previous.get("value")), _json_object(entry.get("value"))
     if old is None or new is None:
         return entry
-    return {"name": ENGINE_ARGS, "value": json.dumps(_deep_merge(old, new), sort_keys=True)}
+    return {"name": ENGINE_ARGS, "value": json.dumps(deep_merge(old, new), sort_keys=True)}
 
 
 def _json_object(value: JsonValue) -> dict[str, JsonValue] | None:
@@ -96,12 +117,25 @@ def _json_object(value: JsonValue) -> dict[str, JsonValue] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def _deep_merge(base: dict[str, JsonValue], over: dict[str, JsonValue]) -> dict[str, JsonValue]:
+def deep_merge(
+    base: Mapping[str, JsonValue],
+    over: Mapping[str, JsonValue],
+    rules: Mapping[str, Callable[[JsonValue, JsonValue], JsonValue | None]] | None = None,
+) -> dict[str, JsonValue]:
+    """The one deep merge: `over` on top of `base`, objects key by key, anything else replaced.
+
+    Where `rules` has a rule for a key (at any depth), what it returns is taken instead (None:
+    no opinion).
+    """
     merged = dict(base)
     for key, value in over.items():
         current = merged.get(key)
-        if isinstance(current, dict) and isinstance(value, dict):
-            merged[key] = _deep_merge(current, value)
+        rule = rules.get(key) if rules else None
+        ruled = rule(current, value) if rule is not None and current is not None else None
+        if ruled is not None:
+            merged[key] = ruled
+        elif isinstance(current, dict) and isinstance(value, dict):
+            merged[key] = deep_merge(current, value, rules)
         else:
             merged[key] = value
     return merged

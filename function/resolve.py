@@ -47,13 +47,18 @@ Resolution = Pending | Absent | Found
 
 @dataclass(frozen=True)
 class Lookup:
-    """A by-name reference that a namespaced object shadows over a cluster-scoped one."""
+    """A by-name reference that a namespaced object shadows over a cluster-scoped one.
+
+    With `only` set it looks in that scope alone (a template cache that names its template's
+    scope, a cluster template's model), under the same requirement names.
+    """
 
     key: str
     name: str
     namespace: str
     namespaced_kind: Kind
     cluster_kind: Kind
+    only: Scope | None = None
 
     @property
     def _cluster_key(self) -> str:
@@ -61,27 +66,29 @@ class Lookup:
 
     def requirements(self) -> list[Requirement]:
         """What to ask Crossplane for. Returned on every call, so the answers keep coming."""
-        return [
-            Requirement(
-                self.key, API_VERSION, self.namespaced_kind, self.name, namespace=self.namespace
-            ),
-            Requirement(self._cluster_key, API_VERSION, self.cluster_kind, self.name),
-        ]
+        wanted = []
+        if self.only is not Scope.CLUSTER:
+            wanted.append(
+                Requirement(
+                    self.key, API_VERSION, self.namespaced_kind, self.name, namespace=self.namespace
+                )
+            )
+        if self.only is not Scope.NAMESPACE:
+            wanted.append(Requirement(self._cluster_key, API_VERSION, self.cluster_kind, self.name))
+        return wanted
 
     def resolve(self, required: Mapping[str, tuple[Manifest, ...]]) -> Resolution:
         """Resolve from what Crossplane fetched; a namespaced match wins."""
-        fetched = self.fetch(required)
-        if fetched is None:
-            namespaced = required.get(self.key)
-            if namespaced:
-                return Found(namespaced[0], self.namespaced_kind, Scope.NAMESPACE)
+        if self.only is Scope.NAMESPACE:
+            return _one(required.get(self.key), self.namespaced_kind, Scope.NAMESPACE)
+        if self.only is Scope.CLUSTER:
+            return _one(required.get(self._cluster_key), self.cluster_kind, Scope.CLUSTER)
+        namespaced = required.get(self.key)
+        if namespaced:  # it wins, whatever the cluster-scoped answer is (or is not yet)
+            return Found(namespaced[0], self.namespaced_kind, Scope.NAMESPACE)
+        if namespaced is None:
             return Pending()
-        namespaced_obj, cluster_obj = fetched
-        if namespaced_obj is not None:
-            return Found(namespaced_obj, self.namespaced_kind, Scope.NAMESPACE)
-        if cluster_obj is not None:
-            return Found(cluster_obj, self.cluster_kind, Scope.CLUSTER)
-        return Absent()
+        return _one(required.get(self._cluster_key), self.cluster_kind, Scope.CLUSTER)
 
     def fetch(
         self, required: Mapping[str, tuple[Manifest, ...]]
@@ -92,6 +99,12 @@ class Lookup:
         if namespaced is None or cluster is None:
             return None
         return (namespaced[0] if namespaced else None, cluster[0] if cluster else None)
+
+
+def _one(fetched: tuple[Manifest, ...] | None, kind: Kind, scope: Scope) -> Resolution:
+    if fetched is None:
+        return Pending()
+    return Found(fetched[0], kind, scope) if fetched else Absent()
 
 
 @dataclass(frozen=True)

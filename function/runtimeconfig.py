@@ -17,6 +17,7 @@ from function.api.meta import Kind, Scope
 from function.api.runtimeconfig import RuntimeConfigSpec
 from function.build import Manifest
 from function.errors import InvalidSpecError
+from function.merge import by_name, deep_merge
 from function.resolve import Lookup, uid_of
 from function.state import parse_spec
 from function.status import ConditionType, Health, Reason, State
@@ -98,24 +99,18 @@ def resolve(
 
 
 def merge_specs(base: Mapping[str, JsonValue], over: Mapping[str, JsonValue]) -> Manifest:
-    """`over` on top of `base`: objects merge, lists are replaced, `env` merges by name."""
-    merged: Manifest = dict(base)
-    for key, value in over.items():
-        current = merged.get(key)
-        if isinstance(current, dict) and isinstance(value, dict):
-            merged[key] = merge_specs(current, value)
-        elif key == "env" and isinstance(current, list) and isinstance(value, list):
-            merged[key] = merge_env_lists(current, value)
-        else:
-            merged[key] = value
-    return merged
+    """`over` on top of `base`: objects merge, lists are replaced, `env` merges by name.
+
+    The specs merge before they are parsed, so a problem in either is reported on the merged
+    spec's field; env entries that are not objects with a name are simply kept.
+    """
+    return deep_merge(base, over, {"env": _env_lists})
 
 
-def merge_env_lists(base: list[JsonValue], over: list[JsonValue]) -> list[JsonValue]:
-    """Environment variables by name; `over` wins and keeps its position after `base`'s."""
-    names = {_env_name(e) for e in over} - {None}
-    kept = [e for e in base if _env_name(e) not in names]
-    return kept + list(over)
+def _env_lists(base: JsonValue, over: JsonValue) -> JsonValue | None:
+    if not isinstance(base, list) or not isinstance(over, list):
+        return None
+    return by_name((base, over), _env_name)
 
 
 def _env_name(entry: JsonValue) -> str | None:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from function.build import Manifest
 from function.claims import as_claim, is_composite_of_claim, strip_legacy_machinery
 from function.errors import InvalidSpecError
-from function.registry.inspect import InspectionOutcome
+from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.settings import Settings
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
@@ -108,6 +108,17 @@ class Requirement:
     match_name: str | None = None
     namespace: str | None = None
     match_labels: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Inspect:
+    """A composer's answer when it needs an image's labels from its registry first.
+
+    The function reads the registry (its only network call, made outside the composer) and
+    calls the composer again with the answer in `Observed.inspection`.
+    """
+
+    request: InspectionRequest
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ reading `kubectl get` sees the headline, and the condition that caused it says w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
 from pydantic import JsonValue
 
-from function.state import Condition, ConditionStatus
+from function.state import Composition, Condition, ConditionStatus
 
 
 class ConditionType(StrEnum):
@@ -158,6 +158,26 @@ class Health:
         else:
             status = ConditionStatus.FALSE
         return Condition(self.condition, status, self.reason, self.message)
+
+
+def report(
+    comp: Composition,
+    healths: Sequence[Health],
+    *,
+    also: Iterable[Condition] = (),
+    warnings: Iterable[str] = (),
+) -> State:
+    """End a composer the one way they all end, returning the worst state (for the headline).
+
+    A condition per component (then `also`), and a warning event for each component that failed
+    or degraded (after `warnings`).
+    """
+    comp.conditions = [*(h.to_condition() for h in healths), *also]
+    comp.warnings = [
+        *warnings,
+        *(h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}),
+    ]
+    return worst(healths)
 
 
 def worst(healths: Iterable[Health]) -> State:

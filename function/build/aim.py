@@ -1,4 +1,8 @@
-"""AIM objects one composer creates for another to reconcile: an AIMModel, a derived template."""
+"""AIM objects one composer creates for another to reconcile.
+
+A service's AIMModel, derived template and template cache, a model's templates, a template's
+template cache, a template cache's model caches: all are built here.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,18 @@ from function.build import Manifest
 
 
 def build_aim_object(
-    kind: Kind, *, name: str, namespace: str, labels: Mapping[str, str], spec: ApiModel
+    kind: Kind, *, name: str, namespace: str | None, labels: Mapping[str, str], spec: ApiModel
 ) -> Manifest:
-    """A namespaced AIM object with `spec` in API form (camelCase, unset fields left out)."""
+    """An AIM object with `spec` in API form (camelCase, unset fields left out).
+
+    A cluster-scoped kind gets a None namespace.
+    """
+    metadata: Manifest = {"name": name, "labels": dict(labels)}
+    if namespace is not None:
+        metadata["namespace"] = namespace
     return {
         "apiVersion": API_VERSION,
         "kind": kind.value,
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "metadata": metadata,
         "spec": spec.model_dump(mode="json", by_alias=True, exclude_none=True),
     }

@@ -12,7 +12,7 @@ from function.compose.model import compose_model
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.service import compose_service
 from function.compose.template import compose_template
-from function.state import Composition, Observed
+from function.state import Composition, Inspect, Observed
 
 
 class Composer(Protocol):
@@ -20,9 +20,11 @@ class Composer(Protocol):
 
     It may raise `function.errors.FunctionError` for input it cannot compose at all; every other
     outcome, including user mistakes it can describe in status, is part of the `Composition`.
+    A composer that needs data from outside the cluster (a model, its image's labels) says so
+    with `Inspect` when `Observed.inspection` does not hold it yet.
     """
 
-    def __call__(self, observed: Observed, /) -> Composition:
+    def __call__(self, observed: Observed, /) -> Composition | Inspect:
         """Decide the desired state for one XR."""
         ...
 

@@ -14,7 +14,7 @@ import pytest
 
 from function.build import Manifest
 from function.compose import Composer
-from function.state import Composition, Observed
+from function.state import Composition, Inspect, Observed
 
 MAX_CALLS = 6
 
@@ -35,12 +35,23 @@ def answer(comp: Composition, pool: list[Manifest]) -> dict[str, tuple[Manifest,
 
 
 def reconcile(composer: Composer, observed: Observed, pool: list[Manifest]) -> Composition:
-    """Call `composer` until its requirements stabilise (at most MAX_CALLS calls)."""
+    """Call `composer` until its requirements stabilise (at most MAX_CALLS calls).
+
+    A composer that asks for a registry inspection fails the test: give it `inspection`.
+    """
+    outcome = run(composer, observed, pool)
+    if isinstance(outcome, Inspect):
+        pytest.fail(f"the composer asked to inspect {outcome.request.image}; pass inspection=")
+    return outcome
+
+
+def run(composer: Composer, observed: Observed, pool: list[Manifest]) -> Composition | Inspect:
+    """`reconcile`, ending early when the composer asks for a registry inspection."""
     required: dict[str, tuple[Manifest, ...]] = {}
     asked: list[Any] = []
     for _ in range(MAX_CALLS):
         comp = composer(dataclasses.replace(observed, required=required))
-        if comp.requirements == asked:
+        if isinstance(comp, Inspect) or comp.requirements == asked:
             return comp
         asked = comp.requirements
         required = answer(comp, pool)

@@ -27,7 +27,7 @@ from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
 from function.state import Composition, Desired, Observed, keep, parse_spec, parse_status
-from function.status import ConditionType, Health, Reason, State, status_of, worst
+from function.status import ConditionType, Health, Reason, State, report, status_of
 
 PVC: Final = "pvc"
 DOWNLOAD_JOB: Final = "download-job"
@@ -96,10 +96,9 @@ def compose_model_cache(observed: Observed) -> Composition:
     elif PVC in observed.resources:
         comp.resources[PVC] = keep(observed.resources[PVC], ready=_bound(observed))
 
-    comp.conditions = [h.to_condition() for h in healths]
-    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
+    state = report(comp, healths)
     comp.status = ModelCacheStatus(
-        status=CACHE_HEADLINE[worst(healths)],
+        status=CACHE_HEADLINE[state],
         persistent_volume_claim=pvc_name,
         size=quantity.binary(size) if size is not None else None,
         last_used=previous.last_used,

@@ -24,7 +24,7 @@ from function.api.cache import (
     TemplateScope,
 )
 from function.api.common import ModelSource
-from function.api.meta import API_VERSION, Kind, Scope
+from function.api.meta import Kind, Scope
 from function.api.template import (
     ClusterServiceTemplateSpec,
     DiscoveredSource,
@@ -32,11 +32,12 @@ from function.api.template import (
     TemplateStatus,
 )
 from function.build import Manifest
+from function.build.aim import build_aim_object
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.errors import InvalidSpecError
+from function.merge import merged_env
 from function.resolve import (
     Absent,
-    Found,
     Listing,
     Lookup,
     Pending,
@@ -54,7 +55,7 @@ from function.state import (
     parse_spec,
     parse_status,
 )
-from function.status import ConditionType, Health, Reason, State, aim_status, worst
+from function.status import ConditionType, Health, Reason, State, aim_status, report
 
 MODEL_CACHE_PREFIX: Final = "model-cache-"
 _MODEL_CACHES: Final = Listing("model-caches", Kind.MODEL_CACHE)
@@ -96,14 +97,15 @@ def compose_template_cache(observed: Observed) -> Composition:
         ]
     for key, current in observed.resources.items():
         if key.startswith(MODEL_CACHE_PREFIX) and key not in comp.resources:
-            comp.resources[key] = keep(current, ready=aim_status(current) == "Available")
+            comp.resources[key] = keep(
+                current, ready=aim_status(current) == CacheStatusValue.AVAILABLE
+            )
 
     cache_health = _caches_health(caches, waiting=template_health.state is not State.READY)
     healths = [template_health, cache_health]
-    comp.conditions = [h.to_condition() for h in healths]
-    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
+    state = report(comp, healths)
     comp.status = TemplateCacheStatus(
-        status=CACHE_HEADLINE[worst(healths)],
+        status=CACHE_HEADLINE[state],
         resolved_template=template.reference() if template else None,
         resolved_template_kind=template.kind if template else None,
         model_caches=[
@@ -126,20 +128,20 @@ _VALUES: Final = frozenset(v.value for v in CacheStatusValue)
 
 
 def _template(observed: Observed, spec: TemplateCacheSpec) -> tuple[list[Requirement], Resolution]:
-    name, ns = spec.template_name, observed.namespace
-    if spec.template_scope is None:
-        lookup = Lookup("template", name, ns, Kind.SERVICE_TEMPLATE, Kind.CLUSTER_SERVICE_TEMPLATE)
-        return lookup.requirements(), lookup.resolve(observed.required)
-    if spec.template_scope is TemplateScope.NAMESPACE:
-        req = Requirement("template", API_VERSION, Kind.SERVICE_TEMPLATE, name, namespace=ns)
-        kind, scope = Kind.SERVICE_TEMPLATE, Scope.NAMESPACE
-    else:
-        req = Requirement("template-cluster", API_VERSION, Kind.CLUSTER_SERVICE_TEMPLATE, name)
-        kind, scope = Kind.CLUSTER_SERVICE_TEMPLATE, Scope.CLUSTER
-    got = observed.required.get(req.name)
-    if got is None:
-        return [req], Pending()
-    return [req], Found(got[0], kind, scope) if got else Absent()
+    only = {
+        None: None,
+        TemplateScope.NAMESPACE: Scope.NAMESPACE,
+        TemplateScope.CLUSTER: Scope.CLUSTER,
+    }[spec.template_scope]
+    lookup = Lookup(
+        "template",
+        spec.template_name,
+        observed.namespace,
+        Kind.SERVICE_TEMPLATE,
+        Kind.CLUSTER_SERVICE_TEMPLATE,
+        only=only,
+    )
+    return lookup.requirements(), lookup.resolve(observed.required)
 
 
 def _template_health(
@@ -171,7 +173,7 @@ def _template_health(
         return None, _health(State.FAILED, Reason.TEMPLATE_INVALID, f"template {name!r}: {e}")
     template = Resolved(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)
     status = template.status
-    if status == "Available":
+    if status == CacheStatusValue.AVAILABLE:
         return template, _health(
             State.READY, Reason.RESOLVED, f"{template.kind} {name!r} is Available"
         )
@@ -212,7 +214,7 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
                 previous.persistent_volume_claim if previous else None,
             )
     inline = _inline_source(template.model_sources, source.source_uri)
-    env = caching.merged_env(spec.env, inline.env if inline else None)
+    env = merged_env(spec.env, inline.env if inline else None)
     name = caching.model_cache_name(source.source_uri, env, spec.storage_class_name)
     key = MODEL_CACHE_PREFIX + name
     current = observed.resources.get(key)
@@ -226,21 +228,18 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
         runtime_config_name=spec.runtime_config_name,
     )
     comp.resources[key] = Desired(
-        {
-            "apiVersion": API_VERSION,
-            "kind": Kind.MODEL_CACHE.value,
-            "metadata": {
-                "name": name,
-                "namespace": observed.namespace,
-                "labels": {
-                    **labels.MANAGED_BY,
-                    labels.TEMPLATE_CACHE: labels.value(observed.name),
-                    labels.TEMPLATE: labels.value(spec.template_name),
-                },
+        build_aim_object(
+            Kind.MODEL_CACHE,
+            name=name,
+            namespace=observed.namespace,
+            labels={
+                **labels.MANAGED_BY,
+                labels.TEMPLATE_CACHE: labels.value(observed.name),
+                labels.TEMPLATE: labels.value(spec.template_name),
             },
-            "spec": model_cache.model_dump(mode="json", by_alias=True, exclude_none=True),
-        },
-        ready=aim_status(current) == "Available",
+            spec=model_cache,
+        ),
+        ready=aim_status(current) == CacheStatusValue.AVAILABLE,
     )
     previous = parse_status(current, ModelCacheStatus) if current is not None else None
     return _Cache(
@@ -265,7 +264,9 @@ def _caches_health(caches: Sequence[_Cache], *, waiting: bool) -> Health:
         return _cache_health(
             State.FAILED, Reason.CACHE_FAILED, f"model caches failed: {', '.join(failed)}"
         )
-    waiting_for = [f"{c.name} ({c.status or 'new'})" for c in caches if c.status != "Available"]
+    waiting_for = [
+        f"{c.name} ({c.status or 'new'})" for c in caches if c.status != CacheStatusValue.AVAILABLE
+    ]
     if waiting_for:
         return _cache_health(
             State.PROGRESSING,

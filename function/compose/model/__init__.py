@@ -2,8 +2,9 @@
 
 Each call works out the model's image metadata (see `metadata`), composes its templates (see
 `templates`) and reports how they are doing. The only network call, reading the image's labels
-from its registry, is made by `fn.py` between two pure steps: `inspection_request` says which
-image to read, and `compose_model` reads the answer from `Observed.inspection`.
+from its registry, is made by `fn.py` between two calls of `compose_model`: the first answers
+`Inspect` with the image to read, the second finds the registry's answer in
+`Observed.inspection`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 
 from function.api.meta import Kind
 from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceType
+from function.api.template import TemplateStatusValue
 from function.build import Manifest
 from function.compose.model import metadata, templates
-from function.registry.inspect import InspectionRequest
 from function.resolve import Listing, name_of
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
@@ -25,13 +26,12 @@ from function.state import (
     Condition,
     ConditionStatus,
     Desired,
+    Inspect,
     Observed,
     keep,
     parse_spec,
 )
-from function.status import ConditionType, Health, Reason, State, aim_status, worst
-
-MODEL_KINDS = frozenset({Kind.MODEL, Kind.CLUSTER_MODEL})
+from function.status import ConditionType, Health, Reason, State, aim_status, report
 
 _HEADLINE = {
     State.FAILED: ModelStatusValue.FAILED,
@@ -41,18 +41,14 @@ _HEADLINE = {
     State.READY: ModelStatusValue.READY,
 }
 _TEMPLATE_PREFIX = "template-"
-_AVAILABLE = "Available"
 
 
-def inspection_request(observed: Observed) -> InspectionRequest | None:
-    """The image whose labels this call needs from its registry, if any."""
-    return _context(observed).metadata.request
-
-
-def compose_model(observed: Observed) -> Composition:
-    """Compose one AIMModel or AIMClusterModel."""
+def compose_model(observed: Observed) -> Composition | Inspect:
+    """Compose one AIMModel or AIMClusterModel, once its image's labels are known if needed."""
     ctx = _context(observed)
     spec, meta = ctx.spec, ctx.metadata
+    if meta.request is not None and observed.inspection is None:
+        return Inspect(meta.request)
     comp = Composition()
     config_lookup = runtime_config_lookup(spec.runtime_config_name, _config_namespace(observed))
     listing = _templates_listing(ctx.namespace)
@@ -70,32 +66,36 @@ def compose_model(observed: Observed) -> Composition:
 
     for name, manifest in planned.templates.items():
         comp.resources[_TEMPLATE_PREFIX + name] = Desired(
-            manifest, ready=statuses.get(name) == _AVAILABLE
+            manifest, ready=statuses.get(name) == TemplateStatusValue.AVAILABLE
         )
     for key, current in observed.resources.items():
         # A deployment that left the image's labels keeps its template: services may use it.
         if key.startswith(_TEMPLATE_PREFIX) and key not in comp.resources:
-            comp.resources[key] = keep(current, ready=aim_status(current) == _AVAILABLE)
+            comp.resources[key] = keep(
+                current, ready=aim_status(current) == TemplateStatusValue.AVAILABLE
+            )
 
     awaiting = meta.metadata is None and meta.health.state in {State.PENDING, State.PROGRESSING}
     templates_health = _templates_health(
         statuses, awaiting=awaiting, expected=bool(planned.templates), skipped=planned.skipped
     )
     healths = [ctx.config_health, meta.health, templates_health]
-    comp.conditions = [
-        *(h.to_condition() for h in healths),
-        _templates_auto_generated(
-            spec,
-            has_metadata=meta.metadata is not None,
-            awaiting=awaiting,
-            generated=len(planned.templates),
-            kept=sum(k.startswith(_TEMPLATE_PREFIX) for k in comp.resources),
-        ),
-    ]
-    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
+    state = report(
+        comp,
+        healths,
+        also=[
+            _templates_auto_generated(
+                spec,
+                has_metadata=meta.metadata is not None,
+                awaiting=awaiting,
+                generated=len(planned.templates),
+                kept=sum(k.startswith(_TEMPLATE_PREFIX) for k in comp.resources),
+            )
+        ],
+    )
     comp.ttl_seconds = meta.retry_after_s
     status = ModelStatus(
-        status=_HEADLINE[worst(healths)],
+        status=_HEADLINE[state],
         source_type=SourceType.CUSTOM if spec.model_sources else SourceType.IMAGE,
         resolved_runtime_config=ctx.config.ref if ctx.config else None,
         templates=len(statuses),
@@ -183,8 +183,8 @@ def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation 
     values = list(statuses.values())
     count = len(values)
     failed = sum(v in {"Failed", "Degraded"} for v in values)
-    unavailable = sum(v == "NotAvailable" for v in values)
-    available = sum(v == _AVAILABLE for v in values)
+    unavailable = sum(v == TemplateStatusValue.NOT_AVAILABLE for v in values)
+    available = sum(v == TemplateStatusValue.AVAILABLE for v in values)
     if skipped:
         return _health(
             State.DEGRADED,
@@ -278,7 +278,9 @@ def _templates_auto_generated(  # noqa: PLR0911 - one return per case, in the or
 
 def _named(statuses: Mapping[str, str | None]) -> str:
     others = [
-        f"{n} ({s or 'no status yet'})" for n, s in sorted(statuses.items()) if s != _AVAILABLE
+        f"{n} ({s or 'no status yet'})"
+        for n, s in sorted(statuses.items())
+        if s != TemplateStatusValue.AVAILABLE
     ]
     return f"; not Available: {', '.join(others)}" if others else ""
 

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from function import labels, naming
-from function.api.common import EnvVar, ResourceRequirements
+from function.api.common import ResourceRequirements
 from function.api.hardware import CpuRequirements, ProfileType
-from function.api.meta import API_VERSION, Kind
+from function.api.meta import Kind
 from function.api.model import CustomTemplate, ModelSpec, RecommendedDeployment
 from function.api.template import ClusterServiceTemplateSpec
 from function.build import Manifest
-from function.merge import merge_hardware
+from function.build.aim import build_aim_object
+from function.merge import merge_hardware, merged_env
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def _custom(model: str, spec: ModelSpec, namespace: str | None) -> dict[str, Man
             hardware=hardware,
             type=kind or ProfileType.UNOPTIMIZED,
             model_sources=spec.model_sources,
-            env=_merged_env(spec.env, entry.env if entry else None),
+            env=merged_env(spec.env, entry.env if entry else None) or None,
             resources=_cpu_resources(hardware.cpu if hardware else None),
             image_pull_secrets=spec.image_pull_secrets,
             service_account_name=spec.service_account_name,
@@ -122,14 +123,6 @@ def _custom(model: str, spec: ModelSpec, namespace: str | None) -> dict[str, Man
         alias = {labels.TEMPLATE_ALIAS: labels.value(entry.name)} if entry and entry.name else {}
         templates[name] = _manifest(name, namespace, model, tpl, alias)
     return templates
-
-
-def _merged_env(
-    model_env: Sequence[EnvVar] | None, template_env: Sequence[EnvVar] | None
-) -> list[EnvVar] | None:
-    merged = {e.name: e for e in model_env or ()}
-    merged.update({e.name: e for e in template_env or ()})
-    return list(merged.values()) or None
 
 
 def _cpu_resources(cpu: CpuRequirements | None) -> ResourceRequirements | None:
@@ -146,20 +139,14 @@ def _manifest(
     spec: ClusterServiceTemplateSpec,
     extra_labels: Mapping[str, str] | None = None,
 ) -> Manifest:
-    kind = Kind.SERVICE_TEMPLATE if namespace else Kind.CLUSTER_SERVICE_TEMPLATE
-    metadata: Manifest = {
-        "name": name,
-        "labels": {
+    return build_aim_object(
+        Kind.SERVICE_TEMPLATE if namespace else Kind.CLUSTER_SERVICE_TEMPLATE,
+        name=name,
+        namespace=namespace or None,
+        labels={
             labels.MODEL: labels.value(model),
             labels.ORIGIN: labels.AUTO_GENERATED,
             **(extra_labels or {}),
         },
-    }
-    if namespace:
-        metadata["namespace"] = namespace
-    return {
-        "apiVersion": API_VERSION,
-        "kind": kind.value,
-        "metadata": metadata,
-        "spec": spec.model_dump(mode="json", by_alias=True, exclude_none=True),
-    }
+        spec=spec,
+    )

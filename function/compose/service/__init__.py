@@ -32,6 +32,7 @@ from function.status import (
     Reason,
     State,
     inference_service_ready,
+    report,
     worst,
 )
 
@@ -116,13 +117,9 @@ def compose_service(observed: Observed) -> Composition:
     for requirement in comp.requirements:
         unique.setdefault(requirement.name, requirement)
     comp.requirements = list(unique.values())
-    comp.conditions = [h.to_condition() for h in healths]
-    comp.warnings = [
-        *models.warnings,
-        *(h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}),
-    ]
+    state = report(comp, healths, warnings=models.warnings)
     comp.status = AIMServiceStatus(
-        status=_HEADLINE[worst(healths)],
+        status=_HEADLINE[state],
         resolved_runtime_config=config.ref if config else None,
         resolved_model=models.model.reference() if models.model else None,
         resolved_template=templates.template.reference() if templates.template else None,

@@ -23,17 +23,19 @@ from dataclasses import dataclass
 from typing import Final
 
 from function import caching, labels, naming
-from function.api.cache import ModelCacheStatus, TemplateCacheSpec, TemplateScope
-from function.api.meta import API_VERSION, Kind
+from function.api.cache import CacheStatusValue, ModelCacheStatus, TemplateCacheSpec, TemplateScope
+from function.api.meta import Kind
 from function.api.model import ModelSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
+from function.build.aim import build_aim_object
 from function.build.kserve import CacheMount
 from function.claims import COMPOSITE_PREFIX
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
+from function.merge import merged_env
 from function.resolve import Listing, Resolved, labels_of, name_of
 from function.sharing import controller_ref, controller_uid, with_co_owners
 from function.state import Desired, Observed, Requirement, keep, parse_status
@@ -41,7 +43,6 @@ from function.status import ConditionType, Health, Reason, State, aim_status
 
 TEMPLATE_CACHE: Final = "template-cache"
 """Composition-resource name of the AIMTemplateCache a service composes."""
-_AVAILABLE: Final = "Available"
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,7 @@ def _ours(observed: Observed, manifest: Manifest, current: Manifest) -> Desired:
 
     Its users are the services whose `status.templateCache` names it.
     """
-    kept = keep(manifest, ready=aim_status(current) == _AVAILABLE)
+    kept = keep(manifest, ready=aim_status(current) == CacheStatusValue.AVAILABLE)
     listed = services(observed.namespace).items(observed.required)
     users = None if listed is None else [s for s in listed if _relies_on(s) == name_of(current)]
     owned = with_co_owners(kept.manifest, current, users, observed.composite)
@@ -250,7 +251,11 @@ def _available_cache(listed: Sequence[Manifest], uri: str) -> tuple[str, str, st
         if not isinstance(spec, dict) or spec.get("sourceUri") != uri:
             continue
         status = parse_status(cache, ModelCacheStatus)
-        if status and status.status.value == _AVAILABLE and status.persistent_volume_claim:
+        if (
+            status
+            and status.status is CacheStatusValue.AVAILABLE
+            and status.persistent_volume_claim
+        ):
             return name_of(cache), status.persistent_volume_claim, _filled_by(cache)
     return None
 
@@ -278,19 +283,16 @@ def _template_cache(observed: Observed, spec: AIMServiceSpec, template: Template
         template_scope=TemplateScope.CLUSTER if cluster else TemplateScope.NAMESPACE,
         # The downloads see what the runtime sees, with the template's caching env over it and
         # the service's over both.
-        env=caching.merged_env(template.spec.env, own.env if own else None, spec.env) or None,
+        env=merged_env(template.spec.env, own.env if own else None, spec.env) or None,
         runtime_config_name=spec.runtime_config_name,
     )
-    return {
-        "apiVersion": API_VERSION,
-        "kind": Kind.TEMPLATE_CACHE.value,
-        "metadata": {
-            "name": naming.derived_name([template.name], [observed.namespace]),
-            "namespace": observed.namespace,
-            "labels": {**labels.MANAGED_BY, labels.SERVICE: labels.value(observed.name)},
-        },
-        "spec": cache.model_dump(mode="json", by_alias=True, exclude_none=True),
-    }
+    return build_aim_object(
+        Kind.TEMPLATE_CACHE,
+        name=naming.derived_name([template.name], [observed.namespace]),
+        namespace=observed.namespace,
+        labels={**labels.MANAGED_BY, labels.SERVICE: labels.value(observed.name)},
+        spec=cache,
+    )
 
 
 def _health(state: State, reason: str, message: str) -> Health:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from function import labels, naming
 from function.api.common import ModelSource
 from function.api.meta import Kind, Scope
-from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec
+from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec, ModelStatusValue
 from function.api.runtimeconfig import ModelCreationScope
 from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.build import Manifest
@@ -251,7 +251,7 @@ def _compose(
         )
     else:
         health = _model_health(model)
-    ready = model.status == "Ready"
+    ready = model.status == ModelStatusValue.READY
     return ModelOutcome(health, model, Desired(manifest, ready=ready), warnings)
 
 
@@ -335,7 +335,7 @@ def _use(found: Found) -> ModelOutcome:
 def _model_health(model: Resolved[ModelSpec]) -> Health:
     which = f"{model.kind} {model.name!r}"
     match model.status:
-        case "Ready":
+        case ModelStatusValue.READY:
             return _health(State.READY, Reason.MODEL_RESOLVED, f"{which} is Ready")
         case "Failed":
             return _health(

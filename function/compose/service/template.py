@@ -16,7 +16,7 @@ from function.api.hardware import Hardware
 from function.api.meta import Kind, Scope
 from function.api.model import ModelSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceOverrides
-from function.api.template import ServiceTemplateSpec, TemplateStatus
+from function.api.template import ServiceTemplateSpec, TemplateStatus, TemplateStatusValue
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
 from function.merge import merge_hardware
@@ -29,8 +29,6 @@ from function.status import ConditionType, Health, Reason, State
 
 DERIVED_TEMPLATE = "derived-template"
 """Composition-resource name of the AIMServiceTemplate derived from overrides."""
-
-AVAILABLE = "Available"
 
 _MODEL_NAME = ("spec", "modelName")
 
@@ -209,7 +207,7 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
     )
     current = observed.resources.get(DERIVED_TEMPLATE)
     derived = Resolved(current or manifest, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE, derived_spec)
-    desired = Desired(manifest, ready=derived.status == AVAILABLE)
+    desired = Desired(manifest, ready=derived.status == TemplateStatusValue.AVAILABLE)
     if current is None or derived.status is None:
         health = _health(
             State.PENDING,
@@ -254,7 +252,7 @@ def _template_health(template: Template) -> Health:
     except ValueError as e:
         return _health(State.FAILED, Reason.TEMPLATE_INVALID, f"{which} cannot be used: {e}")
     match template.status:
-        case "Available":
+        case TemplateStatusValue.AVAILABLE:
             return _health(State.READY, Reason.RESOLVED, f"using {which}")
         case "Failed":
             return _health(
@@ -262,7 +260,7 @@ def _template_health(template: Template) -> Health:
             )
         case "Degraded":
             return _health(State.DEGRADED, Reason.TEMPLATE_NOT_READY, f"{which} is Degraded")
-        case "NotAvailable":
+        case TemplateStatusValue.NOT_AVAILABLE:
             return _health(
                 State.PENDING,
                 Reason.TEMPLATE_NOT_READY,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from function import labels
 from function.api.cache import TemplateCacheSpec, TemplateScope
-from function.api.meta import API_VERSION, Kind, Scope
+from function.api.meta import Kind, Scope
 from function.api.model import ModelSpec
 from function.api.template import (
     ClusterServiceTemplateSpec,
@@ -18,17 +18,17 @@ from function.api.template import (
     TemplateStatus,
     TemplateStatusValue,
 )
-from function.build import Manifest
-from function.caching import merged_env
+from function.build.aim import build_aim_object
 from function.compose.template import discovery, gpus
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
+from function.merge import merged_env
 from function.profile import effective_profile
-from function.resolve import Absent, Found, Lookup, Pending, Resolution, Resolved, labels_of
+from function.resolve import Absent, Lookup, Pending, Resolved, labels_of
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
 from function.state import Composition, Desired, Observed, Requirement, keep, parse_spec
-from function.status import ConditionType, Health, Reason, State, aim_status, worst
+from function.status import ConditionType, Health, Reason, State, aim_status, report, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
 
@@ -79,13 +79,12 @@ def compose_template(observed: Observed) -> Composition:
     cache = _template_cache(observed, spec, available=worst(healths) is State.READY)
     if cache is not None:
         comp.resources[TEMPLATE_CACHE] = cache
-    comp.conditions = [h.to_condition() for h in healths]
-    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
+    state = report(comp, healths)
     comp.ttl_seconds = min(
         (t for t in (gpu.retry_after_s, found.retry_after_s) if t is not None), default=None
     )
-    headline = _HEADLINE[worst(healths)]
-    if gpu.unavailable and worst(healths) is not State.FAILED:
+    headline = _HEADLINE[state]
+    if gpu.unavailable and state is not State.FAILED:
         headline = TemplateStatusValue.NOT_AVAILABLE
     comp.status = TemplateStatus(
         status=headline,
@@ -123,16 +122,13 @@ def _template_cache(
         env=merged_env(spec.env, caching.env) or None,
         runtime_config_name=spec.runtime_config_name,
     )
-    manifest: Manifest = {
-        "apiVersion": API_VERSION,
-        "kind": Kind.TEMPLATE_CACHE.value,
-        "metadata": {
-            "name": observed.name,
-            "namespace": observed.namespace,
-            "labels": {**labels.MANAGED_BY, labels.TEMPLATE: labels.value(observed.name)},
-        },
-        "spec": cache.model_dump(mode="json", by_alias=True, exclude_none=True),
-    }
+    manifest = build_aim_object(
+        Kind.TEMPLATE_CACHE,
+        name=observed.name,
+        namespace=observed.namespace,
+        labels={**labels.MANAGED_BY, labels.TEMPLATE: labels.value(observed.name)},
+        spec=cache,
+    )
     return Desired(manifest, ready=ready)
 
 
@@ -140,22 +136,21 @@ def _model(
     observed: Observed, name: str
 ) -> tuple[list[Requirement], Health, Resolved[ModelSpec] | None]:
     """The template's model: for a namespaced template its namespace's, else the cluster's."""
-    resolution: Resolution
-    if observed.namespace:
-        lookup = Lookup("model", name, observed.namespace, Kind.MODEL, Kind.CLUSTER_MODEL)
-        reqs = lookup.requirements()
-        resolution = lookup.resolve(observed.required)
-        where = f"no AIMModel {name!r} in namespace {observed.namespace!r} and no AIMClusterModel"
-    else:
-        reqs = [Requirement("model-cluster", API_VERSION, Kind.CLUSTER_MODEL, name)]
-        got = observed.required.get("model-cluster")
-        if got is None:
-            resolution = Pending()
-        elif got:
-            resolution = Found(got[0], Kind.CLUSTER_MODEL, Scope.CLUSTER)
-        else:
-            resolution = Absent()
-        where = "no AIMClusterModel"
+    lookup = Lookup(
+        "model",
+        name,
+        observed.namespace,
+        Kind.MODEL,
+        Kind.CLUSTER_MODEL,
+        only=None if observed.namespace else Scope.CLUSTER,
+    )
+    reqs = lookup.requirements()
+    resolution = lookup.resolve(observed.required)
+    where = (
+        f"no AIMModel {name!r} in namespace {observed.namespace!r} and no AIMClusterModel"
+        if observed.namespace
+        else "no AIMClusterModel"
+    )
     if isinstance(resolution, Pending):
         return (
             reqs,
