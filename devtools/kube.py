@@ -13,7 +13,7 @@ import json
 import ssl
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -201,6 +201,35 @@ class Kube:
             params["labelSelector"] = ",".join(f"{k}={v}" for k, v in labels.items())
         body = self.request("GET", self.path(api_version, kind, namespace), params=params).body
         return list(body.get("items") or [])
+
+    def watch(
+        self, api_version: str, kind: str, resource_version: str, timeout_s: int = 3600
+    ) -> Iterator[dict[str, Any]]:
+        """Every change to objects of a kind after `resource_version`, in all namespaces.
+
+        One event (`type`, `object`) per write that changed something, as a controller sees it.
+        """
+        path = self.path(api_version, kind, None)
+        query = urllib.parse.urlencode(
+            {"watch": "1", "resourceVersion": resource_version, "timeoutSeconds": str(timeout_s)}
+        )
+        conn = http.client.HTTPSConnection(
+            self._host, self._port, context=self._ssl, timeout=timeout_s + 30
+        )
+        try:
+            conn.request("GET", f"{path}?{query}", headers={"Accept": "application/json"})
+            resp = conn.getresponse()
+            if resp.status != 200:  # noqa: PLR2004
+                raise KubeError(resp.status, resp.reason, resp.read().decode(errors="replace"))
+            while line := resp.readline():
+                yield json.loads(line)
+        finally:
+            conn.close()
+
+    def list_version(self, api_version: str, kind: str) -> str:
+        """The collection's resourceVersion now: where a watch starts to miss nothing after."""
+        body = self.request("GET", self.path(api_version, kind, None), params={"limit": "1"}).body
+        return str(body["metadata"]["resourceVersion"])
 
     def table(
         self, api_version: str, kind: str, namespace: str | None = None

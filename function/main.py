@@ -116,7 +116,7 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     default=DEFAULT_READY_RECHECK_S,
     show_default=True,
     help="Seconds after which a ready object is composed again, to notice changes in the "
-    "objects it reads (a shared model's users, a template that changed).",
+    "objects it reads that Crossplane does not watch (before 2.4: its model, its template).",
 )
 @click.option(
     "--workers",

@@ -8,7 +8,7 @@ from typing import Final
 DEFAULT_SYSTEM_NAMESPACE: Final = "aim-system"
 DEFAULT_ENTRYPOINT: Final = ("aim-runtime",)
 DEFAULT_WAITING_RECHECK_S: Final = 10
-DEFAULT_READY_RECHECK_S: Final = 60
+DEFAULT_READY_RECHECK_S: Final = 600
 
 
 @dataclass(frozen=True)
@@ -18,10 +18,11 @@ class Settings:
     `system_namespace` holds the work of cluster-scoped objects (discovery Jobs of cluster
     templates, pull secrets of cluster models). `discovery_entrypoint` is the AIM image's
     entrypoint, used only for images whose own entrypoint was never read from their registry.
-    `waiting_recheck_s` is how soon an object that is not ready is composed again: Crossplane
-    2.3 does not watch the objects a composer looks up (a service's model), only those it
-    composes, so without it a service would notice its model turning Ready a minute late.
-    `ready_recheck_s` is the same for objects that are ready (the SDK's one minute by default).
+    `waiting_recheck_s` is how soon an object that is not ready is composed again, and
+    `ready_recheck_s` how soon a ready one is (docs/catalog.md#how-often-objects-are-composed):
+    Crossplane 2.4 watches what a composer looks up, so these are a safety net there, but 2.3
+    watches only what it composes, and there a service notices its model turning Ready only
+    at the next recheck. Settled objects are the many, so theirs is long.
     """
 
     system_namespace: str = DEFAULT_SYSTEM_NAMESPACE

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,60 +25,15 @@ from typing import Any
 
 import pytest
 
-from devtools.controlplane import start_control_plane
 from devtools.image import Image
-from devtools.publish import publish
-from devtools.registry import PASSWORD, USER, start_registry
+from devtools.registry import PASSWORD, USER
 from devtools.render import Tools
 from tests.e2e.cluster import SimulatedCluster
-from tests.e2e.images import IMAGES, PRIVATE_REGISTRY, PUBLIC_REGISTRY, SOURCE_SIZES
+from tests.e2e.images import IMAGES, PRIVATE_REGISTRY, SOURCE_SIZES
 from tests.e2e.journey import Journey
-from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, install, install_third_party_crds
+from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, start_platform
 from tests.e2e.simulate import simulate_gpu_node
 from tests.e2e.timing import TIMES
-
-
-@contextlib.contextmanager
-def start_platform(
-    tools: Tools, crds: Path, runtime_image: Image, root: Path, *, claims: bool = False
-) -> Iterator[Platform]:
-    """A control plane with its registries and one flavour of the AIM packages installed."""
-    prefix = "claims: " if claims else ""
-    if os.environ.get("AIM_E2E_CORE") == "oldest":
-        # To compare convergence with the oldest core the packages claim (docs/e2e.md).
-        tools = tools.with_oldest_core()
-    (root / "registry").mkdir(parents=True)
-    (root / "private-registry").mkdir()
-    with (
-        start_registry(tools, root / "registry", auth=False) as registry,
-        start_registry(tools, root / "private-registry", auth=True) as private,
-    ):
-        function_args = [
-            f"--oras={tools.oras}",
-            f"--system-namespace={SYSTEM_NAMESPACE}",
-            f"--insecure-registry={registry.host}",
-            f"--insecure-registry={private.host}",
-            f"--registry-mirror={PUBLIC_REGISTRY}={registry.host}",
-            f"--registry-mirror={PRIVATE_REGISTRY}={private.host}",
-            "--waiting-recheck=2",
-            "--ready-recheck=5",
-        ]
-        t0 = time.monotonic()
-        with start_control_plane(tools, root / "cluster", function_args=function_args) as cp:
-            TIMES[f"{prefix}control plane start"] = time.monotonic() - t0
-            if not claims:
-                TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
-            t1 = time.monotonic()
-            install_third_party_crds(cp.admin, crds)
-            published = publish(
-                tools,
-                f"{registry.host}/aim-crossplane",
-                out=root / "packages",
-                runtime_image_tarball=runtime_image.tarball,
-            )
-            install(cp, published, claims=claims)
-            TIMES[f"{prefix}publish and install"] = time.monotonic() - t1
-            yield Platform(cp, registry, published, private)
 
 
 @pytest.fixture(scope="session")

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
-from devtools.controlplane import CROSSPLANE_NAMESPACE, ControlPlane, wait_established
+from devtools.controlplane import (
+    CROSSPLANE_NAMESPACE,
+    ControlPlane,
+    start_control_plane,
+    wait_established,
+)
+from devtools.image import Image
 from devtools.kube import Kube, condition, wait_for
-from devtools.publish import Published
-from devtools.registry import Registry
-from devtools.render import ROOT
+from devtools.publish import Published, publish
+from devtools.registry import Registry, start_registry
+from devtools.render import ROOT, Tools
 from function.api.definitions import DEFINITIONS
 from function.claims import composite_names
+from tests.e2e.images import PRIVATE_REGISTRY, PUBLIC_REGISTRY
 from tests.e2e.simulate import simulate_package_runtime
+from tests.e2e.timing import TIMES
 
 SYSTEM_NAMESPACE: Final = "aim-system"
 RESTRICTED: Final = {
@@ -149,3 +161,59 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
 
         wait_for(f"XRD {name} Established", established, timeout_s=120)
     cluster.retire_rbac_manager()
+
+
+E2E_RECHECKS: Final = ("--waiting-recheck=2", "--ready-recheck=5")
+"""The tier's shortened rechecks (see the module docstring)."""
+
+
+@contextlib.contextmanager
+def start_platform(
+    tools: Tools,
+    crds: Path,
+    runtime_image: Image | None,
+    root: Path,
+    *,
+    claims: bool = False,
+    rechecks: Sequence[str] = E2E_RECHECKS,
+) -> Iterator[Platform]:
+    """A control plane with its registries and one flavour of the AIM packages installed.
+
+    Without a runtime image the Function package carries none (the function runs on the host
+    either way); `rechecks` replaces the tier's shortened ones (`()` keeps the defaults).
+    """
+    prefix = "claims: " if claims else ""
+    if os.environ.get("AIM_E2E_CORE") == "oldest":
+        # To compare convergence with the oldest core the packages claim (docs/e2e.md).
+        tools = tools.with_oldest_core()
+    (root / "registry").mkdir(parents=True)
+    (root / "private-registry").mkdir()
+    with (
+        start_registry(tools, root / "registry", auth=False) as registry,
+        start_registry(tools, root / "private-registry", auth=True) as private,
+    ):
+        function_args = [
+            f"--oras={tools.oras}",
+            f"--system-namespace={SYSTEM_NAMESPACE}",
+            f"--insecure-registry={registry.host}",
+            f"--insecure-registry={private.host}",
+            f"--registry-mirror={PUBLIC_REGISTRY}={registry.host}",
+            f"--registry-mirror={PRIVATE_REGISTRY}={private.host}",
+            *rechecks,
+        ]
+        t0 = time.monotonic()
+        with start_control_plane(tools, root / "cluster", function_args=function_args) as cp:
+            TIMES[f"{prefix}control plane start"] = time.monotonic() - t0
+            if not claims:
+                TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
+            t1 = time.monotonic()
+            install_third_party_crds(cp.admin, crds)
+            published = publish(
+                tools,
+                f"{registry.host}/aim-crossplane",
+                out=root / "packages",
+                runtime_image_tarball=runtime_image.tarball if runtime_image else None,
+            )
+            install(cp, published, claims=claims)
+            TIMES[f"{prefix}publish and install"] = time.monotonic() - t1
+            yield Platform(cp, registry, published, private)
