@@ -13,9 +13,8 @@ from typing import Final
 from pydantic import JsonValue
 
 from function.build import Manifest
-from function.resolve import name_of
+from function.objects import find_condition, name_of, status_of
 from function.state import Observed, Requirement
-from function.status import find_condition, status_of
 
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 

@@ -17,8 +17,8 @@ from pydantic import BaseModel, JsonValue
 from function.api.common import ResolvedReference
 from function.api.meta import API_VERSION, Kind, Scope
 from function.build import Manifest
+from function.objects import aim_status, labels_of, metadata_of, name_of
 from function.state import FieldPath, Requirement, required_where
-from function.status import aim_status
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 
@@ -156,7 +156,7 @@ class Resolved(Generic[SpecT]):
 
     def reference(self) -> ResolvedReference:
         """How status records it."""
-        meta = _metadata(self.manifest)
+        meta = metadata_of(self.manifest)
         uid = meta.get("uid")
         namespace = meta.get("namespace")
         return ResolvedReference(
@@ -166,32 +166,3 @@ class Resolved(Generic[SpecT]):
             kind=self.kind,
             uid=uid if isinstance(uid, str) else None,
         )
-
-
-def _metadata(manifest: Manifest) -> Mapping[str, JsonValue]:
-    meta = manifest.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
-def name_of(manifest: Manifest) -> str:
-    """An object's name, empty when it has none."""
-    name = _metadata(manifest).get("name")
-    return name if isinstance(name, str) else ""
-
-
-def uid_of(manifest: Manifest | None) -> str | None:
-    """An object's UID, None before the API server gave it one."""
-    uid = _metadata(manifest).get("uid") if manifest is not None else None
-    return uid if isinstance(uid, str) else None
-
-
-def owner_references(manifest: Manifest) -> list[dict[str, JsonValue]]:
-    """An object's owner references, each an object; malformed entries left out."""
-    refs = _metadata(manifest).get("ownerReferences")
-    return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
-
-
-def labels_of(manifest: Manifest) -> Mapping[str, JsonValue]:
-    """An object's labels, empty when it has none."""
-    labels = _metadata(manifest).get("labels")
-    return labels if isinstance(labels, dict) else {}

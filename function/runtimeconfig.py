@@ -18,7 +18,8 @@ from function.api.runtimeconfig import RuntimeConfigSpec
 from function.build import Manifest
 from function.errors import InvalidSpecError
 from function.merge import by_name, deep_merge
-from function.resolve import Lookup, uid_of
+from function.objects import uid_of
+from function.resolve import Lookup
 from function.state import parse_spec
 from function.status import ConditionType, Health, Reason, State
 

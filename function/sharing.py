@@ -10,23 +10,12 @@ composing it itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from pydantic import JsonValue
 
 from function.build import Manifest
-from function.resolve import owner_references, uid_of
-
-
-def controller_ref(obj: Manifest) -> Mapping[str, JsonValue] | None:
-    """The object's controller reference (its composing XR, for a composed object), if any."""
-    return next((r for r in owner_references(obj) if r.get("controller") is True), None)
-
-
-def controller_uid(obj: Manifest) -> str | None:
-    """The UID of the object's controller, None when nothing controls it."""
-    uid = (controller_ref(obj) or {}).get("uid")
-    return uid if isinstance(uid, str) else None
+from function.objects import owner_references, uid_of
 
 
 def co_owners(users: Iterable[Manifest], composer: Manifest) -> list[JsonValue]:

@@ -7,11 +7,9 @@ reading `kubectl get` sees the headline, and the condition that caused it says w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
-
-from pydantic import JsonValue
 
 from function.state import Composition, Condition, ConditionStatus
 
@@ -183,34 +181,3 @@ def report(
 def worst(healths: Iterable[Health]) -> State:
     """The state of the least healthy component; PENDING when nothing was reported yet."""
     return min((h.state for h in healths), default=State.PENDING)
-
-
-def condition_is_true(obj: Mapping[str, JsonValue], condition_type: str) -> bool:
-    """Whether `status.conditions` of an observed object has `condition_type` set to True."""
-    return find_condition(status_of(obj).get("conditions"), condition_type).get("status") == "True"
-
-
-def find_condition(conditions: JsonValue, condition_type: str) -> Mapping[str, JsonValue]:
-    """The condition of that type in a `conditions` list, or an empty mapping."""
-    if isinstance(conditions, list):
-        for c in conditions:
-            if isinstance(c, dict) and c.get("type") == condition_type:
-                return c
-    return {}
-
-
-def status_of(obj: Mapping[str, JsonValue] | None) -> Mapping[str, JsonValue]:
-    """An object's `status`, empty when it has none yet."""
-    status = obj.get("status") if obj is not None else None
-    return status if isinstance(status, dict) else {}
-
-
-def aim_status(obj: Mapping[str, JsonValue] | None) -> str | None:
-    """The `status.status` value AIM objects report, if any."""
-    value = status_of(obj).get("status")
-    return value if isinstance(value, str) else None
-
-
-def inference_service_ready(observed: Mapping[str, JsonValue] | None) -> bool:
-    """KServe marks an InferenceService serving-ready with its `Ready` condition."""
-    return observed is not None and condition_is_true(observed, "Ready")

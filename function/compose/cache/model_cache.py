@@ -23,11 +23,12 @@ from function.build.storage import (
 )
 from function.jobs import JobState, job_state, pod_message, pods_requirement
 from function.merge import secret_names
+from function.objects import status_of
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
 from function.state import Composition, Desired, Observed, keep, parse_spec, parse_status
-from function.status import ConditionType, Health, Reason, State, report, status_of
+from function.status import ConditionType, Health, Reason, State, report
 
 PVC: Final = "pvc"
 DOWNLOAD_JOB: Final = "download-job"

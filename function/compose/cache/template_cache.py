@@ -36,16 +36,8 @@ from function.build.aim import build_aim_object
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.errors import InvalidSpecError
 from function.merge import merged_env
-from function.resolve import (
-    Absent,
-    Listing,
-    Lookup,
-    Pending,
-    Resolution,
-    Resolved,
-    name_of,
-    owner_references,
-)
+from function.objects import aim_status, name_of, owner_references
+from function.resolve import Absent, Listing, Lookup, Pending, Resolution, Resolved
 from function.state import (
     Composition,
     Desired,
@@ -55,7 +47,7 @@ from function.state import (
     parse_spec,
     parse_status,
 )
-from function.status import ConditionType, Health, Reason, State, aim_status, report
+from function.status import ConditionType, Health, Reason, State, report
 
 MODEL_CACHE_PREFIX: Final = "model-cache-"
 _MODEL_CACHES: Final = Listing("model-caches", Kind.MODEL_CACHE)

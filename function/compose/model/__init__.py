@@ -17,7 +17,8 @@ from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceT
 from function.api.template import TemplateStatusValue
 from function.build import Manifest
 from function.compose.model import metadata, templates
-from function.resolve import Listing, name_of
+from function.objects import aim_status, name_of
+from function.resolve import Listing
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
@@ -31,7 +32,7 @@ from function.state import (
     keep,
     parse_spec,
 )
-from function.status import ConditionType, Health, Reason, State, aim_status, report
+from function.status import ConditionType, Health, Reason, State, report
 
 _HEADLINE = {
     State.FAILED: ModelStatusValue.FAILED,

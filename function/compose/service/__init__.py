@@ -21,20 +21,13 @@ from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
 from function.compose.service.template import DERIVED_TEMPLATE
 from function.errors import InvalidSpecError
-from function.resolve import Found, name_of
+from function.objects import inference_service_ready, name_of
+from function.resolve import Found
 from function.runtimeconfig import RuntimeConfig
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
 from function.state import Composition, Desired, Observed, Requirement, keep, parse_spec
-from function.status import (
-    ConditionType,
-    Health,
-    Reason,
-    State,
-    inference_service_ready,
-    report,
-    worst,
-)
+from function.status import ConditionType, Health, Reason, State, report, worst
 
 __all__ = [
     "DERIVED_TEMPLATE",

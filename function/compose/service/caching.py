@@ -36,10 +36,11 @@ from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
 from function.merge import merged_env
-from function.resolve import Listing, Resolved, labels_of, name_of
-from function.sharing import controller_ref, controller_uid, with_co_owners
+from function.objects import aim_status, controller_ref, controller_uid, labels_of, name_of
+from function.resolve import Listing, Resolved
+from function.sharing import with_co_owners
 from function.state import Desired, Observed, Requirement, keep, parse_status
-from function.status import ConditionType, Health, Reason, State, aim_status
+from function.status import ConditionType, Health, Reason, State
 
 TEMPLATE_CACHE: Final = "template-cache"
 """Composition-resource name of the AIMTemplateCache a service composes."""

@@ -26,19 +26,10 @@ from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
-from function.resolve import (
-    Absent,
-    Found,
-    Listing,
-    Lookup,
-    Pending,
-    Resolved,
-    labels_of,
-    name_of,
-    uid_of,
-)
+from function.objects import controller_uid, labels_of, name_of, uid_of
+from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved
 from function.runtimeconfig import RuntimeConfig
-from function.sharing import controller_uid, with_co_owners
+from function.sharing import with_co_owners
 from function.state import Desired, Observed, Requirement, parse_spec, parse_status
 from function.status import ConditionType, Health, Reason, State
 

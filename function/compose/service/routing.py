@@ -16,9 +16,10 @@ from function import labels, naming
 from function.api.common import ParentReference
 from function.api.runtimeconfig import RoutingConfig
 from function.build.gateway import build_http_route
+from function.objects import find_condition, status_of
 from function.routepath import RoutePathError, render_path
 from function.state import Desired, Observed
-from function.status import ConditionType, Health, Reason, State, find_condition, status_of
+from function.status import ConditionType, Health, Reason, State
 
 HTTP_ROUTE = "http-route"
 """Composition-resource name of the HTTPRoute."""

@@ -20,9 +20,10 @@ from function.api.template import ServiceTemplateSpec, TemplateStatus, TemplateS
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
 from function.merge import merge_hardware
+from function.objects import labels_of, name_of
 from function.placement import placement
 from function.profile import effective_profile
-from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved, labels_of, name_of
+from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved
 from function.selection import Candidate, Selection, Stage, Wanted, select
 from function.state import OBJECTS, Desired, Observed, Requirement, parse_spec, parse_status
 from function.status import ConditionType, Health, Reason, State

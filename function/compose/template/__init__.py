@@ -23,12 +23,13 @@ from function.compose.template import discovery, gpus
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
 from function.merge import merged_env
+from function.objects import aim_status, labels_of
 from function.profile import effective_profile
-from function.resolve import Absent, Lookup, Pending, Resolved, labels_of
+from function.resolve import Absent, Lookup, Pending, Resolved
 from function.runtimeconfig import lookup as runtime_config_lookup
 from function.runtimeconfig import resolve as resolve_runtime_config
 from function.state import Composition, Desired, Observed, Requirement, keep, parse_spec
-from function.status import ConditionType, Health, Reason, State, aim_status, report, worst
+from function.status import ConditionType, Health, Reason, State, report, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
 

@@ -32,10 +32,11 @@ from function.build import Manifest
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
 from function.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
 from function.merge import secret_names
-from function.resolve import Resolved, name_of
+from function.objects import find_condition, name_of, status_of
+from function.resolve import Resolved
 from function.runtimeconfig import RuntimeConfig
 from function.state import Desired, Observed, Requirement, keep, parse_status
-from function.status import ConditionType, Health, Reason, State, find_condition, status_of
+from function.status import ConditionType, Health, Reason, State
 
 DISCOVERY_JOB: Final = "discovery-job"
 """Composition-resource name of the discovery Job."""

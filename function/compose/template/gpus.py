@@ -13,7 +13,7 @@ from typing import Final
 from function.api.hardware import Hardware
 from function.api.template import Profile
 from function.gpu import models_with_vram, node_gpu_models, normalize_model
-from function.resolve import labels_of
+from function.objects import labels_of
 from function.state import Observed, Requirement
 from function.status import ConditionType, Health, Reason, State
 
