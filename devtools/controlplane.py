@@ -445,7 +445,7 @@ def _start_function(p: _Plane, args: Sequence[str]) -> str:
         [
             sys.executable,
             "-m",
-            "function.main",
+            "function.server.main",
             "--debug",
             f"--address=127.0.0.1:{port}",
             f"--tls-certs-dir={p.pki.function_dir}",  # mTLS, as Crossplane always dials

@@ -23,7 +23,7 @@ from typing import Any, Final, Literal
 import yaml
 
 from function.api.definitions import DEFINITIONS
-from function.claims import composite_names
+from function.kube.claims import composite_names
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 DEFAULT_EXAMPLE: Final = ROOT / "examples" / "aimservice-basic"
@@ -125,7 +125,7 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
 
 @contextlib.contextmanager
 def serve_function(
-    *extra_args: str, program: Sequence[str] = ("-m", "function.main")
+    *extra_args: str, program: Sequence[str] = ("-m", "function.server.main")
 ) -> Iterator[Server]:
     """Run `function-aim --insecure` (or another SDK function) on a free loopback port."""
     port = free_port()

@@ -19,11 +19,11 @@ import yaml
 from pydantic import JsonValue
 
 from devtools.apidocs import api_markdown
+from devtools.schema import structural_schema
 from function.api.definitions import DEFINITIONS, XrdDefinition
 from function.api.meta import API_VERSION, CATEGORY, GROUP, VERSION
-from function.api.schema import structural_schema
-from function.call import FUNCTION_NAME
-from function.claims import composite_names
+from function.kube.claims import composite_names
+from function.server.call import FUNCTION_NAME
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 CLAIMS: Final = Path("claims")

@@ -9,7 +9,7 @@ from pydantic import JsonValue
 
 from function.build import Manifest
 from function.build.pod import restricted_container_security, restricted_pod_security
-from function.gpu import DEVICE_ID_LABEL, GPU_TAINT_KEY
+from function.rules.gpu import DEVICE_ID_LABEL, GPU_TAINT_KEY
 
 INFERENCE_PORT = 8000
 SHM_SIZE = "8Gi"

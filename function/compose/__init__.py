@@ -12,7 +12,7 @@ from function.compose.model import compose_model
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.service import compose_service
 from function.compose.template import compose_template
-from function.state import Composition, Inspect, Observed
+from function.kube.observed import Composition, Inspect, Observed
 
 
 class Composer(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from function.api.meta import Kind
 from function.api.runtimeconfig import ClusterRuntimeConfigSpec, RuntimeConfigSpec
-from function.state import Composition, Observed, parse_spec
+from function.kube.observed import Composition, Observed, parse_spec
 
 RUNTIME_CONFIG_KINDS = frozenset({Kind.RUNTIME_CONFIG, Kind.CLUSTER_RUNTIME_CONFIG})
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from function import jsontext
 from function.build import Manifest
 from function.registry.reference import registry_host
+from function.rules import jsontext
 
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
 _DATA_KEY = ".dockerconfigjson"

@@ -15,8 +15,8 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from function import jsontext
 from function.api.model import ImageMetadata, ModelMetadata, OciMetadata, RecommendedDeployment
+from function.rules import jsontext
 
 PREFIXES: Final = ("com.amd.aim.", "org.amd.silogen.")
 OCI_PREFIX: Final = "org.opencontainers.image."

@@ -19,7 +19,6 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function import jsontext
 from function.registry.credentials import Credential
 from function.registry.inspect import (
     MAX_ENTRYPOINT_ARG,
@@ -31,6 +30,7 @@ from function.registry.inspect import (
     RegistryFailure,
 )
 from function.registry.reference import ImageReference
+from function.rules import jsontext
 
 INDEX_TYPES: Final = frozenset(
     {

@@ -9,9 +9,9 @@ from typing import Any
 import yaml
 from pydantic import JsonValue
 
+from aim_migrate.rules import collect_context, migrate
 from devtools.admission import validate_objects
 from devtools.render import Tools
-from function.migrate.rules import collect_context, migrate
 
 OLD_KINDS = {"AIMImage", "AIMClusterImage", "AIMClusterConfig", "ModelCache"}
 

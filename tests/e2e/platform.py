@@ -24,7 +24,7 @@ from devtools.publish import Published, publish
 from devtools.registry import Registry, start_registry
 from devtools.render import ROOT, Tools
 from function.api.definitions import DEFINITIONS
-from function.claims import composite_names
+from function.kube.claims import composite_names
 from tests.e2e.images import PRIVATE_REGISTRY, PUBLIC_REGISTRY
 from tests.e2e.simulate import simulate_package_runtime
 from tests.e2e.timing import TIMES

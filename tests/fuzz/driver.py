@@ -22,7 +22,7 @@ from google.protobuf import json_format
 from hypothesis import strategies as st
 
 from devtools.requests import run_function_request, selects
-from function.fn import FunctionRunner
+from function.kube.observed import struct_to_dict
 from function.registry.inspect import (
     FailureKind,
     Inspection,
@@ -30,7 +30,7 @@ from function.registry.inspect import (
     InspectionRequest,
     RegistryFailure,
 )
-from function.state import struct_to_dict
+from function.server.fn import FunctionRunner
 from tests.fuzz import checks
 from tests.fuzz import strategies as fz
 from tests.podsecurity import restricted_violations

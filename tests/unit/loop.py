@@ -14,7 +14,7 @@ import pytest
 
 from function.build import Manifest
 from function.compose import Composer
-from function.state import Composition, Inspect, Observed
+from function.kube.observed import Composition, Inspect, Observed
 
 MAX_CALLS = 6
 

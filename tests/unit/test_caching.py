@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from function import caching, quantity
 from function.api.common import EnvVar
 from function.compose.cache import compose_model_cache, compose_template_cache
 from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
 from function.compose.service import INFERENCE_SERVICE, TEMPLATE_CACHE, compose_service
 from function.compose.template import TEMPLATE_CACHE as OWN_CACHE
 from function.compose.template import compose_template
-from function.state import Composition, Observed
-from function.status import Reason
+from function.kube.observed import Composition, Observed
+from function.rules import caching, quantity
+from function.rules.status import Reason
 from tests import simulated
 from tests.unit import loop
 

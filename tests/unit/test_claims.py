@@ -1,4 +1,4 @@
-"""The claims flavour's view (function/claims.py): a composite shown as the claim it stands for.
+"""The claims flavour's view (function/kube/claims.py): a composite shown as its claim.
 The render tests run it through the real engine; these pin the edge cases."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from function.claims import as_claim, claim_of
-from function.sharing import co_owners
+from function.kube.claims import as_claim, claim_of
+from function.kube.owners import co_owners
 
 LABELS = {"crossplane.io/claim-name": "chat", "crossplane.io/claim-namespace": "team-a"}
 

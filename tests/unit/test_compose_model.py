@@ -13,7 +13,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.compose.model import compose_model
-from function.fn import FunctionRunner
+from function.kube.observed import Composition, Inspect, Observed
 from function.registry import reference
 from function.registry.inspect import (
     FailureKind,
@@ -22,7 +22,7 @@ from function.registry.inspect import (
     InspectionRequest,
     RegistryFailure,
 )
-from function.state import Composition, Inspect, Observed
+from function.server.fn import FunctionRunner
 from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"

@@ -21,7 +21,7 @@ from function.compose.service import (
     compose_service,
 )
 from function.errors import InvalidSpecError
-from function.state import Composition, Observed
+from function.kube.observed import Composition, Observed
 from tests.podsecurity import restricted_violations
 from tests.unit import loop
 

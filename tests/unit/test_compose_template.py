@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from function import discovery
 from function.compose.template import DISCOVERY_JOB, compose_template
+from function.kube.observed import Composition, Observed
+from function.rules import discovery
 from function.settings import Settings
-from function.state import Composition, Observed
 from tests import simulated
 from tests.simulated import DRY_RUN_RESULT
 from tests.unit import loop

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from function import discovery
 from function.build.job import SCRIPT, TERMINATION_MESSAGE_LIMIT
+from function.rules import discovery
 
 PROFILE = {
     "filename": "vllm-mi300x-fp8-tp1-latency.yaml",

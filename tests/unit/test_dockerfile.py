@@ -83,8 +83,8 @@ def test_both_start_our_console_script() -> None:
     assert f'cat >"$venv/bin/{Path(entry[0]).name}"' in BUILD_IMAGE
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert Path(entry[0]).name in scripts
-    assert scripts[Path(entry[0]).name] == "function.main:cli"
-    assert "from function.main import cli" in BUILD_IMAGE
+    assert scripts[Path(entry[0]).name] == "function.server.main:cli"
+    assert "from function.server.main import cli" in BUILD_IMAGE
 
 
 def test_both_ship_the_oras_the_tests_use() -> None:

@@ -11,9 +11,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.compose import COMPOSERS
 from function.errors import InvalidSpecError
-from function.fn import FunctionRunner
+from function.kube.observed import Composition, Observed
+from function.server.fn import FunctionRunner
 from function.settings import Settings
-from function.state import Composition, Observed
 
 
 def request(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from function import gpu
-from function.gpu import UnknownGpuModelError, device_ids
+from function.rules import gpu
+from function.rules.gpu import UnknownGpuModelError, device_ids
 
 
 @pytest.mark.parametrize(

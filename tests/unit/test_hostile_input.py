@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from function import discovery, jsontext, quantity
-from function.fn import FunctionRunner
 from function.registry import credentials, labels, oras
-from function.status import Reason
+from function.rules import discovery, jsontext, quantity
+from function.rules.status import Reason
+from function.server.fn import FunctionRunner
 from tests.simulated import DRY_RUN_RESULT
 
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from function import main
-from function.fn import FunctionRunner
 from function.registry.oras import OrasInspector
+from function.server import main
+from function.server.fn import FunctionRunner
 
 
 def start(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "function.main", *args],
+        [sys.executable, "-m", "function.server.main", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -63,7 +63,9 @@ def test_registry_mirrors_are_keyed_like_image_references(
 ) -> None:
     """Docker Hub's aliases and the case of a host do not matter, as in pull secrets."""
     served: list[FunctionRunner] = []
-    monkeypatch.setattr("function.main.sdkcli.run", lambda runner, **_: served.append(runner))
+    monkeypatch.setattr(
+        "function.server.main.sdkcli.run", lambda runner, **_: served.append(runner)
+    )
     args = ["--insecure", "--registry-mirror", "index.docker.io=M:5000"]
     result = CliRunner().invoke(main.cli, [*args, "--registry-mirror", "GHCR.io=m2"])
 

@@ -8,8 +8,8 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from function.migrate.cli import cli
-from function.migrate.rules import Context, collect_context, migrate
+from aim_migrate.cli import cli
+from aim_migrate.rules import Context, collect_context, migrate
 
 V = "aim.silogen.ai/v1alpha1"
 

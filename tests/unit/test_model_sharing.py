@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any, cast
 
 from function.compose.service import INFERENCE_SERVICE, MODEL, compose_service
-from function.state import Composition, Observed
+from function.kube.observed import Composition, Observed
 from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from function import naming
-from function.naming import (
+from function.rules import naming
+from function.rules.naming import (
     NameTooLongError,
     derived_name,
     hash_suffix,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from function.routepath import RoutePathError, render_path
+from function.rules.routepath import RoutePathError, render_path
 
 SERVICE: dict[str, Any] = {
     "metadata": {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from function.build import Manifest
-from function.runtimeconfig import lookup, merge_specs, resolve
-from function.status import State
+from function.rules.runtimeconfig import lookup, merge_specs, resolve
+from function.rules.status import State
 
 
 def test_merge_recurses_into_objects_replaces_lists_and_merges_env_by_name() -> None:

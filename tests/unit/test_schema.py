@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
+from devtools.schema import UnsupportedSchemaError, structural_schema
 from devtools.xrds import stale_files
-from function.api.schema import UnsupportedSchemaError, structural_schema
 
 
 def test_committed_xrds_compositions_and_api_docs_match_the_models() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from function.selection import Candidate, Stage, Wanted, select
+from function.rules.selection import Candidate, Stage, Wanted, select
 
 
 def cand(name: str, **kw: Any) -> Candidate:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from function import caching
 from function.build.storage import SIZE_CHECK_SCRIPT
+from function.rules import caching
 
 FAKE_HF = """
 import os

@@ -18,7 +18,7 @@ from pydantic import JsonValue
 
 from function.api.template import ServiceTemplateSpec
 from function.build import Manifest
-from function.state import (
+from function.kube.observed import (
     ObjectCache,
     RequiredObjects,
     parse_spec,

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from function.call import Composers
 from function.compose import COMPOSERS
-from function.fn import FunctionRunner
+from function.kube.observed import Composition, Observed, struct_to_dict
+from function.server.call import Composers
+from function.server.fn import FunctionRunner
+from function.server.workers import WorkerPool
 from function.settings import Settings
-from function.state import Composition, Observed, struct_to_dict
-from function.workers import WorkerPool
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from function import caching, labels, naming, quantity
 from function.api.cache import CacheStatusValue, ModelCacheSpec, ModelCacheStatus
 from function.build import Manifest
 from function.build.storage import (
@@ -21,14 +20,15 @@ from function.build.storage import (
     build_pvc,
     build_size_check_job,
 )
-from function.jobs import JobState, job_state, pod_message, pods_requirement
-from function.merge import secret_names
-from function.objects import status_of
-from function.runtimeconfig import RuntimeConfig
-from function.runtimeconfig import lookup as runtime_config_lookup
-from function.runtimeconfig import resolve as resolve_runtime_config
-from function.state import Composition, Desired, Observed, keep, parse_spec, parse_status
-from function.status import ConditionType, Health, Reason, State, report
+from function.kube.jobs import JobState, job_state, pod_message, pods_requirement
+from function.kube.objects import status_of
+from function.kube.observed import Composition, Desired, Observed, keep, parse_spec, parse_status
+from function.rules import caching, labels, naming, quantity
+from function.rules.merge import secret_names
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.runtimeconfig import lookup as runtime_config_lookup
+from function.rules.runtimeconfig import resolve as resolve_runtime_config
+from function.rules.status import ConditionType, Health, Reason, State, report
 
 PVC: Final = "pvc"
 DOWNLOAD_JOB: Final = "download-job"

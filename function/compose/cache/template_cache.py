@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from function import caching, labels
 from function.api.cache import (
     CacheEntry,
     CacheStatusValue,
@@ -35,10 +34,9 @@ from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.errors import InvalidSpecError
-from function.merge import merged_env
-from function.objects import aim_status, name_of, owner_references
-from function.resolve import Absent, Listing, Lookup, Pending, Resolution, Resolved
-from function.state import (
+from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution, Resolved
+from function.kube.objects import aim_status, name_of, owner_references
+from function.kube.observed import (
     Composition,
     Desired,
     Observed,
@@ -47,7 +45,9 @@ from function.state import (
     parse_spec,
     parse_status,
 )
-from function.status import ConditionType, Health, Reason, State, report
+from function.rules import caching, labels
+from function.rules.merge import merged_env
+from function.rules.status import ConditionType, Health, Reason, State, report
 
 MODEL_CACHE_PREFIX: Final = "model-cache-"
 _MODEL_CACHES: Final = Listing("model-caches", Kind.MODEL_CACHE)

@@ -17,12 +17,9 @@ from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceT
 from function.api.template import TemplateStatusValue
 from function.build import Manifest
 from function.compose.model import metadata, templates
-from function.objects import aim_status, name_of
-from function.resolve import Listing
-from function.runtimeconfig import RuntimeConfig
-from function.runtimeconfig import lookup as runtime_config_lookup
-from function.runtimeconfig import resolve as resolve_runtime_config
-from function.state import (
+from function.kube.lookup import Listing
+from function.kube.objects import aim_status, name_of
+from function.kube.observed import (
     Composition,
     Condition,
     ConditionStatus,
@@ -32,7 +29,10 @@ from function.state import (
     keep,
     parse_spec,
 )
-from function.status import ConditionType, Health, Reason, State, report
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.runtimeconfig import lookup as runtime_config_lookup
+from function.rules.runtimeconfig import resolve as resolve_runtime_config
+from function.rules.status import ConditionType, Health, Reason, State, report
 
 _HEADLINE = {
     State.FAILED: ModelStatusValue.FAILED,

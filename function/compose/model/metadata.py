@@ -16,7 +16,8 @@ from pydantic import JsonValue
 
 from function.api.model import ImageMetadata, ModelSpec
 from function.build import Manifest
-from function.objects import status_of
+from function.kube.objects import status_of
+from function.kube.observed import Observed, Requirement
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.inspect import (
@@ -28,8 +29,7 @@ from function.registry.inspect import (
     RegistryFailure,
 )
 from function.registry.labels import LabelError, image_metadata, kept
-from function.state import Observed, Requirement
-from function.status import ConditionType, Health, Reason, State
+from function.rules.status import ConditionType, Health, Reason, State
 
 # Registry answers that only the user can fix; the rest may pass on their own.
 _USER_FAILURES: Final = frozenset({FailureKind.UNAUTHORIZED, FailureKind.NOT_FOUND})

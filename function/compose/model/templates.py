@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from function import labels, naming
 from function.api.common import ResourceRequirements
 from function.api.hardware import CpuRequirements, ProfileType
 from function.api.meta import Kind
@@ -22,7 +21,8 @@ from function.api.model import CustomTemplate, ModelSpec, RecommendedDeployment
 from function.api.template import ClusterServiceTemplateSpec
 from function.build import Manifest
 from function.build.aim import build_aim_object
-from function.merge import merge_hardware, merged_env
+from function.rules import labels, naming
+from function.rules.merge import merge_hardware, merged_env
 
 
 @dataclass(frozen=True)

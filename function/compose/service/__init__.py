@@ -12,7 +12,6 @@ because an input went missing or unready: it is kept as it is until it can be co
 
 from __future__ import annotations
 
-from function import naming
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
 from function.compose.service import caching, inference, model, routing, template
 from function.compose.service.caching import TEMPLATE_CACHE
@@ -21,13 +20,14 @@ from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
 from function.compose.service.template import DERIVED_TEMPLATE
 from function.errors import InvalidSpecError
-from function.objects import inference_service_ready, name_of
-from function.resolve import Found
-from function.runtimeconfig import RuntimeConfig
-from function.runtimeconfig import lookup as runtime_config_lookup
-from function.runtimeconfig import resolve as resolve_runtime_config
-from function.state import Composition, Desired, Observed, Requirement, keep, parse_spec
-from function.status import ConditionType, Health, Reason, State, report, worst
+from function.kube.lookup import Found
+from function.kube.objects import inference_service_ready, name_of
+from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
+from function.rules import naming
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.runtimeconfig import lookup as runtime_config_lookup
+from function.rules.runtimeconfig import resolve as resolve_runtime_config
+from function.rules.status import ConditionType, Health, Reason, State, report, worst
 
 __all__ = [
     "DERIVED_TEMPLATE",

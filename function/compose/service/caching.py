@@ -11,7 +11,7 @@ InferenceService exists degrades the service; the InferenceService keeps its vol
 silently unmounted).
 
 Services of one namespace on one template share that AIMTemplateCache, as they share models
-(`function.sharing`): it has one name per template and namespace, the service that composed it
+(`function.kube.owners`): it has one name per template and namespace, the service that composed it
 lists the others that rely on it (`status.templateCache`) as owners, and when that service is
 deleted the next one adopts it, with its model caches and their PVCs.
 """
@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from function import caching, labels, naming
 from function.api.cache import CacheStatusValue, ModelCacheStatus, TemplateCacheSpec, TemplateScope
 from function.api.meta import Kind
 from function.api.model import ModelSpec
@@ -31,16 +30,17 @@ from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.build.kserve import CacheMount
-from function.claims import COMPOSITE_PREFIX
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
-from function.merge import merged_env
-from function.objects import aim_status, controller_ref, controller_uid, labels_of, name_of
-from function.resolve import Listing, Resolved
-from function.sharing import with_co_owners
-from function.state import Desired, Observed, Requirement, keep, parse_status
-from function.status import ConditionType, Health, Reason, State
+from function.kube.claims import COMPOSITE_PREFIX
+from function.kube.lookup import Listing, Resolved
+from function.kube.objects import aim_status, controller_ref, controller_uid, labels_of, name_of
+from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
+from function.kube.owners import with_co_owners
+from function.rules import caching, labels, naming
+from function.rules.merge import merged_env
+from function.rules.status import ConditionType, Health, Reason, State
 
 TEMPLATE_CACHE: Final = "template-cache"
 """Composition-resource name of the AIMTemplateCache a service composes."""

@@ -3,15 +3,15 @@
 Precedence, lowest first. Resources: per-GPU defaults, the model's, the template's, the service's.
 Environment: AIM defaults, the runtime config's, the template's profile, the template's env, the
 custom model's id, the service's. The profile (GPU count, metric, precision) is the template's
-effective one (`function.profile`). Pull secrets: the service's, the template's, the model's and
-the runtime config's; the service account: the service's, else the template's, else the config's.
+effective one (`function.rules.profile`). Pull secrets: the service's, the template's, the
+model's and the runtime config's; the service account: the service's, else the template's, else
+the config's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from function import labels
 from function.api.hardware import DEFAULT_GPU_RESOURCE
 from function.api.model import ModelSpec
 from function.api.runtimeconfig import InferenceSecurity
@@ -19,7 +19,10 @@ from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
 from function.build.kserve import CacheMount, RunAs, Scaling, build_inference_service
-from function.merge import (
+from function.kube.lookup import Resolved
+from function.kube.observed import Observed, parse_status
+from function.rules import labels
+from function.rules.merge import (
     DEFAULT_ENV,
     gpu_default_resources,
     literal_env,
@@ -27,11 +30,9 @@ from function.merge import (
     merge_resources,
     secret_names,
 )
-from function.placement import placement
-from function.profile import effective_profile
-from function.resolve import Resolved
-from function.runtimeconfig import RuntimeConfig
-from function.state import Observed, parse_status
+from function.rules.placement import placement
+from function.rules.profile import effective_profile
+from function.rules.runtimeconfig import RuntimeConfig
 
 INFERENCE_SERVICE = "inference-service"
 """Composition-resource name of the InferenceService."""
@@ -49,7 +50,7 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
 ) -> Manifest:
     """The InferenceService manifest.
 
-    The template must have passed `function.placement` (template resolution checks it), or
+    The template must have passed `function.rules.placement` (template resolution checks it), or
     this raises ValueError for a GPU no AMD device id matches.
     """
     tpl = template.spec

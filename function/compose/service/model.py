@@ -7,9 +7,9 @@ image. `spec.model.custom` reuses a namespace model with the same base image and
 composes one. A model the service composed stays its model from then on, even if an equal one
 appears elsewhere.
 
-Models a service composed are shared (`function.sharing`): the composing service lists every other
-service that resolved to its model as an owner, so deleting the composing service leaves the model
-to the others, and the first of them to reconcile adopts it.
+Models a service composed are shared (`function.kube.owners`): the composing service lists every
+other service that resolved to its model as an owner, so deleting the composing service leaves
+the model to the others, and the first of them to reconcile adopts it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from function import labels, naming
 from function.api.common import ModelSource
 from function.api.meta import Kind, Scope
 from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec, ModelStatusValue
@@ -26,12 +25,13 @@ from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
-from function.objects import controller_uid, labels_of, name_of, uid_of
-from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved
-from function.runtimeconfig import RuntimeConfig
-from function.sharing import with_co_owners
-from function.state import Desired, Observed, Requirement, parse_spec, parse_status
-from function.status import ConditionType, Health, Reason, State
+from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolved
+from function.kube.objects import controller_uid, labels_of, name_of, uid_of
+from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
+from function.kube.owners import with_co_owners
+from function.rules import labels, naming
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.status import ConditionType, Health, Reason, State
 
 MODEL = "model"
 """Composition-resource name of the AIMModel a service composes."""

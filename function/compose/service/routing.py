@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from function import labels, naming
 from function.api.common import ParentReference
 from function.api.runtimeconfig import RoutingConfig
 from function.build.gateway import build_http_route
-from function.objects import find_condition, status_of
-from function.routepath import RoutePathError, render_path
-from function.state import Desired, Observed
-from function.status import ConditionType, Health, Reason, State
+from function.kube.objects import find_condition, status_of
+from function.kube.observed import Desired, Observed
+from function.rules import labels, naming
+from function.rules.routepath import RoutePathError, render_path
+from function.rules.status import ConditionType, Health, Reason, State
 
 HTTP_ROUTE = "http-route"
 """Composition-resource name of the HTTPRoute."""

@@ -2,16 +2,16 @@
 
 An explicit `spec.template.name` resolves namespace first, then cluster. Without one, the model's
 `defaultServiceTemplate` is used when it exists, else auto-selection picks among the model's
-templates (`function.selection`), explaining every candidate it passed over. With `overrides` that
-change the chosen template's profile, the service composes a derived AIMServiceTemplate (the
-chosen one with the overrides applied) and runs on it once discovery made it Available.
+templates (`function.rules.selection`), explaining every candidate it passed over. With
+`overrides` that change the chosen template's profile, the service composes a derived
+AIMServiceTemplate (the chosen one with the overrides applied) and runs on it once discovery made
+it Available.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from function import labels, naming
 from function.api.hardware import Hardware
 from function.api.meta import Kind, Scope
 from function.api.model import ModelSpec
@@ -19,14 +19,15 @@ from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceOverri
 from function.api.template import ServiceTemplateSpec, TemplateStatus, TemplateStatusValue
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
-from function.merge import merge_hardware
-from function.objects import labels_of, name_of
-from function.placement import placement
-from function.profile import effective_profile
-from function.resolve import Absent, Found, Listing, Lookup, Pending, Resolved
-from function.selection import Candidate, Selection, Stage, Wanted, select
-from function.state import OBJECTS, Desired, Observed, Requirement, parse_spec, parse_status
-from function.status import ConditionType, Health, Reason, State
+from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolved
+from function.kube.objects import labels_of, name_of
+from function.kube.observed import OBJECTS, Desired, Observed, Requirement, parse_spec, parse_status
+from function.rules import labels, naming
+from function.rules.merge import merge_hardware
+from function.rules.placement import placement
+from function.rules.profile import effective_profile
+from function.rules.selection import Candidate, Selection, Stage, Wanted, select
+from function.rules.status import ConditionType, Health, Reason, State
 
 DERIVED_TEMPLATE = "derived-template"
 """Composition-resource name of the AIMServiceTemplate derived from overrides."""

@@ -8,7 +8,6 @@ status, so every call (and every function replica) decides the same way.
 
 from __future__ import annotations
 
-from function import labels
 from function.api.cache import TemplateCacheSpec, TemplateScope
 from function.api.meta import Kind, Scope
 from function.api.model import ModelSpec
@@ -22,14 +21,15 @@ from function.build.aim import build_aim_object
 from function.compose.template import discovery, gpus
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
-from function.merge import merged_env
-from function.objects import aim_status, labels_of
-from function.profile import effective_profile
-from function.resolve import Absent, Lookup, Pending, Resolved
-from function.runtimeconfig import lookup as runtime_config_lookup
-from function.runtimeconfig import resolve as resolve_runtime_config
-from function.state import Composition, Desired, Observed, Requirement, keep, parse_spec
-from function.status import ConditionType, Health, Reason, State, report, worst
+from function.kube.lookup import Absent, Lookup, Pending, Resolved
+from function.kube.objects import aim_status, labels_of
+from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
+from function.rules import labels
+from function.rules.merge import merged_env
+from function.rules.profile import effective_profile
+from function.rules.runtimeconfig import lookup as runtime_config_lookup
+from function.rules.runtimeconfig import resolve as resolve_runtime_config
+from function.rules.status import ConditionType, Health, Reason, State, report, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
 

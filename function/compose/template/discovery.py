@@ -18,7 +18,6 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function import discovery, labels
 from function.api.model import ModelSpec
 from function.api.template import (
     ClusterServiceTemplateSpec,
@@ -30,13 +29,14 @@ from function.api.template import (
 )
 from function.build import Manifest
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
-from function.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
-from function.merge import secret_names
-from function.objects import find_condition, name_of, status_of
-from function.resolve import Resolved
-from function.runtimeconfig import RuntimeConfig
-from function.state import Desired, Observed, Requirement, keep, parse_status
-from function.status import ConditionType, Health, Reason, State
+from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
+from function.kube.lookup import Resolved
+from function.kube.objects import find_condition, name_of, status_of
+from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
+from function.rules import discovery, labels
+from function.rules.merge import secret_names
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.status import ConditionType, Health, Reason, State
 
 DISCOVERY_JOB: Final = "discovery-job"
 """Composition-resource name of the discovery Job."""
@@ -57,7 +57,7 @@ class DiscoveryOutcome:
 
 
 def requirements(observed: Observed, namespace: str) -> list[Requirement]:
-    """The Pods of the observed discovery Job (see `function.jobs.pods_requirement`)."""
+    """The Pods of the observed discovery Job (see `function.kube.jobs.pods_requirement`)."""
     return pods_requirement(observed, DISCOVERY_JOB, PODS, namespace)
 
 

@@ -12,10 +12,10 @@ from typing import Final
 
 from function.api.hardware import Hardware
 from function.api.template import Profile
-from function.gpu import models_with_vram, node_gpu_models, normalize_model
-from function.objects import labels_of
-from function.state import Observed, Requirement
-from function.status import ConditionType, Health, Reason, State
+from function.kube.objects import labels_of
+from function.kube.observed import Observed, Requirement
+from function.rules.gpu import models_with_vram, node_gpu_models, normalize_model
+from function.rules.status import ConditionType, Health, Reason, State
 
 NODES: Final = "nodes"
 RECHECK_S: Final = 300

@@ -11,11 +11,12 @@ import click
 from crossplane.function import cli as sdkcli
 from crossplane.function import logging
 
-from function.call import Composers
 from function.compose import COMPOSERS
-from function.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
 from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
 from function.registry.reference import registry_host
+from function.server.call import Composers
+from function.server.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
+from function.server.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
 from function.settings import (
     DEFAULT_ENTRYPOINT,
     DEFAULT_READY_RECHECK_S,
@@ -23,7 +24,6 @@ from function.settings import (
     DEFAULT_WAITING_RECHECK_S,
     Settings,
 )
-from function.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
 
 _TRANSPORT_FACTOR: Final = 2
 

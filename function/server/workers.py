@@ -20,7 +20,7 @@ from typing import Any, Final, Protocol
 
 from crossplane.function import logging
 
-from function.call import Call, Composers, Step, step
+from function.server.call import Call, Composers, Step, step
 
 DEFAULT_BUDGET_S: Final = 10.0
 _START_TIMEOUT_S: Final = 60.0

@@ -17,8 +17,8 @@ from pydantic import BaseModel, JsonValue
 from function.api.common import ResolvedReference
 from function.api.meta import API_VERSION, Kind, Scope
 from function.build import Manifest
-from function.objects import aim_status, labels_of, metadata_of, name_of
-from function.state import FieldPath, Requirement, required_where
+from function.kube.objects import aim_status, labels_of, metadata_of, name_of
+from function.kube.observed import FieldPath, Requirement, required_where
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 

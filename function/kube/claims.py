@@ -26,7 +26,7 @@ from pydantic import JsonValue
 from function.api.common import OBJECT_NAME_PATTERN
 from function.api.definitions import DEFINITIONS, XrdDefinition
 from function.build import Manifest
-from function.naming import DNS_LABEL_MAX
+from function.rules.naming import DNS_LABEL_MAX
 
 COMPOSITE_PREFIX: Final = "X"
 CLAIM_NAME_LABEL: Final = "crossplane.io/claim-name"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from function.api.hardware import GpuRequirements
-from function.gpu import device_ids, models_with_vram, normalize_model
+from function.rules.gpu import device_ids, models_with_vram, normalize_model
 
 
 def placement(gpu: GpuRequirements | None, discovered: str | None) -> tuple[str, ...]:

@@ -20,8 +20,8 @@ from google.protobuf import struct_pb2
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from function.build import Manifest
-from function.claims import as_claim, is_composite_of_claim, strip_legacy_machinery
 from function.errors import InvalidSpecError
+from function.kube.claims import as_claim, is_composite_of_claim, strip_legacy_machinery
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.settings import Settings
 
@@ -48,7 +48,7 @@ class Observed:
     """The registry's answer, when `fn.py` inspected an image for this call."""
     claims: bool = False
     """The XR is a claim's composite (the claims flavour): `composite` shows it as the namespaced
-    XR it stands for (function/claims.py)."""
+    XR it stands for (function/kube/claims.py)."""
 
     @property
     def kind(self) -> str:

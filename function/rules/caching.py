@@ -11,9 +11,9 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function import jsontext, naming
 from function.api.common import EnvVar
-from function.status import Reason
+from function.rules import jsontext, naming
+from function.rules.status import Reason
 
 MOUNT_ROOT: Final = "/workspace/cache"
 MAX_SIZE_BYTES: Final = 2**50  # 1 PiB: a size check claiming more is not believed

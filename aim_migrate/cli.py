@@ -16,10 +16,10 @@ import click
 import yaml
 from pydantic import JsonValue
 
+from aim_migrate.rules import Migration, collect_context, is_aim, migrate
 from function.api.definitions import DEFINITIONS
 from function.errors import InvalidSpecError
-from function.migrate.rules import Migration, collect_context, is_aim, migrate
-from function.state import parse_spec
+from function.kube.observed import parse_spec
 
 _SPECS = {d.kind.value: d.spec for d in DEFINITIONS}
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from function import quantity
+from function.rules import quantity
 
 DEVICE_ID_LABEL: Final = "amd.com/gpu.device-id"
 # Taint key that AMD GPU nodes conventionally carry so that only GPU workloads land there.

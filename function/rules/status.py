@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
-from function.state import Composition, Condition, ConditionStatus
+from function.kube.observed import Composition, Condition, ConditionStatus
 
 
 class ConditionType(StrEnum):

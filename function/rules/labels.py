@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from function import naming
+from function.rules import naming
 
 PREFIX: Final = "aim.silogen.ai/"
 SERVICE: Final = PREFIX + "service"

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from function import labels
 from function.api.template import ClusterServiceTemplateSpec, Profile, ResolvedProfile
+from function.rules import labels
 
 
 def effective_profile(

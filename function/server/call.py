@@ -20,12 +20,12 @@ from typing import Final
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from function.claims import COMPOSITE_PREFIX
 from function.compose import Composer
 from function.errors import FunctionError, Severity
+from function.kube.claims import COMPOSITE_PREFIX
+from function.kube.observed import OBJECTS, Inspect, Observed, apply_composition, read_observed
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.settings import Settings
-from function.state import OBJECTS, Inspect, Observed, apply_composition, read_observed
 
 FUNCTION_NAME: Final = "function-aim"
 """The Function package name Compositions refer to."""

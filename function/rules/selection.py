@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from function.gpu import normalize_model
+from function.rules.gpu import normalize_model
 
 AVAILABLE: Final = "Available"
 

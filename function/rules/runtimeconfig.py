@@ -17,11 +17,11 @@ from function.api.meta import Kind, Scope
 from function.api.runtimeconfig import RuntimeConfigSpec
 from function.build import Manifest
 from function.errors import InvalidSpecError
-from function.merge import by_name, deep_merge
-from function.objects import uid_of
-from function.resolve import Lookup
-from function.state import parse_spec
-from function.status import ConditionType, Health, Reason, State
+from function.kube.lookup import Lookup
+from function.kube.objects import uid_of
+from function.kube.observed import parse_spec
+from function.rules.merge import by_name, deep_merge
+from function.rules.status import ConditionType, Health, Reason, State
 
 DEFAULT_NAME = "default"
 

@@ -14,9 +14,9 @@ from typing import Final, TypeVar
 
 from pydantic import JsonValue
 
-from function import jsontext
 from function.api.common import EnvVar, LocalObjectReference, ResourceRequirements
 from function.api.hardware import CpuRequirements, GpuRequirements, Hardware
+from function.rules import jsontext
 
 _MAX_ENGINE_ARGS_BYTES: Final = 65536
 

@@ -17,11 +17,11 @@ from typing import Final
 
 from pydantic import JsonValue, ValidationError
 
-from function import jsontext, quantity
 from function.api.common import MODEL_ID_PATTERN, SOURCE_URI_RULE
 from function.api.template import DiscoveredSource, Profile
-from function.naming import DNS_LABEL_MAX, sanitize_part
-from function.status import Reason
+from function.rules import jsontext, quantity
+from function.rules.naming import DNS_LABEL_MAX, sanitize_part
+from function.rules.status import Reason
 
 BACKOFF_BASE_S: Final = 60
 BACKOFF_MAX_S: Final = 3600

@@ -1,10 +1,10 @@
 """The gRPC servicer: receive a request, have it composed off the event loop, send the response.
 
-Composing happens in `function.call`, run by an executor (`function.workers`): worker processes
-with a time budget when served, in process for tests. This module owns what needs the event
-loop or protects it: the request size limit, the registry inspection (the function's one network
-call) between two steps of a model's composing, and turning a call that ran out of time or lost
-its worker into a result that names the XR.
+Composing happens in `function.server.call`, run by an executor (`function.server.workers`):
+worker processes with a time budget when served, in process for tests. This module owns what
+needs the event loop or protects it: the request size limit, the registry inspection (the
+function's one network call) between two steps of a model's composing, and turning a call that
+ran out of time or lost its worker into a result that names the XR.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from function.call import FUNCTION_NAME, Call, Composed, Composers
 from function.compose import COMPOSERS, Composer
 from function.registry.inspect import Inspector
 from function.registry.oras import OrasInspector
+from function.server.call import FUNCTION_NAME, Call, Composed, Composers
+from function.server.workers import BudgetExceeded, Executor, InProcess, WorkerLost
 from function.settings import Settings
-from function.workers import BudgetExceeded, Executor, InProcess, WorkerLost
 
 Context = grpc.aio.ServicerContext[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse]
 

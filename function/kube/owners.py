@@ -15,14 +15,14 @@ from collections.abc import Iterable
 from pydantic import JsonValue
 
 from function.build import Manifest
-from function.objects import owner_references, uid_of
+from function.kube.objects import owner_references, uid_of
 
 
 def co_owners(users: Iterable[Manifest], composer: Manifest) -> list[JsonValue]:
     """Owner references (not controllers) for every user but the composing XR, sorted by name.
 
     The composer is known by its UID, or by kind, namespace and name: in the claims flavour the
-    users are claims and the composer their composite, shown as the claim (function/claims.py).
+    users are claims and the composer their composite, shown as the claim (function/kube/claims.py).
     No `blockOwnerDeletion`: a user may be deleted at any time, and the object simply outlives it
     if others remain.
     """

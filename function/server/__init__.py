@@ -1,0 +1,1 @@
+"""The edges: the command line, the gRPC servicer, the worker processes, one call end to end."""
