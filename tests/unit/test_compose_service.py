@@ -114,6 +114,11 @@ def env(comp: Composition) -> dict[str, Any]:
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in container(comp)["env"]}
 
 
+def message_of(comp: Composition, condition_type: str) -> str:
+    """The message of the condition of that type."""
+    return next(c.message for c in comp.conditions if c.type == condition_type)
+
+
 def conditions(comp: Composition) -> dict[str, tuple[str, str]]:
     return {c.type: (c.status.value, c.reason) for c in comp.conditions}
 
@@ -466,7 +471,7 @@ def test_auto_selection_tie_is_reported_not_broken() -> None:
     comp = reconcile(auto(), [model(), template("a"), template("b")])
     assert status(comp)["status"] == "Pending"
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateSelectionAmbiguous")
-    message = comp.conditions[2].message
+    message = message_of(comp, "TemplateReady")
     assert "a (namespace): optimized, 1 x MI300X, latency, fp8" in message
     assert "b (namespace)" in message
     assert "spec.template.name" in message
@@ -477,7 +482,7 @@ def test_auto_selection_explains_why_nothing_qualifies() -> None:
     pool = [model(), template("slow", status="Progressing"), template("raw", type="unoptimized")]
     comp = reconcile(auto(), pool)
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
-    message = comp.conditions[2].message
+    message = message_of(comp, "TemplateReady")
     assert "slow (namespace): not Available (status Progressing)" in message
     assert "raw (namespace): unoptimized profile; set spec.template.allowUnoptimized" in message
 
@@ -505,19 +510,21 @@ def test_cluster_templates_do_not_serve_a_namespace_model_of_the_same_name() -> 
     pool = [model(), template("c", kind="AIMClusterServiceTemplate")]
     comp = reconcile(auto(), pool)
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
-    assert "has no usable templates yet" in comp.conditions[2].message
+    assert "has no usable templates yet" in message_of(comp, "TemplateReady")
 
 
 def test_unreadable_template_of_the_model_is_named_not_skipped_silently() -> None:
     pool = [model(), template("broken", hardware={"gpu": {"requests": "many"}})]
     comp = reconcile(auto(), pool)
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
-    assert "AIMServiceTemplate 'broken' cannot be used: spec.hardware" in comp.conditions[2].message
+    assert "AIMServiceTemplate 'broken' cannot be used: spec.hardware" in message_of(
+        comp, "TemplateReady"
+    )
 
 
 def test_no_templates_and_discovery_off_tells_the_user_what_to_do() -> None:
     comp = reconcile(auto(), [model()])
-    assert "discovery is disabled" in comp.conditions[2].message
+    assert "discovery is disabled" in message_of(comp, "TemplateReady")
 
 
 # --- overrides ----------------------------------------------------------------------------------

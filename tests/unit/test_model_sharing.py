@@ -8,7 +8,6 @@ owner references are written by hand, as the collector would leave them.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any, cast
 
 from function.compose.service import INFERENCE_SERVICE, MODEL, compose_service
@@ -146,4 +145,4 @@ def test_a_catalog_model_wins_over_one_a_service_composed() -> None:
         compose_service, Observed(service("b", "uid-b")), [theirs, catalog, template_of(catalog)]
     )
     assert status(comp)["resolvedModel"]["name"] == "proprietary"
-    assert dataclasses.asdict(comp.conditions[1])["reason"] == "ModelResolved"
+    assert next(c.reason for c in comp.conditions if c.type == "ModelReady") == "ModelResolved"
