@@ -29,7 +29,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from devtools.render import serve_function
 from function.build import Manifest
-from function.kube.observed import struct_to_dict
+from function.kube.convert import struct_to_dict
 
 API = "aim.silogen.ai/v1alpha1"
 NS = "ml-team"

@@ -17,8 +17,9 @@ from pydantic import BaseModel, JsonValue
 from function.api.common import ResolvedReference
 from function.api.meta import API_VERSION, Kind, Scope
 from function.build import Manifest
+from function.kube.convert import FieldPath, required_where
 from function.kube.objects import aim_status, labels_of, metadata_of, name_of
-from function.kube.observed import FieldPath, Requirement, required_where
+from function.kube.observed import Requirement
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 

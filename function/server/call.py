@@ -23,7 +23,8 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from function.compose import Composer
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
-from function.kube.observed import OBJECTS, Inspect, Observed, apply_composition, read_observed
+from function.kube.convert import OBJECTS
+from function.kube.observed import Inspect, Observed, apply_composition, read_observed
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.settings import Settings
 

@@ -22,7 +22,7 @@ from google.protobuf import json_format
 from hypothesis import strategies as st
 
 from devtools.requests import run_function_request, selects
-from function.kube.observed import struct_to_dict
+from function.kube.convert import struct_to_dict
 from function.registry.inspect import (
     FailureKind,
     Inspection,

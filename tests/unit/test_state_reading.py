@@ -18,15 +18,14 @@ from pydantic import JsonValue
 
 from function.api.template import ServiceTemplateSpec
 from function.build import Manifest
-from function.kube.observed import (
+from function.kube.convert import (
     ObjectCache,
     RequiredObjects,
-    parse_spec,
-    read_observed,
     required_where,
     struct_to_dict,
     update_struct,
 )
+from function.kube.observed import parse_spec, read_observed
 
 
 def template(name: str, model: JsonValue, *, uid: str = "u1", version: str = "7") -> Manifest:

@@ -19,9 +19,10 @@ from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceOverri
 from function.api.template import ServiceTemplateSpec, TemplateStatus, TemplateStatusValue
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
+from function.kube.convert import OBJECTS
 from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolved
 from function.kube.objects import labels_of, name_of
-from function.kube.observed import OBJECTS, Desired, Observed, Requirement, parse_spec, parse_status
+from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
 from function.rules import labels, naming
 from function.rules.merge import merge_hardware
 from function.rules.placement import placement
