@@ -18,6 +18,9 @@ from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from function.api.model import ModelStatusValue
+from function.api.service import ServiceStatusValue
+from function.api.template import TemplateStatusValue
 from function.build import Manifest
 from function.errors import InvalidSpecError
 from function.kube.claims import as_claim, is_composite_of_claim, strip_legacy_machinery
@@ -78,7 +81,9 @@ class Observed:
         return str(self.metadata.get("namespace", ""))
 
 
-READY_HEADLINES = frozenset({"Running", "Ready", "Available"})
+READY_HEADLINES = frozenset(
+    {ServiceStatusValue.RUNNING, ModelStatusValue.READY, TemplateStatusValue.AVAILABLE}
+)
 """AIM headlines (status.status) that make the XR's Ready condition True; any other is False."""
 
 

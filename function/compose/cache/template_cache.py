@@ -29,6 +29,7 @@ from function.api.template import (
     DiscoveredSource,
     ServiceTemplateSpec,
     TemplateStatus,
+    TemplateStatusValue,
 )
 from function.build import Manifest
 from function.build.aim import build_aim_object
@@ -165,11 +166,15 @@ def _template_health(
         return None, _health(State.FAILED, Reason.TEMPLATE_INVALID, f"template {name!r}: {e}")
     template = Resolved(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)
     status = template.status
-    if status == CacheStatusValue.AVAILABLE:
+    if status == TemplateStatusValue.AVAILABLE:
         return template, _health(
             State.READY, Reason.RESOLVED, f"{template.kind} {name!r} is Available"
         )
-    state = State.FAILED if status in {"Failed", "Degraded"} else State.PENDING
+    state = (
+        State.FAILED
+        if status in {TemplateStatusValue.FAILED, TemplateStatusValue.DEGRADED}
+        else State.PENDING
+    )
     reason = Reason.TEMPLATE_NOT_READY if state is State.FAILED else Reason.CACHE_WAITING
     return template, _health(
         state,
@@ -251,7 +256,7 @@ def _caches_health(caches: Sequence[_Cache], *, waiting: bool) -> Health:
         return _cache_health(State.PENDING, Reason.CACHE_WAITING, "waiting for the template")
     if not caches:
         return _cache_health(State.PENDING, Reason.CACHES_CREATING, "no model sources listed yet")
-    failed = [c.name for c in caches if c.status == "Failed"]
+    failed = [c.name for c in caches if c.status == CacheStatusValue.FAILED]
     if failed:
         return _cache_health(
             State.FAILED, Reason.CACHE_FAILED, f"model caches failed: {', '.join(failed)}"

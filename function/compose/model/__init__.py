@@ -183,7 +183,7 @@ def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation 
     """The model's templates as one component, as AIM aggregates them."""
     values = list(statuses.values())
     count = len(values)
-    failed = sum(v in {"Failed", "Degraded"} for v in values)
+    failed = sum(v in {TemplateStatusValue.FAILED, TemplateStatusValue.DEGRADED} for v in values)
     unavailable = sum(v == TemplateStatusValue.NOT_AVAILABLE for v in values)
     available = sum(v == TemplateStatusValue.AVAILABLE for v in values)
     if skipped:

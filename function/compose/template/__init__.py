@@ -8,7 +8,7 @@ status, so every call (and every function replica) decides the same way.
 
 from __future__ import annotations
 
-from function.api.cache import TemplateCacheSpec, TemplateScope
+from function.api.cache import CacheStatusValue, TemplateCacheSpec, TemplateScope
 from function.api.meta import Kind, Scope
 from function.api.model import ModelSpec
 from function.api.template import (
@@ -112,7 +112,7 @@ def _template_cache(
     caching = spec.caching if isinstance(spec, ServiceTemplateSpec) else None
     if caching is None or not caching.enabled:
         return None
-    ready = aim_status(current) == "Available"
+    ready = aim_status(current) == CacheStatusValue.AVAILABLE
     if not available:
         return keep(current, ready=ready) if current is not None else None
     cache = TemplateCacheSpec(
