@@ -54,6 +54,7 @@ def message(comp: Composition, kind: str) -> str:
 def test_pvc_size_is_the_source_plus_headroom_rounded_up_to_gib(
     size: int, headroom: int, want: str
 ) -> None:
+    """A cache's volume has room for its weights plus headroom, in whole GiB."""
     assert quantity.with_headroom_gib(size, headroom) == want
 
 
@@ -70,10 +71,12 @@ def test_pvc_size_is_the_source_plus_headroom_rounded_up_to_gib(
     ],
 )
 def test_quantities_to_bytes(text: str, want: int) -> None:
+    """Sizes in every Kubernetes notation read as the same byte counts."""
     assert quantity.to_bytes(text) == want
 
 
 def test_model_cache_names_are_the_operators_shape_and_differ_by_env_and_class() -> None:
+    """Cache names match the operator's; caches that would download differently differ."""
     name = caching.model_cache_name("hf://Qwen/Qwen2-0.5B", [], None)
     assert name.startswith("hf---qwen-qwen2-0-5b-")
     assert len(name.rsplit("-", 1)[1]) == 10
@@ -106,6 +109,7 @@ def test_model_cache_names_are_the_operators_shape_and_differ_by_env_and_class()
     ],
 )
 def test_failures_are_told_apart(log: str, reason: Reason) -> None:
+    """A download's failure is classified, so the condition says what to fix."""
     assert caching.classify_failure(log)[0] is reason
 
 
@@ -113,6 +117,7 @@ def test_failures_are_told_apart(log: str, reason: Reason) -> None:
     "bad", ["", "oops", '{"sizeBytes": 0}', '{"sizeBytes": "12"}', '{"sizeBytes": 1e30}']
 )
 def test_a_size_check_result_must_be_a_sane_byte_count(bad: str) -> None:
+    """A size check's output is trusted only when it is a plausible byte count."""
     with pytest.raises(ValueError, match="sizeBytes"):
         caching.parse_size(bad)
 
@@ -158,6 +163,7 @@ def pod(job: Any, phase: str, msg: str, container: str) -> Any:
 
 
 def test_without_a_size_a_size_check_runs_first() -> None:
+    """A source of unknown size is measured before any volume is made."""
     comp = reconcile(compose_model_cache, model_cache())
     assert set(comp.resources) == {SIZE_CHECK_JOB}
     job = tree(comp.resources[SIZE_CHECK_JOB].manifest)
@@ -168,6 +174,7 @@ def test_without_a_size_a_size_check_runs_first() -> None:
 
 
 def test_a_measured_size_is_kept_and_the_pvc_and_download_follow() -> None:
+    """The measured size is recorded, then the volume and the download follow."""
     first = reconcile(compose_model_cache, model_cache())
     job = tree(first.resources[SIZE_CHECK_JOB].manifest)
     pods = [pod(job, "Succeeded", json.dumps({"sizeBytes": 16 * 2**30}), "size-check")]
@@ -184,6 +191,7 @@ def test_a_measured_size_is_kept_and_the_pvc_and_download_follow() -> None:
 
 
 def test_storage_class_and_headroom_come_from_the_runtime_config() -> None:
+    """The platform's runtime config decides the storage class and headroom."""
     config = {
         "apiVersion": API,
         "kind": "AIMRuntimeConfig",
@@ -197,6 +205,7 @@ def test_storage_class_and_headroom_come_from_the_runtime_config() -> None:
 
 
 def test_a_size_the_api_server_accepts_but_no_disk_has_is_a_condition_not_a_crash() -> None:
+    """An absurd size becomes a condition naming the field, not an error."""
     comp = reconcile(compose_model_cache, model_cache(size="-5Gi"))
     assert conditions(comp)["SizeKnown"] == ("False", "InvalidSpec")
     assert "spec.size" in message(comp, "SizeKnown")
@@ -205,6 +214,7 @@ def test_a_size_the_api_server_accepts_but_no_disk_has_is_a_condition_not_a_cras
 
 
 def test_the_download_job_is_hardened_and_gets_credentials_only_from_the_users_env() -> None:
+    """The download runs restricted and sees only the credentials the user gave."""
     secret_env = {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "t"}}}
     comp = reconcile(compose_model_cache, model_cache(size="1Gi", env=[secret_env]))
     job = tree(comp.resources[DOWNLOAD_JOB].manifest)
@@ -225,6 +235,7 @@ def downloading() -> tuple[Composition, Any, Any]:
 
 
 def test_a_finished_download_makes_the_cache_available_and_drops_the_job() -> None:
+    """A finished download makes the cache Available and removes its Job."""
     _, pvc, job = downloading()
     comp = reconcile(
         compose_model_cache,
@@ -245,6 +256,7 @@ def test_a_finished_download_makes_the_cache_available_and_drops_the_job() -> No
 
 
 def test_a_lost_pvc_is_downloaded_again() -> None:
+    """A cache whose volume vanished downloads again instead of claiming to be Available."""
     comp = reconcile(
         compose_model_cache, model_cache({"status": "Available"}, size="1Gi"), resources={}
     )
@@ -261,6 +273,7 @@ def test_a_lost_pvc_is_downloaded_again() -> None:
     ],
 )
 def test_a_failed_download_says_why_and_names_the_pvc(log: str, reason: str) -> None:
+    """A failed download says why and which volume it was filling."""
     _, pvc, job = downloading()
     comp = reconcile(
         compose_model_cache,
@@ -275,6 +288,7 @@ def test_a_failed_download_says_why_and_names_the_pvc(log: str, reason: str) -> 
 
 
 def test_a_pending_pvc_waits() -> None:
+    """A volume not bound yet keeps the cache waiting, without a download."""
     _, pvc, job = downloading()
     comp = reconcile(
         compose_model_cache,
@@ -329,6 +343,7 @@ def standalone(uri: str, status: str = "Available", **meta: Any) -> Any:
 
 
 def test_a_template_cache_composes_one_model_cache_per_source() -> None:
+    """A template cache makes one model cache per model source."""
     comp = reconcile(
         compose_template_cache, template_cache(env=[{"name": "X", "value": "1"}]), [template()]
     )
@@ -341,6 +356,7 @@ def test_a_template_cache_composes_one_model_cache_per_source() -> None:
 
 
 def test_a_standalone_model_cache_is_reused_not_duplicated() -> None:
+    """A model cache that already holds the weights is used, not downloaded again."""
     comp = reconcile(
         compose_template_cache, template_cache(), [template(), standalone("hf://Org/A")]
     )
@@ -357,6 +373,7 @@ def test_a_standalone_model_cache_is_reused_not_duplicated() -> None:
 
 
 def test_a_cache_someone_else_composed_is_not_taken() -> None:
+    """A template cache never takes over a model cache another one composed."""
     owned = standalone("hf://Org/A", ownerReferences=[{"kind": "AIMTemplateCache", "name": "x"}])
     comp = reconcile(compose_template_cache, template_cache(), [template(), owned])
     assert len(comp.resources) == 2
@@ -371,6 +388,7 @@ def test_a_cache_someone_else_composed_is_not_taken() -> None:
     ],
 )
 def test_the_template_cache_waits_for_its_template(status: str, headline: str, reason: str) -> None:
+    """A template cache waits while its template is not Available."""
     comp = reconcile(compose_template_cache, template_cache(), [template(status)])
     assert comp.status["status"] == headline
     assert conditions(comp)["TemplateReady"] == ("False", reason)
@@ -378,6 +396,7 @@ def test_the_template_cache_waits_for_its_template(status: str, headline: str, r
 
 
 def test_a_missing_template_fails_naming_the_field() -> None:
+    """A template cache naming a missing template fails with the field named."""
     comp = reconcile(compose_template_cache, template_cache(templateScope="Cluster"), [template()])
     assert comp.status["status"] == "Failed"
     assert "spec.templateName" in message(comp, "TemplateReady")
@@ -385,6 +404,7 @@ def test_a_missing_template_fails_naming_the_field() -> None:
 
 
 def test_the_cluster_scope_finds_cluster_templates() -> None:
+    """templateScope Cluster looks up the catalog's templates."""
     comp = reconcile(
         compose_template_cache,
         template_cache(templateScope="Cluster"),
@@ -395,6 +415,7 @@ def test_the_cluster_scope_finds_cluster_templates() -> None:
 
 
 def test_all_caches_available_make_the_template_cache_available() -> None:
+    """A template cache is Available once all its model caches are."""
     pool = [
         template(),
         standalone("hf://Org/A"),
@@ -437,6 +458,7 @@ def service() -> Any:
 
 
 def test_a_service_waits_for_its_caches_and_composes_a_template_cache() -> None:
+    """A caching service composes its template cache and waits for it before serving."""
     comp = reconcile(compose_service, service(), service_world())
     assert INFERENCE_SERVICE not in comp.resources
     cache = tree(comp.resources[TEMPLATE_CACHE].manifest)
@@ -446,6 +468,7 @@ def test_a_service_waits_for_its_caches_and_composes_a_template_cache() -> None:
 
 
 def test_a_service_mounts_every_available_cache_read_only() -> None:
+    """The predictor mounts each cache read-only where the runtime looks for weights."""
     b = {**standalone("hf://Org/B"), "metadata": {"name": "b", "namespace": NS}}
     b["status"]["persistentVolumeClaim"] = "b-cache"
     comp = reconcile(compose_service, service(), service_world(standalone("hf://Org/A"), b))
@@ -464,6 +487,7 @@ def test_a_service_mounts_every_available_cache_read_only() -> None:
 
 
 def test_a_cache_lost_after_start_degrades_and_keeps_the_mounts() -> None:
+    """A cache lost while serving degrades the service; the InferenceService keeps its mounts."""
     b = {**standalone("hf://Org/B"), "metadata": {"name": "b", "namespace": NS}}
     running = reconcile(compose_service, service(), service_world(standalone("hf://Org/A"), b))
     isvc = tree(running.resources[INFERENCE_SERVICE].manifest)
@@ -533,6 +557,7 @@ def test_a_template_cache_reads_a_namespaced_template_with_caching() -> None:
 
 
 def test_a_caching_template_gives_its_cache_the_templates_env_under_caching_env() -> None:
+    """Downloads see the template's env with caching.env over it (seed 002's HF_TOKEN)."""
     tpl = caching_template()
     tpl["spec"]["modelSources"] = [{"modelId": "Org/A", "sourceUri": "hf://Org/A"}]
     tpl["spec"]["caching"]["env"].append({"name": "HF_TOKEN", "value": "caching-token"})
@@ -607,6 +632,7 @@ def test_a_custom_models_service_caches_its_weights_without_being_asked() -> Non
 
 
 def test_a_custom_models_weights_reach_the_runtime_through_the_cache() -> None:
+    """A custom model's weights are downloaded once and mounted where the runtime reads them."""
     cache = standalone("hf://Org/A")
     comp = reconcile(compose_service, custom_service(), custom_world(cache))
     container = tree(comp.resources[INFERENCE_SERVICE].manifest)["spec"]["predictor"]["containers"][
@@ -656,6 +682,7 @@ def test_a_second_service_relies_on_the_template_cache_another_composed() -> Non
 
 
 def test_the_composing_service_makes_the_services_relying_on_its_cache_owners() -> None:
+    """Deleting the composing service leaves a shared cache to the others that use it."""
     tc = composed_template_cache([controller("chat", "u1")])
     name = tc["metadata"]["name"]
     pool = [*service_world(), tc, other_service("b", "uid-b", name), other_service("c", "x", None)]

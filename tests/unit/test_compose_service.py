@@ -263,6 +263,7 @@ def test_status_follows_the_world(
     want_conditions: dict[str, tuple[str, str]],
     want_resources: set[str],
 ) -> None:
+    """The headline and each condition say where the service stands as its dependencies change."""
     comp = reconcile(xr, pool, observed)
     assert status(comp)["status"] == want
     assert want_conditions.items() <= conditions(comp).items()
@@ -301,6 +302,7 @@ def test_requirements_are_the_same_whatever_the_answers() -> None:
 
 
 def test_model_by_name_falls_back_to_cluster_scope() -> None:
+    """A team can serve the platform's catalog by name without a model of its own."""
     comp = reconcile(service(), [model(kind="AIMClusterModel"), template()])
     assert status(comp)["resolvedModel"] == {
         "name": "qwen3",
@@ -311,6 +313,7 @@ def test_model_by_name_falls_back_to_cluster_scope() -> None:
 
 
 def test_namespace_model_shadows_cluster_model() -> None:
+    """A team's own model wins over the catalog's of the same name, as the seeds promise."""
     pool = [model(kind="AIMClusterModel", image="other:1"), model(), template()]
     comp = reconcile(service(), pool)
     assert status(comp)["resolvedModel"]["scope"] == "Namespace"
@@ -318,6 +321,7 @@ def test_namespace_model_shadows_cluster_model() -> None:
 
 
 def test_model_by_image_reuses_the_one_model_with_that_image() -> None:
+    """Naming an image does not create a second model when one already serves it."""
     pool = [model(name="qwen3"), model(name="other", image="x:1"), template()]
     comp = reconcile(service(model={"image": IMAGE}), pool)
     assert status(comp)["resolvedModel"]["name"] == "qwen3"
@@ -325,12 +329,14 @@ def test_model_by_image_reuses_the_one_model_with_that_image() -> None:
 
 
 def test_model_by_image_prefers_the_namespace_match() -> None:
+    """By image as by name, the team's model wins over the catalog's."""
     pool = [model(name="qwen3"), model(name="cq", kind="AIMClusterModel"), template()]
     comp = reconcile(service(model={"image": IMAGE}), pool)
     assert status(comp)["resolvedModel"]["name"] == "qwen3"
 
 
 def test_model_by_image_with_two_matches_lists_them() -> None:
+    """An ambiguous image fails with both candidates named, so the user can pick one."""
     pool = [model(name="qwen3"), model(name="qwen3-copy"), template()]
     comp = reconcile(service(model={"image": IMAGE}, template=None), pool)
     assert status(comp)["status"] == "Failed"
@@ -340,6 +346,7 @@ def test_model_by_image_with_two_matches_lists_them() -> None:
 
 
 def test_model_by_image_tie_is_broken_by_the_named_template() -> None:
+    """The named template's model settles which of two models with one image is meant."""
     pool = [model(name="qwen3"), model(name="qwen3-copy"), template()]
     comp = reconcile(service(model={"image": IMAGE}), pool)
     assert status(comp)["resolvedModel"]["name"] == "qwen3"
@@ -347,6 +354,7 @@ def test_model_by_image_tie_is_broken_by_the_named_template() -> None:
 
 
 def test_model_by_new_image_composes_a_model_and_waits_for_it() -> None:
+    """An image no model serves yet gets a model of its own, and the service waits for it."""
     comp = reconcile(
         service(model={"image": "ghcr.io/silogen/aim-dummy:0.1.10"}, template=None), []
     )
@@ -398,6 +406,7 @@ CUSTOM = {
 
 
 def test_custom_model_is_composed_from_the_inline_weights() -> None:
+    """Inline weights become an AIMModel with those sources, carrying the service's credentials."""
     xr = service(model=CUSTOM, template=None, env=[{"name": "HF_TOKEN", "value": "t"}])
     comp = reconcile(xr, [])
     manifest = cast("Any", comp.resources[MODEL].manifest)
@@ -410,6 +419,7 @@ def test_custom_model_is_composed_from_the_inline_weights() -> None:
 
 
 def test_custom_model_reuses_an_equal_namespace_model() -> None:
+    """Two services with the same custom weights share one model instead of downloading twice."""
     existing = model(
         name="shared-qwen2",
         image="amdenterpriseai/aim-base:0.9",
@@ -432,6 +442,7 @@ def test_custom_model_reuses_an_equal_namespace_model() -> None:
 
 
 def test_namespace_template_shadows_cluster_template() -> None:
+    """A team's template wins over the catalog's of the same name."""
     pool = [
         model(),
         template(kind="AIMClusterServiceTemplate"),
@@ -443,6 +454,7 @@ def test_namespace_template_shadows_cluster_template() -> None:
 
 
 def test_explicit_cluster_template() -> None:
+    """A named catalog template is found in cluster scope and recorded as such."""
     comp = reconcile(service(), [model(), template(kind="AIMClusterServiceTemplate")])
     assert status(comp)["resolvedTemplate"] == {
         "name": "tpl",
@@ -457,6 +469,7 @@ def auto(**spec: Any) -> Any:
 
 
 def test_auto_selection_picks_the_best_profile() -> None:
+    """Without a named template the service runs on the best Available profile."""
     pool = [
         model(),
         template("fp16", precision="fp16"),
@@ -468,6 +481,7 @@ def test_auto_selection_picks_the_best_profile() -> None:
 
 
 def test_auto_selection_tie_is_reported_not_broken() -> None:
+    """Equal candidates are not chosen arbitrarily: the user is told to name one."""
     comp = reconcile(auto(), [model(), template("a"), template("b")])
     assert status(comp)["status"] == "Pending"
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateSelectionAmbiguous")
@@ -479,6 +493,7 @@ def test_auto_selection_tie_is_reported_not_broken() -> None:
 
 
 def test_auto_selection_explains_why_nothing_qualifies() -> None:
+    """Every rejected candidate is named with its reason, so the user knows what to fix."""
     pool = [model(), template("slow", status="Progressing"), template("raw", type="unoptimized")]
     comp = reconcile(auto(), pool)
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
@@ -488,6 +503,7 @@ def test_auto_selection_explains_why_nothing_qualifies() -> None:
 
 
 def test_auto_selection_takes_unoptimized_when_allowed() -> None:
+    """allowUnoptimized opens unoptimized profiles to selection."""
     pool = [model(), template("raw", type="unoptimized")]
     comp = reconcile(auto(template={"allowUnoptimized": True}), pool)
     assert status(comp)["resolvedTemplate"]["name"] == "raw"
@@ -502,11 +518,13 @@ def test_auto_selection_is_sticky() -> None:
 
 
 def test_models_default_template_wins_over_ranking() -> None:
+    """The model's defaultServiceTemplate is used before any ranking."""
     pool = [model(defaultServiceTemplate="fp16"), template("fp16", precision="fp16"), template()]
     assert status(reconcile(auto(), pool))["resolvedTemplate"]["name"] == "fp16"
 
 
 def test_cluster_templates_do_not_serve_a_namespace_model_of_the_same_name() -> None:
+    """A catalog template is for the catalog's model, never a team model that shares its name."""
     pool = [model(), template("c", kind="AIMClusterServiceTemplate")]
     comp = reconcile(auto(), pool)
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
@@ -514,6 +532,7 @@ def test_cluster_templates_do_not_serve_a_namespace_model_of_the_same_name() -> 
 
 
 def test_unreadable_template_of_the_model_is_named_not_skipped_silently() -> None:
+    """A broken template is reported with its field, not dropped without a word."""
     pool = [model(), template("broken", hardware={"gpu": {"requests": "many"}})]
     comp = reconcile(auto(), pool)
     assert conditions(comp)["TemplateReady"] == ("False", "TemplateNotFound")
@@ -523,6 +542,7 @@ def test_unreadable_template_of_the_model_is_named_not_skipped_silently() -> Non
 
 
 def test_no_templates_and_discovery_off_tells_the_user_what_to_do() -> None:
+    """With discovery off and no templates, the message says to create one."""
     comp = reconcile(auto(), [model()])
     assert "discovery is disabled" in message_of(comp, "TemplateReady")
 
@@ -533,6 +553,7 @@ OVERRIDES = {"precision": "fp16", "hardware": {"gpu": {"requests": 2, "model": "
 
 
 def test_overrides_compose_a_derived_template_and_wait_for_it() -> None:
+    """Overrides that change the profile compose a derived template; the service waits for it."""
     comp = reconcile(service(overrides=OVERRIDES), WORLD)
     derived = cast("Any", comp.resources[DERIVED_TEMPLATE].manifest)
     assert derived["kind"] == "AIMServiceTemplate"
@@ -551,6 +572,7 @@ def test_overrides_compose_a_derived_template_and_wait_for_it() -> None:
 
 
 def test_service_runs_on_the_derived_template_once_available() -> None:
+    """Once the derived template is Available, the InferenceService runs on it."""
     xr = service(overrides=OVERRIDES)
     derived = copy.deepcopy(reconcile(xr, WORLD).resources[DERIVED_TEMPLATE].manifest)
     derived["status"] = {"status": "Available"}
@@ -566,12 +588,14 @@ def test_service_runs_on_the_derived_template_once_available() -> None:
 
 
 def test_overrides_that_change_nothing_compose_nothing() -> None:
+    """Overrides equal to the chosen template's profile create no derived template."""
     comp = reconcile(service(overrides={"precision": "fp8"}), WORLD)
     assert DERIVED_TEMPLATE not in comp.resources
     assert INFERENCE_SERVICE in comp.resources
 
 
 def test_overrides_filter_auto_selection() -> None:
+    """Overrides narrow auto-selection to the profiles they ask for."""
     pool = [model(), template("fp16", precision="fp16"), template("fp8")]
     comp = reconcile(auto(overrides={"precision": "fp16"}), pool)
     assert status(comp)["resolvedTemplate"]["name"] == "fp16"
@@ -582,6 +606,7 @@ def test_overrides_filter_auto_selection() -> None:
 
 
 def test_inference_service_lands_on_the_template_gpu() -> None:
+    """The predictor asks for the template's GPUs and is placed on nodes with that GPU model."""
     comp = reconcile(service(), WORLD)
     manifest = isvc(comp)
     predictor = manifest["spec"]["predictor"]
@@ -605,6 +630,7 @@ def test_inference_service_lands_on_the_template_gpu() -> None:
 
 
 def test_gpu_count_comes_from_discovery_when_the_template_has_none() -> None:
+    """A template without a GPU count takes the one discovery found."""
     tpl = template(hardware={"gpu": {"model": "MI300X"}})
     tpl["status"]["profile"] = {"metadata": {"gpu_count": 4, "gpu": "MI300X"}}
     comp = reconcile(service(), [model(), tpl])
@@ -612,6 +638,7 @@ def test_gpu_count_comes_from_discovery_when_the_template_has_none() -> None:
 
 
 def test_min_vram_places_on_every_gpu_with_enough_memory() -> None:
+    """minVram places the predictor on every GPU model with enough memory."""
     tpl = template(hardware={"gpu": {"requests": 1, "minVram": "250Gi"}})
     comp = reconcile(service(), [model(), tpl])
     expression = isvc(comp)["spec"]["predictor"]["affinity"]["nodeAffinity"][
@@ -622,11 +649,13 @@ def test_min_vram_places_on_every_gpu_with_enough_memory() -> None:
 
 
 def test_template_without_gpu_model_gets_no_affinity() -> None:
+    """A template that names no GPU model does not pin the predictor to one."""
     comp = reconcile(service(), [model(), template(hardware={"gpu": {"requests": 1}})])
     assert "affinity" not in isvc(comp)["spec"]["predictor"]
 
 
 def test_resources_service_over_template_over_model_over_gpu_defaults() -> None:
+    """Resources follow the documented precedence, key by key."""
     tpl = template(
         hardware={"gpu": {"requests": 2, "model": "MI300X", "resourceName": "amd.com/xgmi"}},
         resources={"requests": {"cpu": "6"}},
@@ -641,6 +670,7 @@ def test_resources_service_over_template_over_model_over_gpu_defaults() -> None:
 
 
 def test_environment_layers_merge_by_name_and_sort() -> None:
+    """The environment follows the documented layers, one entry per name, in a stable order."""
     cfg = config(
         env=[
             {"name": "VLLM_ENABLE_METRICS", "value": "false"},
@@ -669,6 +699,7 @@ def test_environment_layers_merge_by_name_and_sort() -> None:
 
 
 def test_runtime_config_of_the_namespace_merges_over_the_cluster_one() -> None:
+    """A team's runtime config refines the platform's, key by key and env by name."""
     cluster = config(
         kind="AIMClusterRuntimeConfig",
         env=[{"name": "A", "value": "cluster"}, {"name": "B", "value": "cluster"}],
@@ -694,6 +725,7 @@ def test_runtime_config_of_the_namespace_merges_over_the_cluster_one() -> None:
 
 
 def test_min_and_max_replicas_turn_on_kserve_autoscaling() -> None:
+    """minReplicas and maxReplicas reach KServe as its autoscaling bounds."""
     comp = reconcile(service(minReplicas=2, maxReplicas=5), WORLD)
     predictor = isvc(comp)["spec"]["predictor"]
     assert (predictor["minReplicas"], predictor["maxReplicas"]) == (2, 5)
@@ -714,6 +746,7 @@ def route(comp: Composition) -> Any:
 
 
 def test_route_default_path_is_namespace_and_uid() -> None:
+    """Without a path template a route gets a unique path from the namespace and UID."""
     comp = reconcile(routed(), WORLD)
     rule = route(comp)["spec"]["rules"][0]
     assert rule["matches"][0]["path"] == {"type": "PathPrefix", "value": "/ml-team/0b5e-uid"}
@@ -729,6 +762,7 @@ def test_route_default_path_is_namespace_and_uid() -> None:
 
 
 def test_route_path_from_the_service_template() -> None:
+    """A path template is rendered from the service's own fields, as a valid path."""
     xr = routed(pathTemplate="/{.metadata.namespace}/{.metadata.labels['team']}/chat/")
     xr["metadata"]["labels"] = {"team": "ML-Team"}
     comp = reconcile(xr, WORLD)
@@ -736,6 +770,7 @@ def test_route_path_from_the_service_template() -> None:
 
 
 def test_route_invalid_template_degrades_and_keeps_the_inference_service() -> None:
+    """A bad path template degrades routing only; inference keeps running."""
     comp = reconcile(routed(pathTemplate="/{.metadata.labels['missing']}"), WORLD)
     assert status(comp)["status"] == "Degraded"
     assert conditions(comp)["HTTPRouteReady"] == ("False", "RouteTemplateInvalid")
@@ -744,6 +779,7 @@ def test_route_invalid_template_degrades_and_keeps_the_inference_service() -> No
 
 
 def test_route_without_gateway_fails_and_creates_nothing() -> None:
+    """Routing without a gateway fails before anything is created."""
     comp = reconcile(service(routing={"enabled": True}), WORLD)
     assert status(comp)["status"] == "Failed"
     assert conditions(comp)["HTTPRouteReady"] == ("False", "GatewayNotConfigured")
@@ -751,6 +787,7 @@ def test_route_without_gateway_fails_and_creates_nothing() -> None:
 
 
 def test_route_accepted_by_our_gateway_is_ready() -> None:
+    """A route the gateway accepted makes HTTPRouteReady true."""
     parent = {
         "parentRef": GATEWAY,
         "controllerName": "example.com/gw",
@@ -767,6 +804,7 @@ def test_route_accepted_by_our_gateway_is_ready() -> None:
 
 
 def test_route_rejected_by_the_gateway_fails_with_its_reason() -> None:
+    """A rejected route shows the gateway's own reason."""
     parent = {
         "parentRef": GATEWAY,
         "conditions": [{"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners"}],
@@ -778,6 +816,7 @@ def test_route_rejected_by_the_gateway_fails_with_its_reason() -> None:
 
 
 def test_route_status_for_another_gateway_does_not_count() -> None:
+    """Only the status the route's own gateway wrote counts."""
     parent = {
         "parentRef": {"name": "other", "namespace": "gateways"},
         "conditions": [{"type": "Accepted", "status": "True"}],
@@ -790,6 +829,7 @@ def test_route_status_for_another_gateway_does_not_count() -> None:
 
 
 def test_existing_inference_service_is_kept_when_its_template_goes_missing() -> None:
+    """A running InferenceService survives its template disappearing."""
     running = reconcile(service(), WORLD, {INFERENCE_SERVICE: READY_ISVC})
     observed = {INFERENCE_SERVICE: {**isvc(running), "status": READY_ISVC["status"]}}
     comp = reconcile(service(), [model()], observed)
@@ -801,11 +841,13 @@ def test_existing_inference_service_is_kept_when_its_template_goes_missing() -> 
 
 
 def test_same_input_same_output() -> None:
+    """Composing is deterministic: the same request gives the same answer."""
     observed = Observed(service(), {}, loop.answer(compose_service(Observed(service())), WORLD))
     assert compose_service(observed) == compose_service(copy.deepcopy(observed))
 
 
 def test_namespace_too_long_is_a_spec_error_naming_the_field() -> None:
+    """A namespace too long for derived names fails with the field named, not a crash."""
     xr = service()
     xr["metadata"]["namespace"] = "n" * 50
     with pytest.raises(InvalidSpecError) as e:
@@ -814,6 +856,7 @@ def test_namespace_too_long_is_a_spec_error_naming_the_field() -> None:
 
 
 def test_wrong_spec_shape_names_the_field() -> None:
+    """A spec the model cannot read fails naming the field."""
     with pytest.raises(InvalidSpecError) as e:
         compose_service(Observed(service(replicas="two"), {}, {}))
     assert e.value.field == "spec.replicas"
@@ -864,11 +907,13 @@ def discovered(name: str, profile_type: str | None, **spec: Any) -> Any:
 def test_auto_selection_reads_the_effective_profile_type(
     candidates: list[Any], chosen: str
 ) -> None:
+    """Selection uses the profile type in effect: the spec's, else discovery's."""
     comp = reconcile(auto(), [model(), *candidates])
     assert status(comp)["resolvedTemplate"]["name"] == chosen
 
 
 def test_a_spec_type_is_the_users_word_over_discovery() -> None:
+    """A type written in the spec is the user's decision and beats what discovery found."""
     tpl = discovered("raw", "optimized")
     tpl["spec"]["type"] = "unoptimized"
     comp = reconcile(auto(), [model(), tpl])
@@ -876,6 +921,7 @@ def test_a_spec_type_is_the_users_word_over_discovery() -> None:
 
 
 def test_a_custom_models_templates_need_no_allow_unoptimized() -> None:
+    """A custom model's own templates are selectable without allowUnoptimized."""
     custom = model(modelSources=[{"modelId": "Org/A", "sourceUri": "hf://Org/A"}])
     tpl = template("mine", type="unoptimized")
     comp = reconcile(auto(), [custom, tpl])
@@ -899,6 +945,7 @@ def test_the_predictor_pulls_with_every_secret_and_the_first_account_named() -> 
 
 
 def test_a_templates_service_account_comes_before_the_runtime_configs() -> None:
+    """The template's service account wins over the runtime config's."""
     cfg = config(serviceAccountName="aim-runtime")
     comp = reconcile(service(), [cfg, model(), template(serviceAccountName="inference")])
     assert isvc(comp)["spec"]["predictor"]["serviceAccountName"] == "inference"

@@ -125,6 +125,7 @@ def step(xr: Any, comp: Composition) -> Any:
 
 
 def test_a_namespaced_template_starts_a_hardened_discovery_job_in_its_namespace() -> None:
+    """Discovery runs in the template's namespace, restricted, with the model's image."""
     comp = compose(template(), [model(entrypoint=["aim-runtime", "--quiet"]), MI300X_NODE])
 
     job = job_of(comp)
@@ -166,6 +167,7 @@ def assert_restricted(pod_spec: Any) -> None:
 
 
 def test_without_a_known_entrypoint_the_configured_one_runs() -> None:
+    """An image never inspected is run with the configured entrypoint."""
     comp = loop.reconcile(
         compose_template,
         Observed(template(), now=T0, settings=Settings(discovery_entrypoint=("/opt/aim/run",))),
@@ -178,6 +180,7 @@ def test_without_a_known_entrypoint_the_configured_one_runs() -> None:
 
 
 def test_a_cluster_template_discovers_in_the_system_namespace() -> None:
+    """A catalog template's discovery runs in the system namespace."""
     xr = template("AIMClusterServiceTemplate")
     pool = [model("AIMClusterModel"), MI300X_NODE]
     comp = loop.reconcile(
@@ -188,12 +191,14 @@ def test_a_cluster_template_discovers_in_the_system_namespace() -> None:
 
 
 def test_a_namespaced_template_falls_back_to_the_cluster_model() -> None:
+    """A team template may serve a catalog model of that name."""
     comp = compose(template(), [model("AIMClusterModel"), MI300X_NODE])
     assert conditions(comp)["ModelReady"] == ("True", "ModelResolved")
     assert DISCOVERY_JOB in comp.resources
 
 
 def test_a_missing_model_fails_and_starts_nothing() -> None:
+    """A template without its model fails and runs no discovery."""
     comp = compose(template(), [MI300X_NODE])
     assert conditions(comp)["ModelReady"] == ("False", "ModelNotFound")
     assert "spec.modelName" in message(comp, "ModelReady")
@@ -222,6 +227,7 @@ def test_a_missing_model_fails_and_starts_nothing() -> None:
 def test_gpu_availability_from_node_labels(
     gpu: dict[str, Any], labels: dict[str, str], *, available: bool
 ) -> None:
+    """GPU availability is read from the AMD GPU operator's node labels."""
     comp = compose(template(hardware={"gpu": {"requests": 1, **gpu}}), [model(), node(**labels)])
 
     assert (conditions(comp)["GPUReady"][0] == "True") is available
@@ -233,6 +239,7 @@ def test_gpu_availability_from_node_labels(
 
 
 def test_an_unusable_min_vram_is_a_condition_not_a_crash() -> None:
+    """A minVram no GPU model can meet is a condition, not an error."""
     comp = compose(template(hardware={"gpu": {"requests": 1, "minVram": "-1Gi"}}))
     assert conditions(comp)["GPUReady"] == ("False", "InvalidSpec")
     assert "minVram" in message(comp, "GPUReady")
@@ -240,6 +247,7 @@ def test_an_unusable_min_vram_is_a_condition_not_a_crash() -> None:
 
 
 def test_a_cpu_template_lists_no_nodes() -> None:
+    """A template without GPUs does not ask for nodes at all."""
     comp = compose(template(hardware={"cpu": {"requests": "4"}}), [model()])
     assert conditions(comp)["GPUReady"] == ("True", "NoGPURequired")
     assert all(r.kind != "Node" for r in comp.requirements)
@@ -256,6 +264,7 @@ def started() -> tuple[Any, Any]:
 
 
 def test_a_running_job_is_progressing() -> None:
+    """A discovery Job in flight keeps the template Progressing."""
     xr, job = started()
     comp = compose(xr, resources={DISCOVERY_JOB: job_state(job, active=1)})
 
@@ -265,6 +274,7 @@ def test_a_running_job_is_progressing() -> None:
 
 
 def test_an_image_that_cannot_be_pulled_is_reported_while_the_job_runs() -> None:
+    """A pull failure is reported while the Job waits, not only when it gives up."""
     xr, job = started()
     pool = [*WORLD, pod(job, "Pending", waiting="ImagePullBackOff")]
     comp = compose(xr, pool, resources={DISCOVERY_JOB: job_state(job, active=1)})
@@ -274,6 +284,7 @@ def test_an_image_that_cannot_be_pulled_is_reported_while_the_job_runs() -> None
 
 
 def test_a_succeeded_job_fills_status_and_is_dropped() -> None:
+    """A finished discovery fills the template's status and removes its Job."""
     xr, job = started()
     pool = [
         *WORLD,
@@ -313,6 +324,7 @@ def test_a_succeeded_job_fills_status_and_is_dropped() -> None:
     ids=["not-json", "empty-list", "no-models", "too-large"],
 )
 def test_a_result_that_does_not_fit_is_a_failed_attempt(output: str, reason: str) -> None:
+    """Output discovery cannot read counts as a failed attempt, with a reason."""
     xr, job = started()
     pool = [*WORLD, pod(job, "Succeeded", message=output)]
     comp = compose(xr, pool, resources={DISCOVERY_JOB: complete_job(job)})
@@ -324,6 +336,7 @@ def test_a_result_that_does_not_fit_is_a_failed_attempt(output: str, reason: str
 
 
 def test_a_failed_job_backs_off_then_retries_under_a_new_name() -> None:
+    """A failed discovery is retried after a backoff, as a new Job."""
     xr, job = started()
     failed_at = T0 + timedelta(seconds=30)
     pool = [*WORLD, pod(job, "Failed", message="ERROR: model not found on the hub")]
@@ -354,6 +367,7 @@ def test_a_failed_job_backs_off_then_retries_under_a_new_name() -> None:
 
 
 def test_backoff_doubles_and_caps_at_an_hour() -> None:
+    """Retries back off exponentially and never wait more than an hour."""
     assert [discovery.backoff(n).total_seconds() for n in (1, 2, 3, 7, 12)] == [
         60,
         120,
@@ -364,6 +378,7 @@ def test_backoff_doubles_and_caps_at_an_hour() -> None:
 
 
 def test_inside_the_window_no_job_is_created() -> None:
+    """No Job is created while the backoff window is open."""
     state = {"attempts": 2, "lastAttemptTime": T0.isoformat(), "lastFailureReason": "boom"}
     xr, _ = started()
     xr = {**xr, "status": {**xr["status"], "discovery": {**xr["status"]["discovery"], **state}}}
@@ -375,6 +390,7 @@ def test_inside_the_window_no_job_is_created() -> None:
 
 
 def test_changed_inputs_reset_the_attempts_and_replace_the_job() -> None:
+    """Changing what discovery depends on starts it afresh."""
     xr, job = started()
     state = {**xr["status"]["discovery"], "attempts": 3, "lastAttemptTime": T0.isoformat()}
     xr = {**xr, "status": {**xr["status"], "discovery": state}}
@@ -386,6 +402,7 @@ def test_changed_inputs_reset_the_attempts_and_replace_the_job() -> None:
 
 
 def test_inline_model_sources_need_no_discovery() -> None:
+    """A template that lists its model sources needs no discovery."""
     sources = [{"modelId": "org/m", "sourceUri": "s3://bucket/m", "size": "16Gi"}]
     comp = compose(template(modelSources=sources))
 
@@ -398,6 +415,7 @@ def test_inline_model_sources_need_no_discovery() -> None:
 
 
 def test_a_model_that_disappears_keeps_the_running_job_and_the_result() -> None:
+    """A model that vanishes mid-discovery fails the template but leaves its Job running."""
     xr, job = started()
     comp = compose(xr, [MI300X_NODE], resources={DISCOVERY_JOB: job_state(job, active=1)})
 
@@ -432,6 +450,7 @@ def test_discovery_job_pulls_with_every_credential_the_seeds_name() -> None:
 
 
 def test_a_template_service_account_wins_over_the_runtime_configs() -> None:
+    """The template's service account wins over the runtime config's."""
     cfg = {
         "apiVersion": API,
         "kind": "AIMRuntimeConfig",
@@ -465,6 +484,7 @@ def test_a_template_service_account_wins_over_the_runtime_configs() -> None:
 def test_resolved_profile_is_the_spec_else_discovery(
     spec: dict[str, Any], want: dict[str, Any]
 ) -> None:
+    """The profile in effect is the spec's, else discovery's."""
     xr = template(**{k: v for k, v in spec.items() if v is not None})
     for key in [k for k, v in spec.items() if v is None]:
         del xr["spec"][key]
