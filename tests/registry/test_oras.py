@@ -43,6 +43,7 @@ def inspect(
 def test_reads_labels_entrypoint_and_the_digest_the_tag_resolved_to(
     tools: Tools, registry: Registry, tmp_path: Path
 ) -> None:
+    """A real registry answers labels, entrypoint and the digest the tag resolved to."""
     digest = registry.push(
         "amd/aim-qwen", "0.8.5", LABELS, entrypoint=("aim-runtime", "--x"), workdir=tmp_path
     )
@@ -57,6 +58,7 @@ def test_reads_labels_entrypoint_and_the_digest_the_tag_resolved_to(
 def test_a_digest_reference_reads_the_same_image(
     tools: Tools, registry: Registry, tmp_path: Path
 ) -> None:
+    """A digest reference reads the same image as its tag."""
     digest = registry.push("amd/pinned", "1", LABELS, workdir=tmp_path)
     outcome = inspect(tools, f"{registry.host}/amd/pinned@{digest}")
 
@@ -68,6 +70,7 @@ def test_a_digest_reference_reads_the_same_image(
 def test_an_image_index_is_read_through_its_linux_amd64_image(
     tools: Tools, registry: Registry, tmp_path: Path
 ) -> None:
+    """A multi-platform image is read through its linux/amd64 image."""
     arm = registry.push("amd/multi", "arm", {"which": "arm64"}, workdir=tmp_path)
     amd = registry.push("amd/multi", "amd", {"which": "amd64"}, workdir=tmp_path)
     index = registry.push_index(
@@ -83,6 +86,7 @@ def test_an_image_index_is_read_through_its_linux_amd64_image(
 def test_an_index_without_linux_amd64_is_reported(
     tools: Tools, registry: Registry, tmp_path: Path
 ) -> None:
+    """An index without linux/amd64 is reported as such."""
     arm = registry.push("amd/armonly", "arm", {"which": "arm64"}, workdir=tmp_path)
     registry.push_index("amd/armonly", "1.0", [(arm, "linux", "arm64")])
     outcome = inspect(tools, f"{registry.host}/amd/armonly:1.0")
@@ -95,6 +99,7 @@ def test_an_index_without_linux_amd64_is_reported(
 def test_a_missing_tag_is_not_found_in_the_registrys_words(
     tools: Tools, registry: Registry
 ) -> None:
+    """A missing tag is NotFound, in the registry's words."""
     outcome = inspect(tools, f"{registry.host}/amd/nothing-here:9.9")
 
     assert isinstance(outcome, RegistryFailure)
@@ -106,6 +111,7 @@ def test_a_missing_tag_is_not_found_in_the_registrys_words(
 def test_basic_auth_with_the_right_credential(
     tools: Tools, private_registry: Registry, tmp_path: Path
 ) -> None:
+    """A private registry is read with the right credential."""
     private_registry.push("team/model", "v1", LABELS, workdir=tmp_path)
     outcome = inspect(
         tools,
@@ -121,6 +127,7 @@ def test_basic_auth_with_the_right_credential(
 def test_basic_auth_refused_is_unauthorized_and_never_shows_the_password(
     tools: Tools, private_registry: Registry, tmp_path: Path, password: str | None
 ) -> None:
+    """A refused credential is Unauthorized, and the password never appears."""
     private_registry.push("team/locked", "v1", LABELS, workdir=tmp_path)
     credential = Credential(private_registry.host, USER, password) if password else None
     outcome = inspect(tools, f"{private_registry.host}/team/locked:v1", credential=credential)
@@ -133,6 +140,7 @@ def test_basic_auth_refused_is_unauthorized_and_never_shows_the_password(
 
 
 def test_a_registry_that_never_answers_times_out(tools: Tools, silent_server: str) -> None:
+    """A registry that never answers times out instead of hanging the call."""
     outcome = inspect(tools, f"{silent_server}/amd/slow:1", timeout=2)
 
     assert isinstance(outcome, RegistryFailure)
@@ -141,6 +149,7 @@ def test_a_registry_that_never_answers_times_out(tools: Tools, silent_server: st
 
 
 def test_nothing_listening_is_unreachable(tools: Tools) -> None:
+    """A registry address with nothing listening is Unreachable."""
     outcome = inspect(tools, "127.0.0.1:9/amd/none:1")
 
     assert isinstance(outcome, RegistryFailure)
@@ -149,6 +158,7 @@ def test_nothing_listening_is_unreachable(tools: Tools) -> None:
 
 
 def test_a_missing_oras_binary_is_a_registry_error_not_a_crash() -> None:
+    """A missing oras binary is a registry error, not a crash."""
     ref = reference.parse("127.0.0.1:9/amd/none:1")
     inspector = OrasInspector(oras="/nonexistent/oras")
     outcome = asyncio.run(inspector.inspect(InspectionRequest("x", ref)))

@@ -84,6 +84,7 @@ def inspected(image: str = IMAGE, labels: dict[str, str] | None = None) -> Inspe
 
 
 def test_discovery_asks_for_the_image_with_the_pull_secret_credential() -> None:
+    """The registry is asked with the model's pull secret; the password never shows in a repr."""
     xr = model(imagePullSecrets=[{"name": "creds"}])
     asked = loop.run(compose_model, Observed(xr), [secret()])
 
@@ -96,6 +97,7 @@ def test_discovery_asks_for_the_image_with_the_pull_secret_credential() -> None:
 
 
 def test_an_inspection_becomes_one_template_per_recommended_deployment() -> None:
+    """Each deployment the image recommends becomes one template, recorded in status."""
     comp = compose(model(), inspection=inspected())
 
     names = sorted(tree(r.manifest)["metadata"]["name"] for r in comp.resources.values())
@@ -118,6 +120,7 @@ def test_an_inspection_becomes_one_template_per_recommended_deployment() -> None
 
 
 def test_a_cluster_model_creates_cluster_templates() -> None:
+    """A catalog model's templates are catalog templates."""
     comp = compose(model("AIMClusterModel"), inspection=inspected())
 
     kinds = {r.manifest["kind"] for r in comp.resources.values()}
@@ -126,6 +129,7 @@ def test_a_cluster_model_creates_cluster_templates() -> None:
 
 
 def test_stored_labels_for_the_same_image_are_reused_without_asking() -> None:
+    """An image read once is not read again on every reconcile."""
     stored = {"inspectedImage": IMAGE, "imageDigest": DIGEST, "imageLabels": LABELS}
     xr = model(status=stored)
 
@@ -134,6 +138,7 @@ def test_stored_labels_for_the_same_image_are_reused_without_asking() -> None:
 
 
 def test_a_changed_image_is_inspected_again() -> None:
+    """A new image is read afresh, not confused with the old one's labels."""
     stored = {"inspectedImage": "registry.example.com/amd/old:1", "imageLabels": LABELS}
     xr = model(status=stored)
 
@@ -154,6 +159,7 @@ def test_a_changed_image_is_inspected_again() -> None:
 def test_registry_failures_are_conditions_with_the_registrys_words(
     kind: FailureKind, state: str
 ) -> None:
+    """A registry failure is a condition with the registry's own words, retried later."""
     failure = RegistryFailure(IMAGE, kind, "the registry's own words")
     comp = compose(model(), inspection=failure)
 
@@ -168,12 +174,14 @@ def test_registry_failures_are_conditions_with_the_registrys_words(
 
 
 def test_an_answer_for_another_image_is_not_taken() -> None:
+    """Labels read for another image are never applied to this one."""
     comp = compose(model(), inspection=inspected(image="registry.example.com/amd/other:1"))
 
     assert conditions(comp)["MetadataExtracted"] == ("False", "InspectingImage")
 
 
 def test_unparseable_deployments_fail_naming_the_label() -> None:
+    """A deployments label that is not JSON fails naming the label."""
     comp = compose(model(), inspection=inspected(labels={LABEL: "[{gpuModel: MI300X"}))
 
     assert conditions(comp)["MetadataExtracted"] == ("False", "MetadataExtractionFailed")
@@ -186,6 +194,7 @@ LABEL = "com.amd.aim.model.recommendedDeployments"
 
 
 def test_a_deployment_with_an_unknown_precision_is_skipped_and_said() -> None:
+    """A deployment the API cannot express is skipped, and the model says so."""
     labels = {LABEL: "[{'gpuModel':'MI300X','gpuCount':1,'precision':'fp3','metric':'latency'}]"}
     comp = compose(model(), inspection=inspected(labels=labels))
 
@@ -195,6 +204,7 @@ def test_a_deployment_with_an_unknown_precision_is_skipped_and_said() -> None:
 
 
 def test_auto_create_off_creates_nothing_from_the_labels() -> None:
+    """autoCreateTemplates false creates no templates from the labels."""
     xr = model(discovery={"enabled": True, "autoCreateTemplates": False})
     comp = compose(xr, inspection=inspected())
 
@@ -204,6 +214,7 @@ def test_auto_create_off_creates_nothing_from_the_labels() -> None:
 
 
 def test_a_missing_pull_secret_fails_naming_it() -> None:
+    """A pull secret that does not exist fails with its name and how to create it."""
     comp = compose(model(imagePullSecrets=[{"name": "absent"}]))
 
     assert conditions(comp)["MetadataExtracted"] == ("False", "MetadataExtractionFailed")
@@ -212,6 +223,7 @@ def test_a_missing_pull_secret_fails_naming_it() -> None:
 
 
 def test_a_pull_secret_of_the_wrong_type_is_explained() -> None:
+    """A pull secret that is not a docker config is explained, not used."""
     opaque = {**secret(), "type": "Opaque"}
     comp = compose(model(imagePullSecrets=[{"name": "creds"}]), [opaque])
 
@@ -244,6 +256,7 @@ def _tpl(name: str, status: str | None) -> Any:
     ],
 )
 def test_the_model_follows_its_templates(statuses: list[str], want: tuple[str, str]) -> None:
+    """The model's headline follows its templates' states."""
     xr = model(discovery={"enabled": False})
     pool = [_tpl(f"t{i}", s) for i, s in enumerate(statuses)]
     comp = compose(xr, pool)
@@ -253,6 +266,7 @@ def test_the_model_follows_its_templates(statuses: list[str], want: tuple[str, s
 
 
 def test_a_template_whose_deployment_left_the_labels_is_kept() -> None:
+    """A template services may use survives its deployment leaving the image's labels."""
     first = compose(model(), inspection=inspected())
     observed = {
         k: {**v.manifest, "status": {"status": "Available"}} for k, v in first.resources.items()
@@ -264,6 +278,7 @@ def test_a_template_whose_deployment_left_the_labels_is_kept() -> None:
 
 
 def test_custom_models_get_templates_from_their_spec_and_no_inspection() -> None:
+    """A custom model's templates come from its spec; its image is never inspected."""
     xr = model(
         image="amdenterpriseai/aim-base:0.9",
         modelSources=[{"modelId": "custom-model-test/w", "sourceUri": "hf://org/w"}],
@@ -330,6 +345,7 @@ def test_the_registry_is_asked_once_per_image_across_reconciles() -> None:
 
 
 def test_same_input_same_output() -> None:
+    """Composing is deterministic: the same request gives the same answer."""
     xr = model()
     observed = Observed(xr, inspection=inspected())
     first = compose_model(observed)
@@ -374,6 +390,7 @@ def runtime_config(name: str, kind: str = "AIMRuntimeConfig") -> Any:
 def test_runtime_resolved_uses_seed_004s_reasons(
     config_name: str, pool: list[Any], want: tuple[str, str]
 ) -> None:
+    """RuntimeResolved uses the reasons seed 004 names."""
     comp = compose(model(runtimeConfigName=config_name, discovery={"enabled": False}), pool)
     assert conditions(comp)["RuntimeResolved"] == want
     assert "RuntimeConfigReady" not in conditions(comp)
@@ -411,6 +428,7 @@ def test_runtime_resolved_uses_seed_004s_reasons(
 def test_templates_auto_generated_says_whether_and_why_not(
     xr: Any, inspection: Inspection | None, want: tuple[str, str]
 ) -> None:
+    """TemplatesAutoGenerated says whether templates were made, and if not why."""
     comp = compose(xr, inspection=inspection)
     assert conditions(comp)["TemplatesAutoGenerated"] == want
 
@@ -444,6 +462,7 @@ def test_disabling_discovery_keeps_the_generated_templates_and_says_so() -> None
 
 
 def test_a_deployment_that_declares_its_type_labels_its_template() -> None:
+    """A deployment's declared type reaches its template."""
     labels = {LABEL: "[{'gpuModel':'MI300X','gpuCount':1,'metric':'latency','type':'optimized'}]"}
     comp = compose(model(), inspection=inspected(labels=labels))
     [tpl] = [tree(r.manifest) for r in comp.resources.values()]

@@ -27,6 +27,7 @@ from function.registry.labels import LabelError, image_metadata, recommended_dep
 def test_references_parse_as_docker_does(
     image: str, registry: str, repository: str, tag: str | None, digest: str | None
 ) -> None:
+    """Image references parse as Docker parses them."""
     ref = reference.parse(image)
     assert (ref.registry, ref.repository, ref.tag, ref.digest) == (
         registry,
@@ -38,6 +39,7 @@ def test_references_parse_as_docker_does(
 
 @pytest.mark.parametrize("image", ["", "r.io/a:", "r.io//a", "a@sha256:short"])
 def test_malformed_references_are_refused(image: str) -> None:
+    """Malformed references are refused with a reason."""
     with pytest.raises(reference.ReferenceError):
         reference.parse(image)
 
@@ -48,6 +50,7 @@ def secret(auths: dict[str, Any], kind: str = "kubernetes.io/dockerconfigjson") 
 
 
 def test_credentials_match_the_registry_however_the_key_is_written() -> None:
+    """A docker config's key matches its registry in any of the spellings Docker accepts."""
     auth = base64.b64encode(b"bob:hunter2").decode()
     secrets = [secret({"https://index.docker.io/v1/": {"auth": auth}})]
     found = credential_for("docker.io", secrets)
@@ -59,6 +62,7 @@ def test_credentials_match_the_registry_however_the_key_is_written() -> None:
 
 
 def test_username_and_password_fields_are_read_too() -> None:
+    """Credentials given as username and password are read, not only auth."""
     found = credential_for("r.io", [secret({"r.io": {"username": "u", "password": "p"}})])
     assert found is not None
     assert found.password == "p"  # noqa: S105 - the test secret's value
@@ -73,11 +77,13 @@ def test_username_and_password_fields_are_read_too() -> None:
     ],
 )
 def test_unreadable_secrets_say_why_without_values(bad: Any, says: str) -> None:
+    """An unreadable secret is explained without printing its contents."""
     with pytest.raises(SecretFormatError, match=says):
         credential_for("r.io", [bad])
 
 
 def test_labels_new_prefix_wins_and_legacy_is_read() -> None:
+    """The current label prefix wins; the legacy one is still read."""
     meta = image_metadata(
         {
             "com.amd.aim.model.canonicalName": "new/name",
@@ -96,6 +102,7 @@ def test_labels_new_prefix_wins_and_legacy_is_read() -> None:
 
 
 def test_an_image_without_aim_labels_has_no_model_metadata() -> None:
+    """An image without AIM labels yields no model metadata, not an error."""
     assert image_metadata({"maintainer": "someone"}).model is None
 
 
@@ -110,6 +117,7 @@ def test_an_image_without_aim_labels_has_no_model_metadata() -> None:
     ids=["json", "single-quotes", "no-brackets", "extra-keys"],
 )
 def test_recommended_deployments_are_read_leniently(text: str) -> None:
+    """Deployments written with single quotes, without brackets or with extra keys still read."""
     [deployment] = recommended_deployments("label", text)
     assert (deployment.gpu_model, deployment.gpu_count) == ("MI300X", 1)
 
@@ -118,5 +126,6 @@ def test_recommended_deployments_are_read_leniently(text: str) -> None:
     "text", ["[{gpuModel: MI300X}]", "[1, 2]", "[{'gpuCount': 'one'}]"], ids=str
 )
 def test_garbage_deployments_are_an_error_naming_the_label(text: str) -> None:
+    """A deployments label that cannot be read fails naming the label."""
     with pytest.raises(LabelError, match=r"com\.amd\.aim\.model\.recommendedDeployments"):
         recommended_deployments("com.amd.aim.model.recommendedDeployments", text)

@@ -27,6 +27,7 @@ def chosen(*candidates: Candidate, **kw: Any) -> str | None:
 
 
 def test_preference_order_type_then_gpu_then_metric_then_precision() -> None:
+    """Candidates rank by type, then GPU, then metric, then precision."""
     assert chosen(cand("prev", type="preview"), cand("opt")) == "opt"
     assert chosen(cand("a", gpu="MI250X"), cand("b", gpu="MI325X")) == "b"
     assert chosen(cand("t", metric="throughput"), cand("l")) == "l"
@@ -36,6 +37,7 @@ def test_preference_order_type_then_gpu_then_metric_then_precision() -> None:
 
 
 def test_namespace_candidates_shadow_cluster_ones() -> None:
+    """A team template beats an equal catalog template."""
     result = select([cand("c", namespaced=False, gpu="MI355X"), cand("n", precision="fp32")])
     assert result.chosen is not None
     assert result.chosen.name == "n"
@@ -45,12 +47,14 @@ def test_namespace_candidates_shadow_cluster_ones() -> None:
 
 
 def test_a_tie_selects_nothing_and_names_the_tied() -> None:
+    """A tie chooses nothing and names the tied candidates."""
     result = select([cand("a"), cand("b"), cand("c", precision="fp16")])
     assert result.chosen is None
     assert [c.name for c in result.tied] == ["a", "b"]
 
 
 def test_every_rejection_has_a_reason() -> None:
+    """Every rejected candidate carries the reason a user would act on."""
     result = select(
         [
             cand("busy", status="Progressing"),
@@ -68,6 +72,7 @@ def test_every_rejection_has_a_reason() -> None:
 
 
 def test_overrides_match_gpu_by_normalised_name_and_count() -> None:
+    """Overrides match GPUs however their names are written, and by count."""
     cands = [cand("a", gpu="mi300x", gpu_count=2), cand("b", gpu="MI325X", gpu_count=2)]
     assert chosen(*cands, wanted=Wanted(gpu="MI-300X")) == "a"
     assert chosen(*cands, wanted=Wanted(gpu_count=4)) is None
@@ -76,6 +81,7 @@ def test_overrides_match_gpu_by_normalised_name_and_count() -> None:
 
 
 def test_sticky_choice_survives_a_better_newcomer() -> None:
+    """A running service is not moved to a newly better template."""
     cands = [cand("old", precision="fp16"), cand("new")]
     assert chosen(*cands, sticky="old") == "old"
     assert chosen(*cands, sticky="gone") == "new"
@@ -84,5 +90,6 @@ def test_sticky_choice_survives_a_better_newcomer() -> None:
 
 
 def test_unoptimized_allowed_on_request() -> None:
+    """Unoptimized profiles are candidates only when allowed."""
     assert chosen(cand("raw", type=None), allow_unoptimized=True) == "raw"
     assert chosen(cand("raw", type=None)) is None
