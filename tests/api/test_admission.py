@@ -560,6 +560,7 @@ def update_errors(tools: Tools, crds_of_xrds: list[Path]) -> dict[str, list[str]
 
 
 def test_the_table_is_large_enough() -> None:
+    """At least 40 cases, none named twice, and invalid cases for every kind."""
     assert len(INVALID) + sum(1 for *_, m in UPDATES if m) >= 40
     assert len({case for case, *_ in INVALID}) == len(INVALID)
     assert {kind for _, kind, *_ in INVALID} == set(VALID)
@@ -575,6 +576,7 @@ def test_smallest_valid_spec_is_accepted(creation_errors: dict[str, list[str]], 
 def test_invalid_manifest_is_refused(
     creation_errors: dict[str, list[str]], case: str, kind: str, spec: Any, message: str
 ) -> None:
+    """The API server refuses each invalid manifest with the field named."""
     del kind, spec
     errors = creation_errors[case]
     assert any(message in e for e in errors), errors
@@ -591,6 +593,7 @@ def test_update_is_checked_against_the_old_object(
     new: Any,
     message: str | None,
 ) -> None:
+    """An update is judged against the object it replaces, as the API server judges it."""
     del kind, old, new
     errors = update_errors[case]
     if message is None:

@@ -86,6 +86,7 @@ def seeds(seeds_dir: Path) -> dict[tuple[str, str, str | None, str | None], tupl
 def test_a_journey_manifest_that_is_a_seeds_is_the_seeds_exactly(
     seeds: dict[tuple[str, str, str | None, str | None], tuple[str, Any]],
 ) -> None:
+    """A journey step taken from a seed document applies the seed's manifest unchanged."""
     copies = journey_objects(as_written=True)
     for file, doc in copies:
         found = seeds.get(_key(doc))
@@ -97,6 +98,7 @@ def test_a_journey_manifest_that_is_a_seeds_is_the_seeds_exactly(
 def test_every_complete_seed_manifest_is_applied_by_a_journey_or_excused(
     seeds: dict[tuple[str, str, str | None, str | None], tuple[str, Any]],
 ) -> None:
+    """Every complete manifest of the seeds is exercised by a journey, or excused with a reason."""
     applied = {_key(doc) for _, doc in journey_objects(as_written=True)}
     missing = []
     for key, (seed, _) in sorted(seeds.items(), key=lambda kv: str(kv[0])):

@@ -13,6 +13,7 @@ EXAMPLE = ROOT / "examples" / "migrate" / "old.yaml"
 
 
 def test_migrated_example_validates_and_reports_what_it_dropped(tools: Tools) -> None:
+    """A migrated example passes admission, and the report lists what migration dropped."""
     proc = subprocess.run(
         [str(ROOT / "scripts" / "migrate"), str(EXAMPLE)],
         capture_output=True,

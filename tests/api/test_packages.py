@@ -56,6 +56,7 @@ def function_refs(objects: list[dict[str, Any]]) -> set[str]:
 def test_configuration_package_holds_every_xrd_and_composition(
     tools: Tools, tmp_path: Path
 ) -> None:
+    """The Configuration package carries every XRD and Composition."""
     objects = package_objects(build_configuration(tools, tmp_path))
 
     meta = objects[0]
@@ -149,6 +150,7 @@ def test_function_name_is_the_one_crossplane_gives_a_dependency(
 
 
 def test_function_package_metadata_builds(tools: Tools, tmp_path: Path) -> None:
+    """The Function package metadata builds into a package."""
     [meta] = package_objects(build_function(tools, tmp_path))
     assert meta["kind"] == "Function"
     assert meta["metadata"]["name"] == "function-aim"

@@ -37,6 +37,7 @@ def _is_aim_object(doc: Any) -> bool:
 
 
 def test_seed_manifests_validate_after_migration(tools: Tools, seeds_dir: Path) -> None:
+    """The seeds' older manifests pass admission once migrated."""
     manifests = seed_manifests(seeds_dir)
     # Seed 002 shows the older generation, seed 004 the canonical one; both must be present.
     seeds = {name[:3] for name, _ in manifests}

@@ -47,6 +47,7 @@ def composite_of(platform: Platform, kind: str, name: str, namespace: str) -> di
 def test_a_claim_in_a_team_namespace_converges_to_running_and_deleting_it_removes_everything(
     claims_platform: Platform,
 ) -> None:
+    """A claim converges to Running, and deleting it removes everything it made."""
     platform = claims_platform
     kube = platform.kube
     t0 = time.monotonic()

@@ -16,6 +16,7 @@ from tests.e2e.platform import Platform
 def test_the_installed_function_package_carries_the_runtime_image(
     platform: Platform, tools: Tools, runtime_image: Image
 ) -> None:
+    """The Function installed from the registry carries the runtime image."""
     kube = platform.cluster.admin
     revisions = kube.list(
         "pkg.crossplane.io/v1",

@@ -78,6 +78,7 @@ def condition(xr: dict[str, Any], kind: str) -> dict[str, Any]:
 def test_a_private_image_becomes_templates(
     tools: Tools, target: str, private_registry: Registry, tmp_path: Path
 ) -> None:
+    """A private image's labels, read with the model's pull secret, become templates."""
     labels = {
         "org.amd.silogen.model.canonicalName": "Team/Model",  # the legacy prefix still reads
         "com.amd.aim.model.recommendedDeployments": DEPLOYMENTS,
@@ -108,6 +109,7 @@ def test_a_private_image_becomes_templates(
 def test_a_wrong_password_is_a_condition_in_the_registrys_words_without_the_secret(
     tools: Tools, target: str, private_registry: Registry, tmp_path: Path
 ) -> None:
+    """A wrong password is a condition in the registry's words, without the secret."""
     private_registry.push("team/other", "1.0", {}, workdir=tmp_path)
     wrong = "not-the-password-4711"
 
@@ -132,6 +134,7 @@ def test_a_wrong_password_is_a_condition_in_the_registrys_words_without_the_secr
 def test_a_missing_pull_secret_names_the_secret(
     tools: Tools, target: str, private_registry: Registry, tmp_path: Path
 ) -> None:
+    """A missing pull secret is named in the condition."""
     xr, composed, _, _ = run(
         tools, target, tmp_path, model(f"{private_registry.host}/team/x:1", "absent-secret")
     )
@@ -146,6 +149,7 @@ def test_a_missing_pull_secret_names_the_secret(
 def test_garbage_labels_fail_the_model_naming_the_label(
     tools: Tools, target: str, registry: Registry, tmp_path: Path
 ) -> None:
+    """Unreadable labels fail the model naming the label."""
     registry.push(
         "amd/garbage",
         "1",

@@ -21,6 +21,7 @@ def oras(tools: Tools, *args: str) -> str:
 def test_publish_pushes_both_packages_to_the_named_registry(
     tools: Tools, registry: Registry, runtime_image: Image, tmp_path: Path
 ) -> None:
+    """publish pushes the Function and the Configurations to the registry it is given."""
     target = f"{registry.host}/acme/aim"
     proc = subprocess.run(
         [
@@ -60,6 +61,7 @@ def test_publish_pushes_both_packages_to_the_named_registry(
 
 
 def test_publish_without_a_registry_prints_usage() -> None:
+    """publish without a registry prints its usage instead of guessing one."""
     proc = subprocess.run(
         [str(ROOT / "scripts" / "publish")], capture_output=True, text=True, check=False
     )

@@ -94,6 +94,7 @@ def created(tools: Tools, function_target: str, tmp_path: Path) -> tuple[Obj, Ob
 def test_running(
     tools: Tools, function_target: str, tmp_path: Path, created: tuple[Obj, Obj]
 ) -> None:
+    """Through the real render: a running discovery Job keeps the template Progressing."""
     xr, job = created
     rendered, composed = reconcile(
         tools, function_target, tmp_path, xr, observed=[as_observed(job, active=1)]
@@ -106,6 +107,7 @@ def test_running(
 def test_image_pull_failure_while_running(
     tools: Tools, function_target: str, tmp_path: Path, created: tuple[Obj, Obj]
 ) -> None:
+    """Through the real render: a pull failure is reported while the Job waits."""
     xr, job = created
     rendered, _ = reconcile(
         tools,
@@ -125,6 +127,7 @@ def complete(job: Obj) -> Obj:
 def test_succeeded_with_output(
     tools: Tools, function_target: str, tmp_path: Path, created: tuple[Obj, Obj]
 ) -> None:
+    """Through the real render: a finished discovery fills the template's status."""
     xr, job = created
     rendered, composed = reconcile(
         tools,
@@ -142,6 +145,7 @@ def test_succeeded_with_output(
 def test_succeeded_with_garbage(
     tools: Tools, function_target: str, tmp_path: Path, created: tuple[Obj, Obj]
 ) -> None:
+    """Through the real render: output discovery cannot read is a failed attempt."""
     xr, job = created
     rendered, composed = reconcile(
         tools,
@@ -161,6 +165,7 @@ def test_succeeded_with_garbage(
 def test_failed_then_backing_off(
     tools: Tools, function_target: str, tmp_path: Path, created: tuple[Obj, Obj]
 ) -> None:
+    """Through the real render: a failed discovery backs off before it retries."""
     xr, job = created
     now = datetime.now(UTC).replace(microsecond=0)
     failed = as_observed(
@@ -200,6 +205,7 @@ def test_failed_then_backing_off(
 def test_no_node_with_the_gpu_is_not_available(
     tools: Tools, function_target: str, tmp_path: Path
 ) -> None:
+    """Through the real render: no node with the GPU makes the template NotAvailable."""
     xr = yaml.safe_load((EXAMPLE / "xr.yaml").read_text())
     mi350 = tmp_path / "nodes.yaml"
     docs = list(yaml.safe_load_all((EXAMPLE / "required.yaml").read_text()))

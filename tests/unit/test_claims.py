@@ -88,6 +88,7 @@ VIEWS = [
 
 @pytest.mark.parametrize("case", VIEWS, ids=lambda c: c.id)
 def test_a_composite_is_shown_as_its_claim(case: ViewCase) -> None:
+    """A claim's composite reads as the namespaced XR it stands for."""
     view = as_claim(case.obj)
     meta = view["metadata"]
     assert isinstance(meta, dict)
@@ -98,6 +99,7 @@ def test_a_composite_is_shown_as_its_claim(case: ViewCase) -> None:
 
 
 def test_labels_that_are_not_strings_fall_back_to_the_claim_ref() -> None:
+    """Claim labels that are not strings fall back to spec.claimRef."""
     obj: dict[str, Any] = {
         "kind": "XAIMService",
         "metadata": {"labels": {"crossplane.io/claim-name": 5}},

@@ -53,6 +53,7 @@ def run(tmp_path: Path, program: Path, *, path: str | None = None) -> tuple[int,
 
 
 def test_a_result_that_fits_travels_whole(tmp_path: Path) -> None:
+    """A dry-run result that fits the termination message travels whole."""
     program = entrypoint(tmp_path, f"echo '{json.dumps([PROFILE])}'\n")
     code, stdout, message = run(tmp_path, program)
 
@@ -64,12 +65,14 @@ def test_a_result_that_fits_travels_whole(tmp_path: Path) -> None:
 
 
 def test_the_entrypoint_gets_the_dry_run_arguments(tmp_path: Path) -> None:
+    """The wrapper runs the entrypoint with the dry-run arguments."""
     program = entrypoint(tmp_path, 'printf "%s," "$@"\n')
     _, stdout, _ = run(tmp_path, program)
     assert stdout == "dry-run,--format=json,"
 
 
 def test_a_large_result_is_cut_to_its_first_profile(tmp_path: Path) -> None:
+    """A result too large for a termination message is cut to its first profile."""
     many = [PROFILE] + [{**PROFILE, "filename": f"p{i}.yaml", "pad": "x" * 200} for i in range(30)]
     program = entrypoint(tmp_path, f"cat <<'EOF'\n{json.dumps(many)}\nEOF\n")
     code, _, message = run(tmp_path, program)
@@ -80,6 +83,7 @@ def test_a_large_result_is_cut_to_its_first_profile(tmp_path: Path) -> None:
 
 
 def test_too_large_even_when_cut_says_how_large(tmp_path: Path) -> None:
+    """A result too large even when cut says how large it was."""
     huge = [{**PROFILE, "pad": "x" * 5000}]
     program = entrypoint(tmp_path, f"cat <<'EOF'\n{json.dumps(huge)}\nEOF\n")
     code, _, message = run(tmp_path, program)
@@ -91,6 +95,7 @@ def test_too_large_even_when_cut_says_how_large(tmp_path: Path) -> None:
 
 
 def test_without_python_a_large_result_is_reported_not_truncated(tmp_path: Path) -> None:
+    """Without Python in the image, a large result is reported, never truncated into garbage."""
     many = [{**PROFILE, "pad": "x" * 3000}, {**PROFILE, "pad": "y" * 3000}]
     program = entrypoint(tmp_path, f"cat <<'EOF'\n{json.dumps(many)}\nEOF\n")
     tools = tmp_path / "bin"
@@ -110,6 +115,7 @@ def test_without_python_a_large_result_is_reported_not_truncated(tmp_path: Path)
 def test_a_failing_dry_run_fails_the_container_and_leaves_the_message_to_kubernetes(
     tmp_path: Path,
 ) -> None:
+    """A failing dry-run fails the container and leaves its message to Kubernetes."""
     program = entrypoint(
         tmp_path, "echo 'partial'; echo 'ERROR: no profile for MI210' >&2; exit 3\n"
     )

@@ -179,6 +179,7 @@ def test_runtime_configs_compose_nothing_and_report_no_error(kind: str) -> None:
 
 
 def test_a_runtime_config_with_a_bad_field_is_a_fatal_result_naming_it() -> None:
+    """A runtime config that cannot be read is a fatal result naming its field."""
     rsp = run(FunctionRunner(), request("AIMRuntimeConfig", {"routing": {"enabled": "often"}}))
     result = only_result(rsp)
     assert result.severity == fnv1.SEVERITY_FATAL

@@ -30,6 +30,7 @@ def test_unknown_model_names_the_known_ones() -> None:
 
 
 def test_models_with_vram_reads_kubernetes_quantities() -> None:
+    """minVram accepts every Kubernetes quantity notation."""
     assert gpu.models_with_vram("256Gi") == ("MI325X", "MI350X", "MI355X")
     assert "MI300X" in gpu.models_with_vram("192Gi")
     assert "MI300X" in gpu.models_with_vram("200G")  # 200 GB is 186 GiB

@@ -53,6 +53,7 @@ def test_address_in_use_exits_non_zero() -> None:
 
 
 def test_a_malformed_registry_mirror_is_refused_naming_the_form() -> None:
+    """A malformed --registry-mirror is refused, showing the expected form."""
     proc = start("--insecure", "--registry-mirror", "ghcr.io")
     assert proc.returncode == 2
     assert "REGISTRY=HOST[:PORT]" in proc.stderr

@@ -26,6 +26,7 @@ def spec_of(doc: Any) -> Any:
 
 
 def test_seed_000_image_becomes_a_cluster_model_and_its_id_maps_references() -> None:
+    """Seed 000's image becomes a cluster model, and references to its id follow."""
     image = old("AIMImage", {"modelId": "meta/llama:1.1", "image": "ghcr.io/x/llama:1"}, "llama")
     service = old("AIMService", {"aimModelId": "meta/llama:1.1"}, "chat", "ml")
     context = collect_context([image, service])
@@ -41,12 +42,14 @@ def test_seed_000_image_becomes_a_cluster_model_and_its_id_maps_references() -> 
 
 
 def test_seed_001_namespaced_image_becomes_a_namespaced_model() -> None:
+    """Seed 001's namespaced image becomes a namespaced model."""
     m = migrate(old("AIMImage", {"image": "ghcr.io/x/y:1"}, "y", "ml"), Context())
     assert m.manifest["kind"] == "AIMModel"  # type: ignore[index,call-overload]
     assert m.manifest["metadata"] == {"name": "y", "namespace": "ml"}  # type: ignore[index,call-overload]
 
 
 def test_a_model_id_that_cannot_be_mapped_is_reported() -> None:
+    """A model id that cannot be mapped is reported, not guessed."""
     m = migrate(old("AIMService", {"aimModelId": "meta/llama:1.1"}, "chat", "ml"), Context())
     assert spec_of(m.manifest) == {"model": {"ref": "meta/llama:1.1"}}
     [problem] = m.not_carried
@@ -54,6 +57,7 @@ def test_a_model_id_that_cannot_be_mapped_is_reported() -> None:
 
 
 def test_service_fields_of_seed_001() -> None:
+    """Seed 001's service fields map to the canonical API."""
     m = migrate(
         old(
             "AIMService",
@@ -80,6 +84,7 @@ def test_service_fields_of_seed_001() -> None:
 
 
 def test_cluster_config_keeps_seed_000_route_default_and_reports_credentials() -> None:
+    """Seed 000's routing default survives; its credentials are reported for the user to move."""
     m = migrate(
         old(
             "AIMClusterConfig",
@@ -103,11 +108,13 @@ def test_cluster_config_keeps_seed_000_route_default_and_reports_credentials() -
 
 
 def test_route_creation_turned_off_in_seed_000_stays_off() -> None:
+    """Routing turned off in seed 000 stays off after migration."""
     m = migrate(old("AIMClusterConfig", {"routing": {"autoCreateRoute": False}}), Context())
     assert spec_of(m.manifest) == {"routing": {"enabled": False}}
 
 
 def test_template_cache_and_model_cache() -> None:
+    """Cache manifests migrate to the canonical API."""
     tc = migrate(old("AIMTemplateCache", {"templateRef": "t"}, "t", "ml"), Context())
     assert spec_of(tc.manifest) == {"templateName": "t"}
     mc = migrate(old("ModelCache", {"sourceUri": "s3://b/k"}, "c", "ml"), Context())
@@ -115,6 +122,7 @@ def test_template_cache_and_model_cache() -> None:
 
 
 def test_status_is_dropped_and_other_objects_pass_through() -> None:
+    """Status is dropped and objects that are not AIM's pass through untouched."""
     with_status = old("AIMServiceTemplate", {"modelName": "llama"}, "t", "ml")
     with_status["status"] = {"status": "Available"}
     m = migrate(with_status, Context())
@@ -127,6 +135,7 @@ def test_status_is_dropped_and_other_objects_pass_through() -> None:
 
 
 def test_cli_exit_codes_and_report(tmp_path: Path) -> None:
+    """aim-migrate's exit code and report tell what happened."""
     clean = tmp_path / "clean.yaml"
     clean.write_text(yaml.safe_dump(old("AIMTemplateCache", {"templateRef": "t"}, "t", "ml")))
     result = CliRunner().invoke(cli, [str(clean)])
@@ -149,6 +158,7 @@ def test_cli_exit_codes_and_report(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_a_missing_file() -> None:
+    """aim-migrate refuses a missing file with a message."""
     result = CliRunner().invoke(cli, ["nope.yaml"])
     assert result.exit_code == 2
     assert "nope.yaml" in result.stderr

@@ -66,6 +66,7 @@ def first_composition() -> Composition:
 
 
 def test_the_composing_service_makes_every_other_user_an_owner() -> None:
+    """Every other service using a composed model becomes its owner, so it outlives the composer."""
     ours = composed_model(first_composition(), "uid-m", [controller("a", "uid-a")])
     users = [service("a", "uid-a", "uid-m"), service("b", "uid-b", "uid-m"), service("c", "x")]
     comp = loop.reconcile(
@@ -92,6 +93,7 @@ def test_owners_are_kept_while_the_services_are_not_listed_yet() -> None:
 
 
 def test_a_model_another_live_service_composed_is_used_not_composed_again() -> None:
+    """A model another live service composed is used, not composed a second time."""
     theirs = composed_model(first_composition(), "uid-m", [controller("a", "uid-a")])
     comp = loop.reconcile(
         compose_service, Observed(service("b", "uid-b")), [theirs, template_of(theirs)]
@@ -133,6 +135,7 @@ def test_an_orphan_by_another_name_is_used_but_not_adopted() -> None:
 
 
 def test_a_catalog_model_wins_over_one_a_service_composed() -> None:
+    """A catalog model wins over one a service composed for the same image."""
     theirs = composed_model(first_composition(), "uid-m", [controller("a", "uid-a")])
     catalog: Any = {
         "apiVersion": API,

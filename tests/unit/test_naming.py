@@ -111,6 +111,7 @@ def test_names_of_composed_models_and_derived_templates_match_the_operator() -> 
 
 
 def test_image_model_name_handles_digests_and_missing_tags() -> None:
+    """Model names from images with digests or without tags are valid and stable."""
     assert naming.image_model_name("reg.io/org/model").startswith("model-latest-")
     digest = "reg.io/org/model@sha256:abcdef0123456789"
     assert naming.image_model_name(digest).startswith("model-abcdef-")

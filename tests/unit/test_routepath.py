@@ -32,6 +32,7 @@ SERVICE: dict[str, Any] = {
     ],
 )
 def test_renders_and_normalises(template: str, want: str) -> None:
+    """Path templates render and normalise to valid URL paths."""
     assert render_path(template, SERVICE) == want
 
 
@@ -49,9 +50,11 @@ def test_renders_and_normalises(template: str, want: str) -> None:
     ],
 )
 def test_what_cannot_render_is_an_error_naming_the_fragment(template: str, message: str) -> None:
+    """A template that cannot render names the fragment at fault."""
     with pytest.raises(RoutePathError, match=message):
         render_path(template, SERVICE)
 
 
 def test_path_of_199_characters_is_accepted() -> None:
+    """A path at the length limit is accepted."""
     assert len(render_path("/" + "a" * 198, SERVICE)) == 199

@@ -10,6 +10,7 @@ from function.rules.status import State
 
 
 def test_merge_recurses_into_objects_replaces_lists_and_merges_env_by_name() -> None:
+    """Configs merge key by key, lists are replaced, env merges by name."""
     cluster: dict[str, Any] = {
         "routing": {"enabled": True, "gatewayRef": {"name": "gw"}},
         "imagePullSecrets": [{"name": "a"}, {"name": "b"}],
@@ -28,6 +29,7 @@ def test_merge_recurses_into_objects_replaces_lists_and_merges_env_by_name() -> 
 
 
 def test_not_fetched_is_pending_and_missing_named_config_fails() -> None:
+    """A config not fetched yet waits; a named config that does not exist fails."""
     named = lookup("team", "ns")
     health, config = resolve(named, {})
     assert (health.state, config) == (State.PENDING, None)
@@ -37,6 +39,7 @@ def test_not_fetched_is_pending_and_missing_named_config_fails() -> None:
 
 
 def test_missing_default_gives_built_in_defaults() -> None:
+    """Without a default config the built-in defaults apply."""
     health, config = resolve(
         lookup("default", "ns"), {"runtime-config": (), "runtime-config-cluster": ()}
     )
@@ -47,6 +50,7 @@ def test_missing_default_gives_built_in_defaults() -> None:
 
 
 def test_an_invalid_config_fails_naming_the_field() -> None:
+    """A config that cannot be read fails naming the field."""
     bad: Manifest = {"metadata": {"name": "default"}, "spec": {"pvcHeadroomPercent": "lots"}}
     health, config = resolve(
         lookup("default", "ns"), {"runtime-config": (bad,), "runtime-config-cluster": ()}

@@ -74,6 +74,7 @@ def run(tmp_path: Path, uri: str) -> tuple[int, str, str]:
     [("hf://org/model", 1000 + 2 * 1024**3), ("s3://bucket/models/llama", 30)],
 )
 def test_the_size_travels_in_the_termination_message(tmp_path: Path, uri: str, size: int) -> None:
+    """The size check's answer travels in the termination message."""
     code, message, _ = run(tmp_path, uri)
     assert code == 0
     assert json.loads(message) == {"sizeBytes": size}
@@ -81,6 +82,7 @@ def test_the_size_travels_in_the_termination_message(tmp_path: Path, uri: str, s
 
 
 def test_a_missing_repository_fails_in_words_the_function_classifies(tmp_path: Path) -> None:
+    """A missing repository fails in words the function classifies as a missing source."""
     code, message, stderr = run(tmp_path, "hf://org/missing")
     assert code != 0
     assert message == ""  # Kubernetes then uses the log's tail (FallbackToLogsOnError)
