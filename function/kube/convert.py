@@ -84,9 +84,15 @@ class ObjectCache:
     never modify what they observe, and parsed models are frozen.
     """
 
-    def __init__(self, size: int = 4096) -> None:
-        """Keep at most `size` objects."""
+    def __init__(self, size: int = 4096, max_bytes: int = 64 << 20) -> None:
+        """Keep at most `size` objects, and at most `max_bytes` of them in protobuf form.
+
+        Both bounds hold whatever the objects are: a user who creates many large AIM objects
+        makes the cache forget sooner, never grow past them.
+        """
         self._size = size
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._objects: OrderedDict[bytes, Manifest] = OrderedDict()
         self._derived: dict[int, dict[str, object]] = {}
         """By the id of a dict in `_objects` (only those: a dict made elsewhere may change)."""
@@ -99,10 +105,14 @@ class ObjectCache:
             self._objects.move_to_end(key)
             return found
         converted = struct_to_dict(struct)
+        if len(key) > self._max_bytes:
+            return converted
         self._objects[key] = converted
         self._derived[id(converted)] = {}
-        if len(self._objects) > self._size:
-            _, dropped = self._objects.popitem(last=False)
+        self._bytes += len(key)
+        while len(self._objects) > self._size or self._bytes > self._max_bytes:
+            dropped_key, dropped = self._objects.popitem(last=False)
+            self._bytes -= len(dropped_key)
             del self._derived[id(dropped)]
         return converted
 

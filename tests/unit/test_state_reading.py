@@ -162,6 +162,21 @@ def test_the_cache_keeps_a_bounded_number_of_objects() -> None:
     assert cache.convert(structs[0]) is not oldest  # evicted, so converted anew
 
 
+def test_the_cache_keeps_a_bounded_number_of_bytes() -> None:
+    """Many large objects make the cache forget sooner; its memory never grows past the bound."""
+    structs = [
+        request({"t": [template(f"t-{i}", "a" * 1000)]}).required_resources["t"].items[0].resource
+        for i in range(3)
+    ]
+    one = len(structs[0].SerializeToString(deterministic=True))
+    cache = ObjectCache(max_bytes=2 * one + one // 2)
+    oldest = cache.convert(structs[0])
+    second = cache.convert(structs[1])
+    cache.convert(structs[2])
+    assert cache.convert(structs[1]) is second  # still there
+    assert cache.convert(structs[0]) is not oldest  # the oldest went to make room
+
+
 def test_derived_values_are_remembered_only_for_the_cache_s_own_objects() -> None:
     """A dict made elsewhere can change between two reads, so nothing is remembered for it."""
     cache = ObjectCache()
