@@ -43,7 +43,7 @@ class Call:
 
 @dataclass(frozen=True)
 class NeedsInspection:
-    """The XR is a model whose image must be read from its registry before it can be composed."""
+    """The composer needs an image's labels from its registry first (a model's, so far)."""
 
     request: InspectionRequest
 
