@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from devtools.image import Image
@@ -20,6 +20,7 @@ from devtools.packages import (
 )
 from devtools.render import Tools
 from function.api.definitions import DEFINITIONS
+from tests.cases import Case, table
 
 
 def package_config(xpkg: Path) -> dict[str, Any]:
@@ -127,26 +128,51 @@ def test_claims_configuration_offers_every_namespaced_kind_as_a_claim(
     assert function_refs(objects) == {"aim-crossplane-function-aim"}
 
 
-@pytest.mark.parametrize(
-    ("reference", "repository", "name"),
-    [
-        (
-            "xpkg.crossplane.io/aim-crossplane/function-aim",
-            "aim-crossplane/function-aim",
-            "aim-crossplane-function-aim",
-        ),
-        ("127.0.0.1:5000/function-aim:v0.1.0", "function-aim", "function-aim"),
-        ("localhost/Team_A/function-aim@sha256:abc", "Team_A/function-aim", "eam-function-aim"),
-        ("acme/function-aim", "acme/function-aim", "acme-function-aim"),
-    ],
-)
-def test_function_name_is_the_one_crossplane_gives_a_dependency(
-    reference: str, repository: str, name: str
-) -> None:
+@dataclass(frozen=True)
+class DependencyCase(Case):
+    reference: str
+    repository: str
+    name: str
+
+
+DEPENDENCY_CASES = [
+    DependencyCase(
+        "published",
+        "the registry host is dropped, the path kept",
+        "xpkg.crossplane.io/aim-crossplane/function-aim",
+        "aim-crossplane/function-aim",
+        "aim-crossplane-function-aim",
+    ),
+    DependencyCase(
+        "loopback",
+        "a port and a tag are dropped with the host",
+        "127.0.0.1:5000/function-aim:v0.1.0",
+        "function-aim",
+        "function-aim",
+    ),
+    DependencyCase(
+        "digest-and-case",
+        "a digest is dropped; upper case and '_' are dropped, not lowered",
+        "localhost/Team_A/function-aim@sha256:abc",
+        "Team_A/function-aim",
+        "eam-function-aim",
+    ),
+    DependencyCase(
+        "docker-hub",
+        "a host-less reference keeps its whole path",
+        "acme/function-aim",
+        "acme/function-aim",
+        "acme-function-aim",
+    ),
+]
+
+
+@table(DEPENDENCY_CASES)
+def test_function_name_is_the_one_crossplane_gives_a_dependency(case: DependencyCase) -> None:
     """Registry, tag and digest dropped; then Crossplane's DNS label: lowercase letters and
     digits kept, separators to '-', anything else (uppercase, '_') dropped."""
-    assert repository_path(reference) == repository
-    assert function_name(reference) == name
+    assert repository_path(case.reference) == case.repository, case.reason
+    assert function_name(case.reference) == case.name, case.reason
 
 
 def test_function_package_metadata_builds(tools: Tools, tmp_path: Path) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from devtools.registry import PASSWORD, USER, Registry
 from devtools.render import Tools
@@ -20,6 +19,7 @@ from function.registry.inspect import (
     RegistryFailure,
 )
 from function.registry.oras import OrasInspector
+from tests.cases import Case, table
 
 LABELS = {
     "com.amd.aim.model.canonicalName": "Qwen/Qwen3-32B",
@@ -123,11 +123,23 @@ def test_basic_auth_with_the_right_credential(
     assert outcome.labels == LABELS
 
 
-@pytest.mark.parametrize("password", [None, "wrong-password"], ids=["anonymous", "wrong"])
+@dataclass(frozen=True)
+class PasswordCase(Case):
+    password: str | None
+
+
+PASSWORD_CASES = [
+    PasswordCase("anonymous", "no pull secret for a private registry", None),
+    PasswordCase("wrong", "a pull secret with a wrong password", "wrong-password"),
+]
+
+
+@table(PASSWORD_CASES)
 def test_basic_auth_refused_is_unauthorized_and_never_shows_the_password(
-    tools: Tools, private_registry: Registry, tmp_path: Path, password: str | None
+    tools: Tools, private_registry: Registry, tmp_path: Path, case: PasswordCase
 ) -> None:
     """A refused credential is Unauthorized, and the password never appears."""
+    password = case.password
     private_registry.push("team/locked", "v1", LABELS, workdir=tmp_path)
     credential = Credential(private_registry.host, USER, password) if password else None
     outcome = inspect(tools, f"{private_registry.host}/team/locked:v1", credential=credential)

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from devtools.render import ROOT, Rendered, Tools, render, render_example
+from tests.cases import Case, table
 
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/xr.yaml"))
 BASIC = ROOT / "examples" / "aimservice-basic"
@@ -146,22 +147,23 @@ def test_missing_template_is_reported_after_crossplane_looked(
 
 # One example per shape of input: required resources and observed resources, a discovery Job's
 # result, a cache download; enough to see the older engine feed the function the same way.
+# An example's directory is the case's id.
 OLDEST_CORE_EXAMPLES = [
-    "aimservice-running",
-    "aimclusterservicetemplate-discovered",
-    "aimmodelcache-downloading",
-    "aimservice-template-auto",
+    Case("aimservice-running", "observed resources and readiness"),
+    Case("aimclusterservicetemplate-discovered", "required Nodes, Jobs' Pods: the loop"),
+    Case("aimmodelcache-downloading", "a composed PVC and Job"),
+    Case("aimservice-template-auto", "selection over required templates"),
 ]
 
 
-@pytest.mark.parametrize("name", OLDEST_CORE_EXAMPLES)
+@table(OLDEST_CORE_EXAMPLES)
 def test_the_oldest_core_the_packages_claim_renders_the_same(
-    tools: Tools, function_target: str, name: str
+    tools: Tools, function_target: str, case: Case
 ) -> None:
     """The packages claim Crossplane >= the oldest core scripts/build-tools.sh pins; its engine
     must compose exactly what the current one does."""
     oldest = tools.with_oldest_core()
-    example = ROOT / "examples" / name
+    example = ROOT / "examples" / case.id
     current = render_example(tools, function_target, example)
     older = render_example(oldest, function_target, example)
     assert older.returncode == 0, older.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from devtools.render import ROOT, Tools, render, render_example, validate
+from tests.cases import Case, table
 
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/xr.yaml"))
 XRDS = ROOT / "xrds"
@@ -54,24 +56,38 @@ def test_rendered_objects_validate_against_real_crds(
         assert_valid(tools, [crds / "kserve", crds / "gateway-api", XRDS], rendered)
 
 
-@pytest.mark.parametrize(
-    ("example", "headline"),
-    [
-        ("aimservice-basic", "Starting"),
-        ("aimclustermodel-discovery", "Progressing"),
-        ("aimmodel-custom", "Progressing"),
-        ("aimservicetemplate-discovery", "Pending"),
-        ("aimclusterservicetemplate-discovered", "Available"),
-        ("aimmodelcache-downloading", "Progressing"),
-        ("aimtemplatecache-cluster-template", "Progressing"),
-        ("aimservice-cache-model", "Starting"),
-    ],
-)
+@dataclass(frozen=True)
+class StatusCase(Case):
+    headline: str
+
+
+# One example per kind, and per shape of status (resolved, discovered, downloading, cache-backed).
+STATUS_CASES = [
+    StatusCase("aimservice-basic", "a service's resolved references and its ISVC", "Starting"),
+    StatusCase("aimclustermodel-discovery", "a cluster model's inspected image", "Progressing"),
+    StatusCase("aimmodel-custom", "a custom model's sources", "Progressing"),
+    StatusCase("aimservicetemplate-discovery", "a template's discovery Job state", "Pending"),
+    StatusCase(
+        "aimclusterservicetemplate-discovered",
+        "a discovered profile and model sources",
+        "Available",
+    ),
+    StatusCase("aimmodelcache-downloading", "a cache's volume and download", "Progressing"),
+    StatusCase(
+        "aimtemplatecache-cluster-template", "a template cache's model caches", "Progressing"
+    ),
+    StatusCase("aimservice-cache-model", "a service with its template cache", "Starting"),
+]
+
+
+@table(STATUS_CASES)
 def test_full_rendered_xr_validates_against_its_xrd(
-    tools: Tools, function_target: str, tmp_path: Path, example: str, headline: str
+    tools: Tools, function_target: str, tmp_path: Path, case: StatusCase
 ) -> None:
-    """The status the function writes fits the XRD's status schema (or Crossplane would drop it)."""
-    directory = ROOT / "examples" / example
+    """The status the function writes fits the XRD's status schema (or Crossplane would drop it).
+    The case's id is the example's directory."""
+    headline = case.headline
+    directory = ROOT / "examples" / case.id
     required = directory / "required.yaml"
     observed = directory / "observed.yaml"
     result = render(
@@ -90,30 +106,39 @@ def test_full_rendered_xr_validates_against_its_xrd(
     assert_valid(tools, [XRDS], path)
 
 
-@pytest.mark.parametrize(
-    ("reason", "breakage", "message"),
-    [
-        ("unknown field", {"bogus": True}, "bogus"),
-        ("wrong type", {"minReplicas": "one"}, "spec.predictor.minReplicas"),
-        ("containers not a list", {"containers": "oops"}, "spec.predictor.containers"),
-    ],
-    ids=lambda v: v if isinstance(v, str) and " " in v else "",
-)
+@dataclass(frozen=True)
+class BreakageCase(Case):
+    breakage: dict[str, Any]
+    message: str
+
+
+BREAKAGE_CASES = [
+    BreakageCase("unknown-field", "pruning would drop it silently", {"bogus": True}, "bogus"),
+    BreakageCase(
+        "wrong-type",
+        "the API server would refuse it",
+        {"minReplicas": "one"},
+        "spec.predictor.minReplicas",
+    ),
+    BreakageCase(
+        "not-a-list",
+        "a structure of the wrong shape",
+        {"containers": "oops"},
+        "spec.predictor.containers",
+    ),
+]
+
+
+@table(BREAKAGE_CASES)
 def test_validator_rejects_a_broken_inference_service(
-    tools: Tools,
-    function_target: str,
-    crds: Path,
-    tmp_path: Path,
-    reason: str,
-    breakage: dict[str, Any],
-    message: str,
+    tools: Tools, function_target: str, crds: Path, tmp_path: Path, case: BreakageCase
 ) -> None:
     """The schema check has teeth: a broken InferenceService fails, naming the field."""
     [isvc] = composed_objects(tools, function_target, ROOT / "examples" / "aimservice-basic")
-    isvc["spec"]["predictor"].update(breakage)
+    isvc["spec"]["predictor"].update(case.breakage)
     path = tmp_path / "broken.yaml"
     path.write_text(yaml.safe_dump(isvc))
 
     result = validate(tools, [crds / "kserve"], path)
-    assert result.returncode != 0, reason
-    assert message in result.stdout + result.stderr, reason
+    assert result.returncode != 0, case.reason
+    assert case.message in result.stdout + result.stderr, case.reason

@@ -6,6 +6,7 @@ Job controller, kubelet or storage provisioner runs in unit tests).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from function.kube.observed import Composition, Observed
 from function.rules import caching, quantity
 from function.rules.status import Reason
 from tests import simulated
+from tests.cases import Case, table
 from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"
@@ -41,38 +43,51 @@ def message(comp: Composition, kind: str) -> str:
 # --- sizing, names, reasons ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("size", "headroom", "want"),
-    [
-        (9_094_593_249, 10, "10Gi"),  # the operator's example
-        (100 * 2**20, 10, "1Gi"),  # at least 1Gi
-        (16 * 2**30, 10, "18Gi"),  # 17.6 GiB, rounded up
-        (16 * 2**30, 0, "16Gi"),
-        (61 * 2**30, 25, "77Gi"),
-    ],
-)
-def test_pvc_size_is_the_source_plus_headroom_rounded_up_to_gib(
-    size: int, headroom: int, want: str
-) -> None:
+@dataclass(frozen=True)
+class SizeCase(Case):
+    size: int
+    headroom: int
+    want: str
+
+
+SIZE_CASES = [
+    SizeCase(
+        "operator", "the operator's own example sizes the same here", 9_094_593_249, 10, "10Gi"
+    ),
+    SizeCase("tiny", "a volume is at least 1Gi", 100 * 2**20, 10, "1Gi"),
+    SizeCase("round-up", "17.6 GiB is rounded up, never down", 16 * 2**30, 10, "18Gi"),
+    SizeCase("no-headroom", "0% headroom is exactly the weights", 16 * 2**30, 0, "16Gi"),
+    SizeCase("headroom", "the percentage applies to the source size", 61 * 2**30, 25, "77Gi"),
+]
+
+
+@table(SIZE_CASES)
+def test_pvc_size_is_the_source_plus_headroom_rounded_up_to_gib(case: SizeCase) -> None:
     """A cache's volume has room for its weights plus headroom, in whole GiB."""
-    assert quantity.with_headroom_gib(size, headroom) == want
+    assert quantity.with_headroom_gib(case.size, case.headroom) == case.want, case.reason
 
 
-@pytest.mark.parametrize(
-    ("text", "want"),
-    [
-        ("16Gi", 16 * 2**30),
-        ("512Mi", 512 * 2**20),
-        ("17244293365", 17244293365),
-        ("1.5G", 1.5e9),
-        ("1e3", 1000),  # the API server accepts exponents, signs and a leading dot too
-        ("+5Gi", 5 * 2**30),
-        (".5Gi", 2**29),
-    ],
-)
-def test_quantities_to_bytes(text: str, want: int) -> None:
+@dataclass(frozen=True)
+class BytesCase(Case):
+    text: str
+    want: float
+
+
+BYTES_CASES = [
+    BytesCase("binary", "Gi is 2^30", "16Gi", 16 * 2**30),
+    BytesCase("mebi", "Mi is 2^20", "512Mi", 512 * 2**20),
+    BytesCase("plain", "a size check's byte count has no suffix", "17244293365", 17244293365),
+    BytesCase("decimal", "G is 10^9, and fractions are allowed", "1.5G", 1.5e9),
+    BytesCase("exponent", "the API server accepts exponents", "1e3", 1000),
+    BytesCase("sign", "...and a leading sign", "+5Gi", 5 * 2**30),
+    BytesCase("leading-dot", "...and a leading dot", ".5Gi", 2**29),
+]
+
+
+@table(BYTES_CASES)
+def test_quantities_to_bytes(case: BytesCase) -> None:
     """Sizes in every Kubernetes notation read as the same byte counts."""
-    assert quantity.to_bytes(text) == want
+    assert quantity.to_bytes(case.text) == case.want, case.reason
 
 
 def test_model_cache_names_are_the_operators_shape_and_differ_by_env_and_class() -> None:
@@ -87,39 +102,83 @@ def test_model_cache_names_are_the_operators_shape_and_differ_by_env_and_class()
     assert len(long_name) <= 63
 
 
-@pytest.mark.parametrize(
-    ("log", "reason"),
-    [
-        (
-            "401 Client Error: Unauthorized for url: https://huggingface.co/api/models/x",
-            Reason.CACHE_UNAUTHORIZED,
-        ),
-        ("Cannot access gated repo for url", Reason.CACHE_UNAUTHORIZED),
-        ("botocore.exceptions.ClientError: InvalidAccessKeyId", Reason.CACHE_UNAUTHORIZED),
-        (
-            "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error",
-            Reason.CACHE_SOURCE_NOT_FOUND,
-        ),
-        (
-            "An error occurred (NoSuchBucket) when calling ListObjectsV2",
-            Reason.CACHE_SOURCE_NOT_FOUND,
-        ),
-        ("OSError: [Errno 28] No space left on device", Reason.CACHE_STORAGE_FULL),
-        ("downloaded 4011 files, then Killed", Reason.CACHE_DOWNLOAD_FAILED),
-    ],
-)
-def test_failures_are_told_apart(log: str, reason: Reason) -> None:
+@dataclass(frozen=True)
+class FailureCase(Case):
+    log: str
+    want: Reason
+
+
+FAILURE_CASES = [
+    FailureCase(
+        "hf-401",
+        "a missing or wrong HF_TOKEN: fix the credentials, not the source",
+        "401 Client Error: Unauthorized for url: https://huggingface.co/api/models/x",
+        Reason.CACHE_UNAUTHORIZED,
+    ),
+    FailureCase(
+        "hf-gated",
+        "a gated repository is a credentials problem too",
+        "Cannot access gated repo for url",
+        Reason.CACHE_UNAUTHORIZED,
+    ),
+    FailureCase(
+        "s3-key",
+        "S3's wrong key is the same reason as Hugging Face's",
+        "botocore.exceptions.ClientError: InvalidAccessKeyId",
+        Reason.CACHE_UNAUTHORIZED,
+    ),
+    FailureCase(
+        "hf-404",
+        "a misspelt repository: fix the source URI",
+        "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error",
+        Reason.CACHE_SOURCE_NOT_FOUND,
+    ),
+    FailureCase(
+        "s3-bucket",
+        "a missing bucket is a missing source",
+        "An error occurred (NoSuchBucket) when calling ListObjectsV2",
+        Reason.CACHE_SOURCE_NOT_FOUND,
+    ),
+    FailureCase(
+        "disk-full",
+        "a volume too small: raise the size or headroom",
+        "OSError: [Errno 28] No space left on device",
+        Reason.CACHE_STORAGE_FULL,
+    ),
+    FailureCase(
+        "unknown",
+        "anything else is a plain failed download, never a guess",
+        "downloaded 4011 files, then Killed",
+        Reason.CACHE_DOWNLOAD_FAILED,
+    ),
+]
+
+
+@table(FAILURE_CASES)
+def test_failures_are_told_apart(case: FailureCase) -> None:
     """A download's failure is classified, so the condition says what to fix."""
-    assert caching.classify_failure(log)[0] is reason
+    assert caching.classify_failure(case.log)[0] is case.want, case.reason
 
 
-@pytest.mark.parametrize(
-    "bad", ["", "oops", '{"sizeBytes": 0}', '{"sizeBytes": "12"}', '{"sizeBytes": 1e30}']
-)
-def test_a_size_check_result_must_be_a_sane_byte_count(bad: str) -> None:
+@dataclass(frozen=True)
+class SizeOutputCase(Case):
+    output: str
+
+
+SIZE_OUTPUT_CASES = [
+    SizeOutputCase("empty", "a size check that printed nothing", ""),
+    SizeOutputCase("not-json", "a size check that printed something else", "oops"),
+    SizeOutputCase("zero", "no model is zero bytes", '{"sizeBytes": 0}'),
+    SizeOutputCase("string", "a byte count is a number", '{"sizeBytes": "12"}'),
+    SizeOutputCase("huge", "1e30 bytes is no disk", '{"sizeBytes": 1e30}'),
+]
+
+
+@table(SIZE_OUTPUT_CASES)
+def test_a_size_check_result_must_be_a_sane_byte_count(case: SizeOutputCase) -> None:
     """A size check's output is trusted only when it is a plausible byte count."""
     with pytest.raises(ValueError, match="sizeBytes"):
-        caching.parse_size(bad)
+        caching.parse_size(case.output)
 
 
 # --- AIMModelCache -------------------------------------------------------------------------------
@@ -264,25 +323,46 @@ def test_a_lost_pvc_is_downloaded_again() -> None:
     assert DOWNLOAD_JOB in comp.resources
 
 
-@pytest.mark.parametrize(
-    ("log", "reason"),
-    [
-        ("requests.exceptions.HTTPError: 401 Client Error: Unauthorized", "DownloadUnauthorized"),
-        ("RepositoryNotFoundError: 404 Client Error", "SourceNotFound"),
-        ("OSError: [Errno 28] No space left on device", "StorageFull"),
-    ],
-)
-def test_a_failed_download_says_why_and_names_the_pvc(log: str, reason: str) -> None:
+@dataclass(frozen=True)
+class FailedDownloadCase(Case):
+    log: str
+    want: str
+
+
+FAILED_DOWNLOAD_CASES = [
+    FailedDownloadCase(
+        "unauthorized",
+        "the reason a user fixes with credentials reaches the condition",
+        "requests.exceptions.HTTPError: 401 Client Error: Unauthorized",
+        "DownloadUnauthorized",
+    ),
+    FailedDownloadCase(
+        "not-found",
+        "the reason a user fixes in sourceUri reaches the condition",
+        "RepositoryNotFoundError: 404 Client Error",
+        "SourceNotFound",
+    ),
+    FailedDownloadCase(
+        "full",
+        "the reason a user fixes with a larger size reaches the condition",
+        "OSError: [Errno 28] No space left on device",
+        "StorageFull",
+    ),
+]
+
+
+@table(FAILED_DOWNLOAD_CASES)
+def test_a_failed_download_says_why_and_names_the_pvc(case: FailedDownloadCase) -> None:
     """A failed download says why and which volume it was filling."""
     _, pvc, job = downloading()
     comp = reconcile(
         compose_model_cache,
         model_cache(size="1Gi"),
-        [pod(job, "Failed", log, "download")],
+        [pod(job, "Failed", case.log, "download")],
         resources={PVC: pvc, DOWNLOAD_JOB: failed(job)},
     )
     assert comp.status["status"] == "Failed"
-    assert conditions(comp)["DownloadReady"] == ("False", reason)
+    assert conditions(comp)["DownloadReady"] == ("False", case.want), case.reason
     assert "org-model-cache" in message(comp, "DownloadReady")
     assert DOWNLOAD_JOB in comp.resources  # kept for kubectl logs
 
@@ -379,19 +459,44 @@ def test_a_cache_someone_else_composed_is_not_taken() -> None:
     assert len(comp.resources) == 2
 
 
-@pytest.mark.parametrize(
-    ("status", "headline", "reason"),
-    [
-        ("Progressing", "Pending", "WaitingForTemplate"),
-        ("NotAvailable", "Pending", "WaitingForTemplate"),
-        ("Failed", "Failed", "TemplateNotReady"),
-    ],
-)
-def test_the_template_cache_waits_for_its_template(status: str, headline: str, reason: str) -> None:
+@dataclass(frozen=True)
+class TemplateStateCase(Case):
+    template_status: str
+    headline: str
+    condition_reason: str
+
+
+TEMPLATE_STATE_CASES = [
+    TemplateStateCase(
+        "progressing",
+        "a template still resolving is worth waiting for",
+        "Progressing",
+        "Pending",
+        "WaitingForTemplate",
+    ),
+    TemplateStateCase(
+        "not-available",
+        "a template without a profile yet may get one",
+        "NotAvailable",
+        "Pending",
+        "WaitingForTemplate",
+    ),
+    TemplateStateCase(
+        "failed",
+        "a failed template fails its cache, with a reason of its own",
+        "Failed",
+        "Failed",
+        "TemplateNotReady",
+    ),
+]
+
+
+@table(TEMPLATE_STATE_CASES)
+def test_the_template_cache_waits_for_its_template(case: TemplateStateCase) -> None:
     """A template cache waits while its template is not Available."""
-    comp = reconcile(compose_template_cache, template_cache(), [template(status)])
-    assert comp.status["status"] == headline
-    assert conditions(comp)["TemplateReady"] == ("False", reason)
+    comp = reconcile(compose_template_cache, template_cache(), [template(case.template_status)])
+    assert comp.status["status"] == case.headline, case.reason
+    assert conditions(comp)["TemplateReady"] == ("False", case.condition_reason), case.reason
     assert comp.resources == {}
 
 
@@ -515,21 +620,29 @@ RUNTIME_CONFIG = {
 }
 
 
-@pytest.mark.parametrize(
-    ("spec", "job_key"),
-    [
-        pytest.param({}, SIZE_CHECK_JOB, id="the size check"),
-        pytest.param({"size": "10Gi"}, DOWNLOAD_JOB, id="the download"),
-    ],
-)
+@dataclass(frozen=True)
+class CacheJobCase(Case):
+    spec: dict[str, Any]
+    job: str
+
+
+CACHE_JOB_CASES = [
+    CacheJobCase(
+        "size-check", "a cache without a size first runs a size check", {}, SIZE_CHECK_JOB
+    ),
+    CacheJobCase("download", "a cache with a size downloads", {"size": "10Gi"}, DOWNLOAD_JOB),
+]
+
+
+@table(CACHE_JOB_CASES)
 def test_cache_jobs_run_with_the_runtime_configs_account_and_pull_secrets(
-    spec: dict[str, Any], job_key: str
+    case: CacheJobCase,
 ) -> None:
     """Seed 004: the runtime config's service account and pull secrets are for every workload
     AIM starts on the namespace's behalf, cache downloads included."""
-    xr = model_cache(imagePullSecrets=[{"name": "own"}], **spec)
+    xr = model_cache(imagePullSecrets=[{"name": "own"}], **case.spec)
     comp = reconcile(compose_model_cache, xr, [RUNTIME_CONFIG])
-    pod_spec = tree(comp.resources[job_key].manifest)["spec"]["template"]["spec"]
+    pod_spec = tree(comp.resources[case.job].manifest)["spec"]["template"]["spec"]
     assert pod_spec["serviceAccountName"] == "aim-runtime"
     assert pod_spec["imagePullSecrets"] == [{"name": "own"}, {"name": "mirror"}]
     assert pod_spec["automountServiceAccountToken"] is False  # the account, never its token

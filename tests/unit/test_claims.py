@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
-
 from function.kube.claims import as_claim, claim_of
 from function.kube.owners import co_owners
+from tests.cases import table
 
 LABELS = {"crossplane.io/claim-name": "chat", "crossplane.io/claim-namespace": "team-a"}
 
@@ -86,7 +85,7 @@ VIEWS = [
 ]
 
 
-@pytest.mark.parametrize("case", VIEWS, ids=lambda c: c.id)
+@table(VIEWS)
 def test_a_composite_is_shown_as_its_claim(case: ViewCase) -> None:
     """A claim's composite reads as the namespaced XR it stands for."""
     view = as_claim(case.obj)

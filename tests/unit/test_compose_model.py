@@ -6,9 +6,9 @@ import asyncio
 import base64
 import dataclasses
 import json
+from dataclasses import dataclass
 from typing import Any
 
-import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
@@ -23,6 +23,7 @@ from function.registry.inspect import (
     RegistryFailure,
 )
 from function.server.fn import FunctionRunner
+from tests.cases import Case, table
 from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"
@@ -147,19 +148,43 @@ def test_a_changed_image_is_inspected_again() -> None:
     assert asked.request.image == IMAGE
 
 
-@pytest.mark.parametrize(
-    ("kind", "state"),
-    [
-        (FailureKind.UNAUTHORIZED, "Failed"),
-        (FailureKind.NOT_FOUND, "Failed"),
-        (FailureKind.TIMEOUT, "Degraded"),
-        (FailureKind.UNREACHABLE, "Degraded"),
-    ],
-)
+@dataclass(frozen=True)
+class RegistryFailureCase(Case):
+    kind: FailureKind
+    state: str
+
+
+REGISTRY_FAILURE_CASES = [
+    RegistryFailureCase(
+        "unauthorized",
+        "retrying will not help until someone fixes a secret",
+        FailureKind.UNAUTHORIZED,
+        "Failed",
+    ),
+    RegistryFailureCase(
+        "not-found",
+        "retrying will not help until someone fixes the image",
+        FailureKind.NOT_FOUND,
+        "Failed",
+    ),
+    RegistryFailureCase(
+        "timeout",
+        "a slow registry may answer later: degraded, not failed",
+        FailureKind.TIMEOUT,
+        "Degraded",
+    ),
+    RegistryFailureCase(
+        "unreachable", "a registry down now may be up later", FailureKind.UNREACHABLE, "Degraded"
+    ),
+]
+
+
+@table(REGISTRY_FAILURE_CASES)
 def test_registry_failures_are_conditions_with_the_registrys_words(
-    kind: FailureKind, state: str
+    case: RegistryFailureCase,
 ) -> None:
     """A registry failure is a condition with the registry's own words, retried later."""
+    kind, state = case.kind, case.state
     failure = RegistryFailure(IMAGE, kind, "the registry's own words")
     comp = compose(model(), inspection=failure)
 
@@ -168,7 +193,7 @@ def test_registry_failures_are_conditions_with_the_registrys_words(
     message = condition_message(comp, "MetadataExtracted")
     assert message.startswith(f"{kind.value}: ")
     assert "registry.example.com: the registry's own words" in message
-    assert comp.status["status"] == state
+    assert comp.status["status"] == state, case.reason
     assert comp.resources == {}
     assert comp.ttl_seconds == 60  # asked again a minute later
 
@@ -244,24 +269,61 @@ def _tpl(name: str, status: str | None) -> Any:
     return out
 
 
-@pytest.mark.parametrize(
-    ("statuses", "want"),
-    [
-        (["Available", "Available"], ("Ready", "AllTemplatesReady")),
-        (["Available", "NotAvailable"], ("Ready", "SomeTemplatesReady")),
-        (["NotAvailable", "NotAvailable"], ("Degraded", "NoTemplatesAvailable")),
-        (["Failed", "Degraded"], ("Failed", "AllTemplatesFailed")),
-        (["Available", "Failed"], ("Degraded", "SomeTemplatesDegraded")),
-        (["Available", "Progressing"], ("Progressing", "TemplatesProgressing")),
-    ],
-)
-def test_the_model_follows_its_templates(statuses: list[str], want: tuple[str, str]) -> None:
+@dataclass(frozen=True)
+class TemplatesCase(Case):
+    statuses: list[str]
+    want: tuple[str, str]
+
+
+TEMPLATES_CASES = [
+    TemplatesCase(
+        "all-ready",
+        "every template serves",
+        ["Available", "Available"],
+        ("Ready", "AllTemplatesReady"),
+    ),
+    TemplatesCase(
+        "some-ready",
+        "one template that serves is enough for a Ready model",
+        ["Available", "NotAvailable"],
+        ("Ready", "SomeTemplatesReady"),
+    ),
+    TemplatesCase(
+        "none-available",
+        "nothing fits this cluster: degraded, not failed",
+        ["NotAvailable", "NotAvailable"],
+        ("Degraded", "NoTemplatesAvailable"),
+    ),
+    TemplatesCase(
+        "all-failed",
+        "only when no template can work is the model Failed",
+        ["Failed", "Degraded"],
+        ("Failed", "AllTemplatesFailed"),
+    ),
+    TemplatesCase(
+        "some-failed",
+        "a failed template beside a working one degrades the model",
+        ["Available", "Failed"],
+        ("Degraded", "SomeTemplatesDegraded"),
+    ),
+    TemplatesCase(
+        "progressing",
+        "a template still resolving keeps the model progressing",
+        ["Available", "Progressing"],
+        ("Progressing", "TemplatesProgressing"),
+    ),
+]
+
+
+@table(TEMPLATES_CASES)
+def test_the_model_follows_its_templates(case: TemplatesCase) -> None:
     """The model's headline follows its templates' states."""
     xr = model(discovery={"enabled": False})
-    pool = [_tpl(f"t{i}", s) for i, s in enumerate(statuses)]
+    pool = [_tpl(f"t{i}", s) for i, s in enumerate(case.statuses)]
     comp = compose(xr, pool)
 
-    assert (comp.status["status"], conditions(comp)["TemplatesReady"][1]) == want
+    got = (comp.status["status"], conditions(comp)["TemplatesReady"][1])
+    assert got == case.want, case.reason
     assert comp.status["templates"] == 2
 
 
@@ -364,73 +426,91 @@ def runtime_config(name: str, kind: str = "AIMRuntimeConfig") -> Any:
     return {"apiVersion": API, "kind": kind, "metadata": meta, "spec": {}}
 
 
-@pytest.mark.parametrize(
-    ("config_name", "pool", "want"),
-    [
-        pytest.param(
-            "default",
-            [],
-            ("True", "DefaultRuntimeConfigMissing"),
-            id="no default config: built-in defaults, a note, not a failure",
-        ),
-        pytest.param(
-            "platform",
-            [],
-            ("False", "RuntimeConfigMissing"),
-            id="a named config that does not exist",
-        ),
-        pytest.param(
-            "platform",
-            [runtime_config("platform")],
-            ("True", "RuntimeResolved"),
-            id="the named config exists",
-        ),
-    ],
-)
-def test_runtime_resolved_uses_seed_004s_reasons(
-    config_name: str, pool: list[Any], want: tuple[str, str]
-) -> None:
+@dataclass(frozen=True)
+class RuntimeCase(Case):
+    config_name: str
+    pool: list[Any]
+    want: tuple[str, str]
+
+
+RUNTIME_CASES = [
+    RuntimeCase(
+        "no-default",
+        "no default config: built-in defaults, a note, not a failure",
+        "default",
+        [],
+        ("True", "DefaultRuntimeConfigMissing"),
+    ),
+    RuntimeCase(
+        "named-missing",
+        "a config the user named and that does not exist is their mistake to fix",
+        "platform",
+        [],
+        ("False", "RuntimeConfigMissing"),
+    ),
+    RuntimeCase(
+        "named",
+        "the named config exists",
+        "platform",
+        [runtime_config("platform")],
+        ("True", "RuntimeResolved"),
+    ),
+]
+
+
+@table(RUNTIME_CASES)
+def test_runtime_resolved_uses_seed_004s_reasons(case: RuntimeCase) -> None:
     """RuntimeResolved uses the reasons seed 004 names."""
-    comp = compose(model(runtimeConfigName=config_name, discovery={"enabled": False}), pool)
-    assert conditions(comp)["RuntimeResolved"] == want
+    xr = model(runtimeConfigName=case.config_name, discovery={"enabled": False})
+    comp = compose(xr, case.pool)
+    assert conditions(comp)["RuntimeResolved"] == case.want, case.reason
     assert "RuntimeConfigReady" not in conditions(comp)
 
 
-@pytest.mark.parametrize(
-    ("xr", "inspection", "want"),
-    [
-        pytest.param(
-            model(),
-            inspected(),
-            ("True", "TemplatesAutoGenerated"),
-            id="the image recommends deployments: one template each",
-        ),
-        pytest.param(
-            model(),
-            inspected(labels={"com.amd.aim.model.canonicalName": "Qwen/Qwen3-32B"}),
-            ("False", "NoRecommendedTemplates"),
-            id="the labels recommend nothing (seed 004's troubleshooting reason)",
-        ),
-        pytest.param(
-            model(discovery={"enabled": True, "autoCreateTemplates": False}),
-            inspected(),
-            ("False", "AutoCreateTemplatesDisabled"),
-            id="autoCreateTemplates off",
-        ),
-        pytest.param(
-            model(discovery={"enabled": False}),
-            None,
-            ("False", "DiscoveryDisabled"),
-            id="discovery off and no metadata given: nothing to generate from",
-        ),
-    ],
-)
-def test_templates_auto_generated_says_whether_and_why_not(
-    xr: Any, inspection: Inspection | None, want: tuple[str, str]
-) -> None:
+@dataclass(frozen=True)
+class AutoGeneratedCase(Case):
+    xr: Any
+    inspection: Inspection | None
+    want: tuple[str, str]
+
+
+AUTO_GENERATED_CASES = [
+    AutoGeneratedCase(
+        "recommended",
+        "the image recommends deployments: one template each",
+        model(),
+        inspected(),
+        ("True", "TemplatesAutoGenerated"),
+    ),
+    AutoGeneratedCase(
+        "none-recommended",
+        "the labels recommend nothing (seed 004's troubleshooting reason)",
+        model(),
+        inspected(labels={"com.amd.aim.model.canonicalName": "Qwen/Qwen3-32B"}),
+        ("False", "NoRecommendedTemplates"),
+    ),
+    AutoGeneratedCase(
+        "auto-create-off",
+        "the user turned autoCreateTemplates off, and the condition says so",
+        model(discovery={"enabled": True, "autoCreateTemplates": False}),
+        inspected(),
+        ("False", "AutoCreateTemplatesDisabled"),
+    ),
+    AutoGeneratedCase(
+        "discovery-off",
+        "discovery off and no metadata given: nothing to generate from",
+        model(discovery={"enabled": False}),
+        None,
+        ("False", "DiscoveryDisabled"),
+    ),
+]
+
+
+@table(AUTO_GENERATED_CASES)
+def test_templates_auto_generated_says_whether_and_why_not(case: AutoGeneratedCase) -> None:
     """TemplatesAutoGenerated says whether templates were made, and if not why."""
-    comp = compose(xr, inspection=inspection)
-    assert conditions(comp)["TemplatesAutoGenerated"] == want
+    comp = compose(case.xr, inspection=case.inspection)
+    assert conditions(comp)["TemplatesAutoGenerated"] == case.want, case.reason
 
 
 def test_templates_auto_generated_waits_while_the_labels_cannot_be_read_yet() -> None:

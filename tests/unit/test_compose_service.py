@@ -8,6 +8,7 @@ the composer again until the requirements stop changing.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
@@ -22,6 +23,7 @@ from function.compose.service import (
 )
 from function.errors import InvalidSpecError
 from function.kube.observed import Composition, Observed
+from tests.cases import Case, table
 from tests.podsecurity import restricted_violations
 from tests.unit import loop
 
@@ -132,9 +134,20 @@ READY_ISVC = ready(conditions=[{"type": "Ready", "status": "True"}])
 
 # --- the life of a service: Pending -> Starting -> Running, and every way it can stop -----------
 
-CASES: list[tuple[str, Any, list[Any], dict[str, Any], str, dict[str, tuple[str, str]], set[str]]]
+
+@dataclass(frozen=True)
+class LifeCase(Case):
+    xr: Any
+    pool: list[Any]
+    observed: dict[str, Any]
+    want: str
+    want_conditions: dict[str, tuple[str, str]]
+    want_resources: set[str]
+
+
 CASES = [
-    (
+    LifeCase(
+        "model-not-ready",
         "model not Ready yet: Pending, nothing composed",
         service(),
         [model(status="Progressing"), template()],
@@ -143,7 +156,8 @@ CASES = [
         {"ModelReady": ("False", "ModelNotReady"), "TemplateReady": ("True", "Resolved")},
         set(),
     ),
-    (
+    LifeCase(
+        "template-discovering",
         "template still in discovery: Pending",
         service(),
         [model(), template(status="Progressing")],
@@ -152,7 +166,8 @@ CASES = [
         {"TemplateReady": ("False", "TemplateNotReady")},
         set(),
     ),
-    (
+    LifeCase(
+        "template-gpu-absent",
         "template's GPU is on no node: Pending, and the message says so",
         service(),
         [model(), template(status="NotAvailable")],
@@ -161,7 +176,8 @@ CASES = [
         {"TemplateReady": ("False", "TemplateNotReady")},
         set(),
     ),
-    (
+    LifeCase(
+        "starting",
         "model Ready, template Available: Starting with the InferenceService composed",
         service(),
         WORLD,
@@ -175,7 +191,8 @@ CASES = [
         },
         {INFERENCE_SERVICE},
     ),
-    (
+    LifeCase(
+        "running",
         "KServe reports Ready: Running",
         service(),
         WORLD,
@@ -184,7 +201,8 @@ CASES = [
         {"InferenceServiceReady": ("True", "Ready")},
         {INFERENCE_SERVICE},
     ),
-    (
+    LifeCase(
+        "model-absent",
         "model named but absent in both scopes: Failed",
         service(),
         [template()],
@@ -193,7 +211,8 @@ CASES = [
         {"ModelReady": ("False", "ModelNotFound")},
         set(),
     ),
-    (
+    LifeCase(
+        "template-absent",
         "template named but absent: Failed",
         service(),
         [model()],
@@ -202,7 +221,8 @@ CASES = [
         {"TemplateReady": ("False", "TemplateNotFound")},
         set(),
     ),
-    (
+    LifeCase(
+        "runtime-config-absent",
         "named runtime config absent: Failed",
         service(runtimeConfigName="team-a"),
         WORLD,
@@ -211,7 +231,8 @@ CASES = [
         {"RuntimeConfigReady": ("False", "RuntimeConfigMissing")},
         set(),
     ),
-    (
+    LifeCase(
+        "model-failed",
         "model Failed: the service is Failed too",
         service(),
         [model(status="Failed"), template()],
@@ -220,7 +241,8 @@ CASES = [
         {"ModelReady": ("False", "ModelNotReady")},
         set(),
     ),
-    (
+    LifeCase(
+        "template-unknown-gpu",
         "template names a GPU nobody makes: Failed, the template is blamed",
         service(),
         [model(), template(hardware={"gpu": {"requests": 1, "model": "MI999X"}})],
@@ -229,7 +251,8 @@ CASES = [
         {"TemplateReady": ("False", "TemplateInvalid")},
         set(),
     ),
-    (
+    LifeCase(
+        "template-other-model",
         "template of another model: Failed, not a silently wrong deployment",
         service(),
         [model(), template(modelName="llama")],
@@ -238,7 +261,8 @@ CASES = [
         {"TemplateReady": ("False", "TemplateModelMismatch")},
         set(),
     ),
-    (
+    LifeCase(
+        "template-wrong-type",
         "template with a field of the wrong type: Failed, the template is blamed",
         service(),
         [model(), template(hardware={"gpu": {"requests": "many"}})],
@@ -250,25 +274,14 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("xr", "pool", "observed", "want", "want_conditions", "want_resources"),
-    [c[1:] for c in CASES],
-    ids=[c[0] for c in CASES],
-)
-def test_status_follows_the_world(
-    xr: Any,
-    pool: list[Any],
-    observed: dict[str, Any],
-    want: str,
-    want_conditions: dict[str, tuple[str, str]],
-    want_resources: set[str],
-) -> None:
+@table(CASES)
+def test_status_follows_the_world(case: LifeCase) -> None:
     """The headline and each condition say where the service stands as its dependencies change."""
-    comp = reconcile(xr, pool, observed)
-    assert status(comp)["status"] == want
-    assert want_conditions.items() <= conditions(comp).items()
-    assert set(comp.resources) == want_resources
-    if want in {"Failed", "Degraded"}:
+    comp = reconcile(case.xr, case.pool, case.observed)
+    assert status(comp)["status"] == case.want, case.reason
+    assert case.want_conditions.items() <= conditions(comp).items(), case.reason
+    assert set(comp.resources) == case.want_resources, case.reason
+    if case.want in {"Failed", "Degraded"}:
         assert comp.warnings, "a user-facing failure is also an event"
     else:
         assert comp.warnings == []
@@ -874,42 +887,49 @@ def discovered(name: str, profile_type: str | None, **spec: Any) -> Any:
     return tpl
 
 
-@pytest.mark.parametrize(
-    ("candidates", "chosen"),
-    [
-        pytest.param(
-            [discovered("gen", "optimized")],
-            "gen",
-            id="a generated template is optimized because its discovered profile says so",
-        ),
-        pytest.param(
-            [discovered("fp16", "optimized", precision="fp16"), discovered("raw", None)],
-            "fp16",
-            id="no type anywhere counts as unoptimized",
-        ),
-        pytest.param(
-            [
-                {
-                    **discovered("labelled", None),
-                    "metadata": {
-                        "name": "labelled",
-                        "namespace": NS,
-                        "uid": "u",
-                        "labels": {"aim.silogen.ai/profile-type": "optimized"},
-                    },
-                }
-            ],
-            "labelled",
-            id="the recommended deployment's declared type is the last resort",
-        ),
-    ],
-)
-def test_auto_selection_reads_the_effective_profile_type(
-    candidates: list[Any], chosen: str
-) -> None:
+@dataclass(frozen=True)
+class ProfileTypeCase(Case):
+    candidates: list[Any]
+    chosen: str
+
+
+PROFILE_TYPE_CASES = [
+    ProfileTypeCase(
+        "discovered",
+        "a generated template is optimized because its discovered profile says so",
+        [discovered("gen", "optimized")],
+        "gen",
+    ),
+    ProfileTypeCase(
+        "untyped",
+        "no type anywhere counts as unoptimized",
+        [discovered("fp16", "optimized", precision="fp16"), discovered("raw", None)],
+        "fp16",
+    ),
+    ProfileTypeCase(
+        "label",
+        "the recommended deployment's declared type is the last resort",
+        [
+            {
+                **discovered("labelled", None),
+                "metadata": {
+                    "name": "labelled",
+                    "namespace": NS,
+                    "uid": "u",
+                    "labels": {"aim.silogen.ai/profile-type": "optimized"},
+                },
+            }
+        ],
+        "labelled",
+    ),
+]
+
+
+@table(PROFILE_TYPE_CASES)
+def test_auto_selection_reads_the_effective_profile_type(case: ProfileTypeCase) -> None:
     """Selection uses the profile type in effect: the spec's, else discovery's."""
-    comp = reconcile(auto(), [model(), *candidates])
-    assert status(comp)["resolvedTemplate"]["name"] == chosen
+    comp = reconcile(auto(), [model(), *case.candidates])
+    assert status(comp)["resolvedTemplate"]["name"] == case.chosen, case.reason
 
 
 def test_a_spec_type_is_the_users_word_over_discovery() -> None:

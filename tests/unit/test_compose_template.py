@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-
-import pytest
 
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.observed import Composition, Observed
 from function.rules import discovery
 from function.settings import Settings
 from tests import simulated
+from tests.cases import Case, table
 from tests.simulated import DRY_RUN_RESULT
 from tests.unit import loop
 
@@ -209,29 +209,97 @@ def test_a_missing_model_fails_and_starts_nothing() -> None:
 # --- GPUs ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("gpu", "labels", "available"),
-    [
-        ({"model": "MI300X"}, {"amd.com/gpu.device-id": "74a1"}, True),
-        ({"model": "MI300X"}, {"amd.com/gpu.device-id": "0x74B5"}, True),
-        ({"model": "MI300X"}, {"beta.amd.com/gpu.family": "AMD_Instinct_MI300X"}, True),
-        ({"model": "MI300X"}, {"amd.com/gpu.device-id.74a9": "8"}, True),
-        ({"model": "MI300X"}, {"amd.com/gpu.device-id": "75a0"}, False),
-        ({"models": ["MI355X", "MI350X"]}, {"amd.com/gpu.device-id": "75a0"}, True),
-        ({"minVram": "256Gi"}, {"amd.com/gpu.device-id": "74a1"}, False),
-        ({"minVram": "256Gi"}, {"amd.com/gpu.device-id": "75a3"}, True),
-        ({"requests": 1}, {"amd.com/gpu.device-id": "7460"}, True),
-        ({"requests": 1}, {"kubernetes.io/os": "linux"}, False),
-    ],
-)
-def test_gpu_availability_from_node_labels(
-    gpu: dict[str, Any], labels: dict[str, str], *, available: bool
-) -> None:
-    """GPU availability is read from the AMD GPU operator's node labels."""
-    comp = compose(template(hardware={"gpu": {"requests": 1, **gpu}}), [model(), node(**labels)])
+@dataclass(frozen=True)
+class NodeCase(Case):
+    gpu: dict[str, Any]
+    labels: dict[str, str]
+    available: bool
 
-    assert (conditions(comp)["GPUReady"][0] == "True") is available
-    assert (DISCOVERY_JOB in comp.resources) is available
+
+DEVICE_ID = "amd.com/gpu.device-id"
+NODE_CASES = [
+    NodeCase(
+        "device-id",
+        "the GPU operator's device-id label",
+        {"model": "MI300X"},
+        {DEVICE_ID: "74a1"},
+        available=True,
+    ),
+    NodeCase(
+        "device-id-spelling",
+        "0x and upper case name the same id (74b5, a MI300X virtual function)",
+        {"model": "MI300X"},
+        {DEVICE_ID: "0x74B5"},
+        available=True,
+    ),
+    NodeCase(
+        "family-label",
+        "older GPU operators label the family instead",
+        {"model": "MI300X"},
+        {"beta.amd.com/gpu.family": "AMD_Instinct_MI300X"},
+        available=True,
+    ),
+    NodeCase(
+        "per-id-count",
+        "the per-id count label (one label per device id present)",
+        {"model": "MI300X"},
+        {f"{DEVICE_ID}.74a9": "8"},
+        available=True,
+    ),
+    NodeCase(
+        "other-model",
+        "75a0 is a MI350X, not the model asked for",
+        {"model": "MI300X"},
+        {DEVICE_ID: "75a0"},
+        available=False,
+    ),
+    NodeCase(
+        "any-of-models",
+        "a list of models is satisfied by any of them",
+        {"models": ["MI355X", "MI350X"]},
+        {DEVICE_ID: "75a0"},
+        available=True,
+    ),
+    NodeCase(
+        "vram-too-small",
+        "a MI300X has 192 GiB, less than asked",
+        {"minVram": "256Gi"},
+        {DEVICE_ID: "74a1"},
+        available=False,
+    ),
+    NodeCase(
+        "vram-enough",
+        "a MI355X has 288 GiB",
+        {"minVram": "256Gi"},
+        {DEVICE_ID: "75a3"},
+        available=True,
+    ),
+    NodeCase(
+        "any-gpu",
+        "no model asked: any AMD GPU will do (7460, a V710)",
+        {"requests": 1},
+        {DEVICE_ID: "7460"},
+        available=True,
+    ),
+    NodeCase(
+        "no-gpu",
+        "a node without GPU labels has no GPU",
+        {"requests": 1},
+        {"kubernetes.io/os": "linux"},
+        available=False,
+    ),
+]
+
+
+@table(NODE_CASES)
+def test_gpu_availability_from_node_labels(case: NodeCase) -> None:
+    """GPU availability is read from the AMD GPU operator's node labels."""
+    xr = template(hardware={"gpu": {"requests": 1, **case.gpu}})
+    comp = compose(xr, [model(), node(**case.labels)])
+    available = case.available
+
+    assert (conditions(comp)["GPUReady"][0] == "True") is available, case.reason
+    assert (DISCOVERY_JOB in comp.resources) is available, case.reason
     if not available:
         assert comp.status["status"] == "NotAvailable"
         assert conditions(comp)["GPUReady"][1] == "GPUNotAvailable"
@@ -313,24 +381,44 @@ def test_a_succeeded_job_fills_status_and_is_dropped() -> None:
     assert DISCOVERY_JOB not in again.resources  # discovery is not repeated
 
 
-@pytest.mark.parametrize(
-    ("output", "reason"),
-    [
-        ("Traceback (most recent call last): boom", "DiscoveryOutputInvalid"),
-        ("[]", "DiscoveryOutputInvalid"),
-        (json.dumps([{"profile": {}, "models": []}]), "DiscoveryOutputInvalid"),
-        ('{"aimDiscoveryOutputBytes": 9000, "limit": 4096}', "DiscoveryOutputTooLarge"),
-    ],
-    ids=["not-json", "empty-list", "no-models", "too-large"],
-)
-def test_a_result_that_does_not_fit_is_a_failed_attempt(output: str, reason: str) -> None:
+@dataclass(frozen=True)
+class OutputCase(Case):
+    output: str
+    want: str
+
+
+OUTPUT_CASES = [
+    OutputCase(
+        "not-json",
+        "a dry-run that crashed but exited 0",
+        "Traceback (most recent call last): boom",
+        "DiscoveryOutputInvalid",
+    ),
+    OutputCase("empty-list", "a dry-run that found no profile", "[]", "DiscoveryOutputInvalid"),
+    OutputCase(
+        "no-models",
+        "a profile without models would be a template with nothing to serve",
+        json.dumps([{"profile": {}, "models": []}]),
+        "DiscoveryOutputInvalid",
+    ),
+    OutputCase(
+        "too-large",
+        "the wrapper's marker for output past the termination message's limit",
+        '{"aimDiscoveryOutputBytes": 9000, "limit": 4096}',
+        "DiscoveryOutputTooLarge",
+    ),
+]
+
+
+@table(OUTPUT_CASES)
+def test_a_result_that_does_not_fit_is_a_failed_attempt(case: OutputCase) -> None:
     """Output discovery cannot read counts as a failed attempt, with a reason."""
     xr, job = started()
-    pool = [*WORLD, pod(job, "Succeeded", message=output)]
+    pool = [*WORLD, pod(job, "Succeeded", message=case.output)]
     comp = compose(xr, pool, resources={DISCOVERY_JOB: complete_job(job)})
 
     assert comp.status["status"] == "Failed"
-    assert conditions(comp)["Discovered"] == ("False", reason)
+    assert conditions(comp)["Discovered"] == ("False", case.want), case.reason
     assert tree(comp.status)["discovery"]["attempts"] == 1
     assert "modelSources" not in comp.status  # never a template without its sources
 
@@ -461,30 +549,35 @@ def test_a_template_service_account_wins_over_the_runtime_configs() -> None:
     assert job_of(comp)["spec"]["template"]["spec"]["serviceAccountName"] == "discoverer"
 
 
-@pytest.mark.parametrize(
-    ("spec", "want"),
-    [
-        pytest.param(
-            {},
-            {"type": "optimized", "metric": "latency", "precision": "fp8", "gpuCount": 1},
-            id="discovery fills what the spec leaves out: the dry-run's type",
-        ),
-        pytest.param(
-            {"type": "preview"},
-            {"type": "preview"},
-            id="the spec wins over discovery",
-        ),
-        pytest.param(
-            {"metric": None, "precision": None},
-            {"metric": "latency", "precision": "fp8"},
-            id="a template that leaves metric and precision to discovery shows discovery's",
-        ),
-    ],
-)
-def test_resolved_profile_is_the_spec_else_discovery(
-    spec: dict[str, Any], want: dict[str, Any]
-) -> None:
+@dataclass(frozen=True)
+class ProfileCase(Case):
+    spec: dict[str, Any]
+    want: dict[str, Any]
+
+
+PROFILE_CASES = [
+    ProfileCase(
+        "discovered",
+        "discovery fills what the spec leaves out: the dry-run's type",
+        {},
+        {"type": "optimized", "metric": "latency", "precision": "fp8", "gpuCount": 1},
+    ),
+    ProfileCase(
+        "spec-wins", "the spec wins over discovery", {"type": "preview"}, {"type": "preview"}
+    ),
+    ProfileCase(
+        "left-to-discovery",
+        "a template that leaves metric and precision to discovery shows discovery's",
+        {"metric": None, "precision": None},
+        {"metric": "latency", "precision": "fp8"},
+    ),
+]
+
+
+@table(PROFILE_CASES)
+def test_resolved_profile_is_the_spec_else_discovery(case: ProfileCase) -> None:
     """The profile in effect is the spec's, else discovery's."""
+    spec, want = case.spec, case.want
     xr = template(**{k: v for k, v in spec.items() if v is not None})
     for key in [k for k, v in spec.items() if v is None]:
         del xr["spec"][key]
@@ -497,7 +590,7 @@ def test_resolved_profile_is_the_spec_else_discovery(
     )
 
     resolved = tree(done.status)["resolvedProfile"]
-    assert {k: resolved.get(k) for k in want} == want
+    assert {k: resolved.get(k) for k in want} == want, case.reason
 
 
 def test_a_deployments_declared_type_is_the_last_resort() -> None:
@@ -511,19 +604,25 @@ def _complete() -> dict[str, str]:
     return {"type": "Complete", "status": "True"}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param("t" * 45, id="a name that fits whole"),
-        pytest.param("t" * 46, id="the first length that used to give 64 characters"),
-        pytest.param(
-            "ghcr-io-silogen-aim-meta-llama-llama-3-1-1x-mi300x-lat-fp8-34f7",
-            id="a template seed 004's cluster model generates (found by a journey)",
-        ),
-    ],
-)
-def test_discovery_job_names_are_label_values(name: str) -> None:
+@dataclass(frozen=True)
+class JobNameCase(Case):
+    template: str
+
+
+JOB_NAME_CASES = [
+    JobNameCase("fits", "a name that fits whole", "t" * 45),
+    JobNameCase("one-over", "the first length that used to give 64 characters", "t" * 46),
+    JobNameCase(
+        "seed-004",
+        "a template seed 004's cluster model generates (found by a journey)",
+        "ghcr-io-silogen-aim-meta-llama-llama-3-1-1x-mi300x-lat-fp8-34f7",
+    ),
+]
+
+
+@table(JOB_NAME_CASES)
+def test_discovery_job_names_are_label_values(case: JobNameCase) -> None:
     """The Job controller labels the Job's Pods with its name, so it must fit 63 characters."""
-    job = discovery.job_name(name, "fingerprint", 0)
-    assert len(job) <= 63
-    assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", job)
+    job = discovery.job_name(case.template, "fingerprint", 0)
+    assert len(job) <= 63, case.reason
+    assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", job), case.reason

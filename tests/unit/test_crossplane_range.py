@@ -18,7 +18,10 @@ def pinned(name: str) -> tuple[int, int, int]:
     return int(match[1]), int(match[2]), int(match[3])
 
 
-@pytest.mark.parametrize("package", ["configuration", "configuration-claims", "function"])
+PACKAGES = sorted(p.parent.name for p in (ROOT / "package").glob("*/crossplane.yaml"))
+
+
+@pytest.mark.parametrize("package", PACKAGES)
 def test_the_claimed_range_starts_at_the_oldest_core_the_render_tests_run(package: str) -> None:
     """A lower bound below the oldest tested core would promise what nothing checks; one above
     the current core would refuse the engine the whole suite runs on."""

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
-import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
@@ -14,6 +14,7 @@ from function.errors import InvalidSpecError
 from function.kube.observed import Composition, Observed
 from function.server.fn import FunctionRunner
 from function.settings import Settings
+from tests.cases import Case, table
 
 
 def request(
@@ -146,34 +147,66 @@ def test_same_request_gives_byte_identical_response() -> None:
     assert first == run(runner, req).SerializeToString(deterministic=True)
 
 
-@pytest.mark.parametrize(
-    ("headline", "ready"),
-    [
-        ("Running", fnv1.READY_TRUE),
-        ("Ready", fnv1.READY_TRUE),
-        ("Available", fnv1.READY_TRUE),
-        ("Pending", fnv1.READY_FALSE),
-        ("Degraded", fnv1.READY_FALSE),
-        ("NotAvailable", fnv1.READY_FALSE),
-        (None, fnv1.READY_UNSPECIFIED),
-    ],
-)
-def test_the_xr_is_ready_only_when_its_aim_status_says_so(headline: str | None, ready: int) -> None:
+@dataclass(frozen=True)
+class ReadyCase(Case):
+    headline: str | None
+    ready: int
+
+
+READY_CASES = [
+    ReadyCase("running", "a service that serves", "Running", fnv1.READY_TRUE),
+    ReadyCase("ready", "a model with a template that serves", "Ready", fnv1.READY_TRUE),
+    ReadyCase("available", "a template or cache that can be used", "Available", fnv1.READY_TRUE),
+    ReadyCase(
+        "pending",
+        "everything composed may be ready, but the object is not",
+        "Pending",
+        fnv1.READY_FALSE,
+    ),
+    ReadyCase(
+        "degraded", "a degraded object is not Ready to Crossplane", "Degraded", fnv1.READY_FALSE
+    ),
+    ReadyCase("not-available", "a template no node can run", "NotAvailable", fnv1.READY_FALSE),
+    ReadyCase("no-headline", "runtime configs: Crossplane decides", None, fnv1.READY_UNSPECIFIED),
+]
+
+
+@table(READY_CASES)
+def test_the_xr_is_ready_only_when_its_aim_status_says_so(case: ReadyCase) -> None:
     """Crossplane's Ready follows the AIM headline, not merely "everything composed is ready":
     a service that has composed nothing yet is not Ready. Without a headline (runtime configs)
     Crossplane decides from the composed resources."""
 
     def composer(_: Observed) -> Composition:
-        return Composition(status={"status": headline} if headline else {})
+        return Composition(status={"status": case.headline} if case.headline else {})
 
     rsp = run(FunctionRunner({"K": composer}), request("K"))
-    assert rsp.desired.composite.ready == ready
+    assert rsp.desired.composite.ready == case.ready, case.reason
 
 
-@pytest.mark.parametrize("kind", ["AIMRuntimeConfig", "AIMClusterRuntimeConfig"])
-def test_runtime_configs_compose_nothing_and_report_no_error(kind: str) -> None:
+@dataclass(frozen=True)
+class KindCase(Case):
+    kind: str
+    spec: dict[str, Any]
+
+
+CONFIG_CASES = [
+    KindCase(
+        "namespaced", "a team's config", "AIMRuntimeConfig", {"defaultStorageClassName": "fast"}
+    ),
+    KindCase(
+        "cluster",
+        "the platform's config",
+        "AIMClusterRuntimeConfig",
+        {"defaultStorageClassName": "fast"},
+    ),
+]
+
+
+@table(CONFIG_CASES)
+def test_runtime_configs_compose_nothing_and_report_no_error(case: KindCase) -> None:
     """Their Compositions call the function too; a valid config is simply accepted."""
-    rsp = run(FunctionRunner(), request(kind, {"defaultStorageClassName": "fast"}))
+    rsp = run(FunctionRunner(), request(case.kind, case.spec))
     assert list(rsp.results) == []
     assert dict(rsp.desired.resources) == {}
 
@@ -186,22 +219,26 @@ def test_a_runtime_config_with_a_bad_field_is_a_fatal_result_naming_it() -> None
     assert "spec.routing.enabled" in result.message
 
 
-@pytest.mark.parametrize(
-    "kind", ["AIMService", "AIMModel", "AIMServiceTemplate", "AIMModelCache", "AIMRuntimeConfig"]
-)
-def test_status_says_which_generation_it_describes(kind: str) -> None:
+GENERATION_CASES = [
+    KindCase("service", "a composer with requirements", "AIMService", {"model": {"ref": "m"}}),
+    KindCase(
+        "model", "a composer that inspects", "AIMModel", {"image": "registry.example.com/m:1"}
+    ),
+    KindCase("template", "a composer with discovery", "AIMServiceTemplate", {"modelName": "m"}),
+    KindCase("cache", "a composer with Jobs", "AIMModelCache", {"sourceUri": "hf://org/m"}),
+    KindCase(
+        "runtime-config", "a kind that composes nothing still has status", "AIMRuntimeConfig", {}
+    ),
+]
+
+
+@table(GENERATION_CASES)
+def test_status_says_which_generation_it_describes(case: KindCase) -> None:
     """Every kind writes status.observedGeneration, so GitOps tools can tell stale from current."""
-    specs: dict[str, dict[str, Any]] = {
-        "AIMService": {"model": {"ref": "m"}},
-        "AIMModel": {"image": "registry.example.com/m:1"},
-        "AIMServiceTemplate": {"modelName": "m"},
-        "AIMModelCache": {"sourceUri": "hf://org/m"},
-        "AIMRuntimeConfig": {},
-    }
-    req = request(kind, specs[kind], generation=7)
+    req = request(case.kind, case.spec, generation=7)
     rsp = run(FunctionRunner(), req)
     status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
-    assert status["observedGeneration"] == 7
+    assert status["observedGeneration"] == 7, case.reason
 
 
 def test_a_fatal_result_leaves_the_observed_generation_behind() -> None:
@@ -211,24 +248,30 @@ def test_a_fatal_result_leaves_the_observed_generation_behind() -> None:
     assert "status" not in resource.struct_to_dict(rsp.desired.composite.resource)
 
 
-@pytest.mark.parametrize(
-    ("headline", "ttl"),
-    [
-        pytest.param("Pending", 3, id="waiting for another object: composed again soon"),
-        pytest.param("Failed", 3, id="a fix may be made to another object: noticed soon"),
-        pytest.param("Running", 30, id="ready: rechecked for what it reads changing"),
-    ],
-)
-def test_an_object_that_waits_is_composed_again_soon(headline: str, ttl: int) -> None:
+@dataclass(frozen=True)
+class TtlCase(Case):
+    headline: str
+    ttl: int
+
+
+TTL_CASES = [
+    TtlCase("pending", "waiting for another object: composed again soon", "Pending", 3),
+    TtlCase("failed", "a fix may be made to another object: noticed soon", "Failed", 3),
+    TtlCase("running", "settled: rechecked for what it reads changing, rarely", "Running", 30),
+]
+
+
+@table(TTL_CASES)
+def test_an_object_that_waits_is_composed_again_soon(case: TtlCase) -> None:
     """Crossplane 2.3 does not watch looked-up objects, so the TTL is how a wait ends."""
 
     def composer(_: Observed) -> Composition:
-        return Composition(status={"status": headline})
+        return Composition(status={"status": case.headline})
 
     settings = Settings(waiting_recheck_s=3, ready_recheck_s=30)
     runner = FunctionRunner({"AIMService": composer}, settings=settings)
     rsp = run(runner, request("AIMService"))
-    assert rsp.meta.ttl.seconds == ttl
+    assert rsp.meta.ttl.seconds == case.ttl, case.reason
 
 
 def test_a_request_over_the_limit_is_refused_with_how_to_raise_it() -> None:

@@ -2,25 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from function.rules import gpu
 from function.rules.gpu import UnknownGpuModelError, device_ids
+from tests.cases import Case, table
 
 
-@pytest.mark.parametrize(
-    ("model", "want"),
-    [
-        ("MI300X", ("74a1", "74a9", "74b5", "74bd")),
-        ("mi300x", ("74a1", "74a9", "74b5", "74bd")),
-        ("AMD Instinct MI325X", ("74a5", "74b9")),
-        ("amd_instinct_mi210", ("740f", "7410")),
-        ("MI300A", ("74a0",)),
-    ],
-)
-def test_device_ids_are_sorted_for_any_spelling(model: str, want: tuple[str, ...]) -> None:
+@dataclass(frozen=True)
+class ModelCase(Case):
+    model: str
+    want: tuple[str, ...]
+
+
+MODEL_CASES = [
+    ModelCase("short", "the name templates use", "MI300X", ("74a1", "74a9", "74b5", "74bd")),
+    ModelCase("lower-case", "case does not matter", "mi300x", ("74a1", "74a9", "74b5", "74bd")),
+    ModelCase(
+        "marketing", "the name on the box, with spaces", "AMD Instinct MI325X", ("74a5", "74b9")
+    ),
+    ModelCase(
+        "family-label",
+        "the GPU operator's family label value",
+        "amd_instinct_mi210",
+        ("740f", "7410"),
+    ),
+    ModelCase("apu", "MI300A is not MI300X: one id of its own", "MI300A", ("74a0",)),
+]
+
+
+@table(MODEL_CASES)
+def test_device_ids_are_sorted_for_any_spelling(case: ModelCase) -> None:
     """Spelling variants resolve to one model; ids are sorted so output is deterministic."""
-    assert want == device_ids(model)
+    assert case.want == device_ids(case.model), case.reason
 
 
 def test_unknown_model_names_the_known_ones() -> None:

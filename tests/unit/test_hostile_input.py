@@ -20,6 +20,7 @@ from function.registry import credentials, labels, oras
 from function.rules import discovery, jsontext, quantity
 from function.rules.status import Reason
 from function.server.fn import FunctionRunner
+from tests.cases import table
 from tests.simulated import DRY_RUN_RESULT
 
 
@@ -45,7 +46,7 @@ JSON_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", JSON_CASES, ids=[c.id for c in JSON_CASES])
+@table(JSON_CASES)
 def test_bounded_json_parses_or_says_which_bound(case: Case) -> None:
     """`jsontext.loads` returns the value or a JsonTextError naming the bound, nothing else."""
     if isinstance(case.want, list):
@@ -67,7 +68,7 @@ QUANTITY_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", QUANTITY_CASES, ids=[c.id for c in QUANTITY_CASES])
+@table(QUANTITY_CASES)
 def test_quantities_are_parsed_without_unbounded_arithmetic(case: Case) -> None:
     """`quantity.to_bytes` gives bytes or a ValueError quoting the input, never an overflow."""
     if isinstance(case.want, int):
@@ -95,7 +96,7 @@ RESULT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", RESULT_CASES, ids=[c.id for c in RESULT_CASES])
+@table(RESULT_CASES)
 def test_unusable_discovery_results_fail_with_a_reason(case: Case) -> None:
     """A termination message that is no result is a failed attempt with a reason."""
     with pytest.raises(discovery.ResultError) as raised:
@@ -145,7 +146,7 @@ SECRET_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", SECRET_CASES, ids=[c.id for c in SECRET_CASES])
+@table(SECRET_CASES)
 def test_unreadable_pull_secrets_are_format_errors_naming_the_secret(case: Case) -> None:
     """Every malformed secret is a SecretFormatError naming it, and quoting no value."""
     config = case.given if isinstance(case.given, str) else json.dumps(case.given)
@@ -162,7 +163,7 @@ LABEL_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", LABEL_CASES, ids=[c.id for c in LABEL_CASES])
+@table(LABEL_CASES)
 def test_unreadable_deployment_labels_are_label_errors(case: Case) -> None:
     """The recommended-deployments label is parsed within bounds, or refused naming it."""
     label = "com.amd.aim.model.recommendedDeployments"
@@ -180,7 +181,7 @@ TIME_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", TIME_CASES, ids=[c.id for c in TIME_CASES])
+@table(TIME_CASES)
 def test_attempt_times_in_any_form_give_a_retry_at_most_one_window_away(case: Case) -> None:
     """A time without zone, far away or unreadable never breaks or postpones discovery."""
     assert discovery.retry_at(case.given, 1, NOW) == case.want, case.reason
@@ -245,7 +246,7 @@ CONFIG_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CONFIG_CASES, ids=[c.id for c in CONFIG_CASES])
+@table(CONFIG_CASES)
 def test_an_image_config_that_cannot_be_read_is_a_registry_error(case: Case) -> None:
     """What a registry serves as an image's config is parsed within bounds, on the event loop,
     so a failure must be an answer (a RegistryError naming the image), never an exception."""

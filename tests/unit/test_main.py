@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from click.testing import CliRunner
 from function.registry.oras import OrasInspector
 from function.server import main
 from function.server.fn import FunctionRunner
+from tests.cases import Case, table
 
 
 def start(*args: str) -> subprocess.CompletedProcess[str]:
@@ -76,23 +78,31 @@ def test_registry_mirrors_are_keyed_like_image_references(
     assert inspector.mirrors == {"docker.io": "m:5000", "ghcr.io": "m2"}
 
 
-@pytest.mark.parametrize(
-    ("cpu_max", "want"),
-    [
-        ("50000 100000\n", 1),  # half a core: one worker
-        ("250000 100000\n", 3),  # 2.5 cores round up to 3, if the affinity has them
-        ("max 100000\n", None),  # no limit: the affinity
-        ("garbage", None),  # unreadable: the affinity
-    ],
-    ids=["half-core", "fractional", "unlimited", "unreadable"],
-)
+@dataclass(frozen=True)
+class CpuCase(Case):
+    cpu_max: str
+    want: int | None
+
+
+CPU_CASES = [
+    CpuCase("half-core", "less than a core is still one worker", "50000 100000\n", 1),
+    CpuCase(
+        "fractional", "2.5 cores round up to 3, if the affinity has them", "250000 100000\n", 3
+    ),
+    CpuCase("unlimited", "no limit: the affinity decides", "max 100000\n", None),
+    CpuCase("unreadable", "a file that cannot be read: the affinity decides", "garbage", None),
+]
+
+
+@table(CPU_CASES)
 def test_default_workers_follow_the_cgroup_cpu_limit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu_max: str, want: int | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: CpuCase
 ) -> None:
     """A pod's CPU limit is a quota, not an affinity: without reading it, a function on a large
     node would start a worker per host core."""
     path = tmp_path / "cpu.max"
-    path.write_text(cpu_max)
+    path.write_text(case.cpu_max)
     monkeypatch.setattr(main, "_CPU_MAX", path)
     affinity = min(len(os.sched_getaffinity(0)), 8)
-    assert main._cores() == (affinity if want is None else min(want, affinity))  # noqa: SLF001
+    want = affinity if case.want is None else min(case.want, affinity)
+    assert main._cores() == want, case.reason  # noqa: SLF001

@@ -14,11 +14,11 @@ from function.rules.naming import (
     inference_service_name,
     sanitize_part,
 )
+from tests.cases import Case, table
 
 
 @dataclass(frozen=True)
-class Case:
-    reason: str
+class NameCase(Case):
     parts: tuple[str, ...]
     inputs: tuple[str | int | None, ...]
     want: str
@@ -27,19 +27,22 @@ class Case:
 # Expected names are the worked examples of the operator's behaviour reference (§0.6), which were
 # computed by the operator's algorithm, not by this code.
 OPERATOR_EXAMPLES = [
-    Case(
+    NameCase(
+        "image-model",
         "model from an image: name and tag parts, hashed on the image URI",
         ("aim-dummy", "0-1-10"),
         ("ghcr.io/silogen/aim-dummy:0.1.10",),
         "aim-dummy-0-1-10-9bf80281",
     ),
-    Case(
+    NameCase(
+        "custom-model",
         "custom model: model id part, hashed on base image and source",
         ("Qwen/Qwen2-0.5B",),
         ("amdenterpriseai/aim-base:0.9", "Qwen/Qwen2-0.5B", "hf://Qwen/Qwen2-0.5B"),
         "qwen-qwen2-0-5b-8cd3ca3d",
     ),
-    Case(
+    NameCase(
+        "template-cache",
         "shared template cache: template name, hashed on the namespace",
         ("my-template",),
         ("ml-team",),
@@ -48,10 +51,10 @@ OPERATOR_EXAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("case", OPERATOR_EXAMPLES, ids=lambda c: c.reason)
-def test_derived_name_matches_operator(case: Case) -> None:
+@table(OPERATOR_EXAMPLES)
+def test_derived_name_matches_operator(case: NameCase) -> None:
     """The port reproduces names the operator computed."""
-    assert case.want == derived_name(case.parts, case.inputs)
+    assert case.want == derived_name(case.parts, case.inputs), case.reason
 
 
 def test_inference_service_name_matches_operator() -> None:
@@ -59,19 +62,30 @@ def test_inference_service_name_matches_operator() -> None:
     assert inference_service_name("qwen-chat", "ml-team") == "qwen-chat-a04542d9"
 
 
-@pytest.mark.parametrize(
-    ("part", "want"),
-    [
-        ("Qwen/Qwen2-0.5B", "qwen-qwen2-0-5b"),
-        ("--edge--", "edge"),
-        ("a__b", "a--b"),  # no collapsing of repeated dashes, as in the operator
-        ("///", "part"),
-        ("x" * 70, "x" * 63),
-    ],
-)
-def test_sanitize_part(part: str, want: str) -> None:
+@dataclass(frozen=True)
+class PartCase(Case):
+    part: str
+    want: str
+
+
+PART_CASES = [
+    PartCase(
+        "model-id",
+        "lower case, and every other character a dash",
+        "Qwen/Qwen2-0.5B",
+        "qwen-qwen2-0-5b",
+    ),
+    PartCase("edges", "a label starts and ends alphanumeric", "--edge--", "edge"),
+    PartCase("no-collapse", "repeated dashes stay, as in the operator", "a__b", "a--b"),
+    PartCase("nothing-left", "a part with nothing usable is still a part", "///", "part"),
+    PartCase("long", "a part alone never exceeds a label", "x" * 70, "x" * 63),
+]
+
+
+@table(PART_CASES)
+def test_sanitize_part(case: PartCase) -> None:
     """Parts become DNS-label-safe the operator's way."""
-    assert want == sanitize_part(part)
+    assert case.want == sanitize_part(case.part), case.reason
 
 
 def test_long_names_shorten_the_longest_part_and_keep_the_hash() -> None:

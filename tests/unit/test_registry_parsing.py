@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -11,37 +12,78 @@ import pytest
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.labels import LabelError, image_metadata, recommended_deployments
+from tests.cases import Case, table
 
 
-@pytest.mark.parametrize(
-    ("image", "registry", "repository", "tag", "digest"),
-    [
-        ("amdenterpriseai/aim-qwen:0.8.5", "docker.io", "amdenterpriseai/aim-qwen", "0.8.5", None),
-        ("busybox", "docker.io", "library/busybox", None, None),
-        ("ghcr.io/silogen/aim-dummy:0.1.10", "ghcr.io", "silogen/aim-dummy", "0.1.10", None),
-        ("localhost/x/y:1", "localhost", "x/y", "1", None),
-        ("127.0.0.1:5000/a/b", "127.0.0.1:5000", "a/b", None, None),
-        ("r.io/a@sha256:" + "0" * 64, "r.io", "a", None, "sha256:" + "0" * 64),
-    ],
-)
-def test_references_parse_as_docker_does(
-    image: str, registry: str, repository: str, tag: str | None, digest: str | None
-) -> None:
+@dataclass(frozen=True)
+class ReferenceCase(Case):
+    image: str
+    want: tuple[str, str, str | None, str | None]
+
+
+DIGEST = "sha256:" + "0" * 64
+REFERENCE_CASES = [
+    ReferenceCase(
+        "docker-hub",
+        "a registry-less name is Docker Hub",
+        "amdenterpriseai/aim-qwen:0.8.5",
+        ("docker.io", "amdenterpriseai/aim-qwen", "0.8.5", None),
+    ),
+    ReferenceCase(
+        "official",
+        "one path segment is Docker Hub's library/",
+        "busybox",
+        ("docker.io", "library/busybox", None, None),
+    ),
+    ReferenceCase(
+        "ghcr",
+        "a first segment with a dot is a registry",
+        "ghcr.io/silogen/aim-dummy:0.1.10",
+        ("ghcr.io", "silogen/aim-dummy", "0.1.10", None),
+    ),
+    ReferenceCase(
+        "localhost",
+        "localhost is a registry without a dot",
+        "localhost/x/y:1",
+        ("localhost", "x/y", "1", None),
+    ),
+    ReferenceCase(
+        "port",
+        "a port is part of the registry, not a tag",
+        "127.0.0.1:5000/a/b",
+        ("127.0.0.1:5000", "a/b", None, None),
+    ),
+    ReferenceCase(
+        "digest", "a digest is not a tag", "r.io/a@" + DIGEST, ("r.io", "a", None, DIGEST)
+    ),
+]
+
+
+@table(REFERENCE_CASES)
+def test_references_parse_as_docker_does(case: ReferenceCase) -> None:
     """Image references parse as Docker parses them."""
-    ref = reference.parse(image)
-    assert (ref.registry, ref.repository, ref.tag, ref.digest) == (
-        registry,
-        repository,
-        tag,
-        digest,
-    )
+    ref = reference.parse(case.image)
+    assert (ref.registry, ref.repository, ref.tag, ref.digest) == case.want, case.reason
 
 
-@pytest.mark.parametrize("image", ["", "r.io/a:", "r.io//a", "a@sha256:short"])
-def test_malformed_references_are_refused(image: str) -> None:
+@dataclass(frozen=True)
+class TextCase(Case):
+    text: str
+
+
+MALFORMED_CASES = [
+    TextCase("empty", "an empty image field", ""),
+    TextCase("empty-tag", "a colon with no tag after it", "r.io/a:"),
+    TextCase("empty-segment", "a repository with an empty path segment", "r.io//a"),
+    TextCase("short-digest", "a digest of the wrong length", "a@sha256:short"),
+]
+
+
+@table(MALFORMED_CASES)
+def test_malformed_references_are_refused(case: TextCase) -> None:
     """Malformed references are refused with a reason."""
     with pytest.raises(reference.ReferenceError):
-        reference.parse(image)
+        reference.parse(case.text)
 
 
 def secret(auths: dict[str, Any], kind: str = "kubernetes.io/dockerconfigjson") -> Any:
@@ -68,18 +110,34 @@ def test_username_and_password_fields_are_read_too() -> None:
     assert found.password == "p"  # noqa: S105 - the test secret's value
 
 
-@pytest.mark.parametrize(
-    ("bad", "says"),
-    [
-        (secret({}, kind="Opaque"), "type 'Opaque'"),
-        ({"metadata": {"name": "creds"}, "type": "kubernetes.io/dockerconfigjson"}, "no data"),
-        (secret({"r.io": {"auth": "not base64!"}}), "not base64"),
-    ],
-)
-def test_unreadable_secrets_say_why_without_values(bad: Any, says: str) -> None:
+@dataclass(frozen=True)
+class SecretCase(Case):
+    secret: Any
+    says: str
+
+
+SECRET_CASES = [
+    SecretCase("opaque", "a secret of the wrong type", secret({}, kind="Opaque"), "type 'Opaque'"),
+    SecretCase(
+        "no-data",
+        "a secret of the right type that holds nothing",
+        {"metadata": {"name": "creds"}, "type": "kubernetes.io/dockerconfigjson"},
+        "no data",
+    ),
+    SecretCase(
+        "bad-auth",
+        "an auth field that is not base64",
+        secret({"r.io": {"auth": "not base64!"}}),
+        "not base64",
+    ),
+]
+
+
+@table(SECRET_CASES)
+def test_unreadable_secrets_say_why_without_values(case: SecretCase) -> None:
     """An unreadable secret is explained without printing its contents."""
-    with pytest.raises(SecretFormatError, match=says):
-        credential_for("r.io", [bad])
+    with pytest.raises(SecretFormatError, match=case.says):
+        credential_for("r.io", [case.secret])
 
 
 def test_labels_new_prefix_wins_and_legacy_is_read() -> None:
@@ -106,26 +164,42 @@ def test_an_image_without_aim_labels_has_no_model_metadata() -> None:
     assert image_metadata({"maintainer": "someone"}).model is None
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        '[{"gpuModel": "MI300X", "gpuCount": 1}]',
+LENIENT_CASES = [
+    TextCase("json", "the documented form", '[{"gpuModel": "MI300X", "gpuCount": 1}]'),
+    TextCase(
+        "single-quotes",
+        "images in the wild use Python's quotes",
         "[{'gpuModel': 'MI300X', 'gpuCount': 1}]",
+    ),
+    TextCase(
+        "no-brackets",
+        "...and one deployment without a list",
         "{'gpuModel': 'MI300X', 'gpuCount': 1}",
+    ),
+    TextCase(
+        "extra-keys",
+        "keys newer images add are ignored, not refused",
         "{'gpuModel': 'MI300X', 'gpuCount': 1, 'tensorParallel': 1}",
-    ],
-    ids=["json", "single-quotes", "no-brackets", "extra-keys"],
-)
-def test_recommended_deployments_are_read_leniently(text: str) -> None:
+    ),
+]
+
+
+@table(LENIENT_CASES)
+def test_recommended_deployments_are_read_leniently(case: TextCase) -> None:
     """Deployments written with single quotes, without brackets or with extra keys still read."""
-    [deployment] = recommended_deployments("label", text)
-    assert (deployment.gpu_model, deployment.gpu_count) == ("MI300X", 1)
+    [deployment] = recommended_deployments("label", case.text)
+    assert (deployment.gpu_model, deployment.gpu_count) == ("MI300X", 1), case.reason
 
 
-@pytest.mark.parametrize(
-    "text", ["[{gpuModel: MI300X}]", "[1, 2]", "[{'gpuCount': 'one'}]"], ids=str
-)
-def test_garbage_deployments_are_an_error_naming_the_label(text: str) -> None:
+GARBAGE_CASES = [
+    TextCase("unquoted", "neither JSON nor Python", "[{gpuModel: MI300X}]"),
+    TextCase("numbers", "a list of something other than deployments", "[1, 2]"),
+    TextCase("wrong-type", "a count that is not a number", "[{'gpuCount': 'one'}]"),
+]
+
+
+@table(GARBAGE_CASES)
+def test_garbage_deployments_are_an_error_naming_the_label(case: TextCase) -> None:
     """A deployments label that cannot be read fails naming the label."""
     with pytest.raises(LabelError, match=r"com\.amd\.aim\.model\.recommendedDeployments"):
-        recommended_deployments("com.amd.aim.model.recommendedDeployments", text)
+        recommended_deployments("com.amd.aim.model.recommendedDeployments", case.text)

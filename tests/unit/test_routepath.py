@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from function.rules.routepath import RoutePathError, render_path
+from tests.cases import Case, table
 
 SERVICE: dict[str, Any] = {
     "metadata": {
@@ -19,40 +21,91 @@ SERVICE: dict[str, Any] = {
 }
 
 
-@pytest.mark.parametrize(
-    ("template", "want"),
-    [
-        ("/{.metadata.namespace}/{.metadata.name}", "/ml-team/chat.v2"),
-        ("{.metadata.namespace}/{.spec.model.ref}/", "/ml-team/qwen3"),
-        ("/{.metadata.labels['team']}//{.metadata.labels.team}/x", "/nlp/x"),
-        ('/{.metadata.labels["app.kubernetes.io/part-of"]}', "/a%2Fb%20c"),
-        ("/{.metadata.namespace}/{.metadata.annotations.owner}/chat", "/ml-team/chat"),
-        ("/r{.spec.replicas}/{.spec.cacheModel}", "/r2/true"),
-        ("/Static Path/Ünïcode", "/static%20path/%C3%BCn%C3%AFcode"),
-    ],
-)
-def test_renders_and_normalises(template: str, want: str) -> None:
+@dataclass(frozen=True)
+class PathCase(Case):
+    template: str
+    want: str
+
+
+RENDER_CASES = [
+    PathCase(
+        "default",
+        "the default template, dots kept",
+        "/{.metadata.namespace}/{.metadata.name}",
+        "/ml-team/chat.v2",
+    ),
+    PathCase(
+        "slashes",
+        "a leading slash added, a trailing one dropped",
+        "{.metadata.namespace}/{.spec.model.ref}/",
+        "/ml-team/qwen3",
+    ),
+    PathCase(
+        "label-spellings",
+        "both label spellings, and an empty segment dropped",
+        "/{.metadata.labels['team']}//{.metadata.labels.team}/x",
+        "/nlp/x",
+    ),
+    PathCase(
+        "escaped",
+        "a value with a slash and a space stays one segment",
+        '/{.metadata.labels["app.kubernetes.io/part-of"]}',
+        "/a%2Fb%20c",
+    ),
+    PathCase(
+        "annotation",
+        "annotations are readable too",
+        "/{.metadata.namespace}/{.metadata.annotations.owner}/chat",
+        "/ml-team/chat",
+    ),
+    PathCase(
+        "scalars",
+        "numbers and booleans render as text",
+        "/r{.spec.replicas}/{.spec.cacheModel}",
+        "/r2/true",
+    ),
+    PathCase(
+        "static",
+        "static text is lower-cased and percent-encoded",
+        "/Static Path/Ünïcode",
+        "/static%20path/%C3%BCn%C3%AFcode",
+    ),
+]
+
+
+@table(RENDER_CASES)
+def test_renders_and_normalises(case: PathCase) -> None:
     """Path templates render and normalise to valid URL paths."""
-    assert render_path(template, SERVICE) == want
+    assert render_path(case.template, SERVICE) == case.want, case.reason
 
 
-@pytest.mark.parametrize(
-    ("template", "message"),
-    [
-        ("/{.metadata.labels['missing']}", "finds nothing"),
-        ("/{.spec.model}", "finds an object"),
-        ("/{metadata.name}", "starting with '.'"),
-        ("/{.metadata.name", "unbalanced braces"),
-        ("/{.metadata[}", "not valid JSONPath"),
-        ("/{.metadata.labels.*}", "finds 2 values"),
-        ("/" + "a" * 199, "under 200"),
-        ("//", "renders to nothing"),
-    ],
-)
-def test_what_cannot_render_is_an_error_naming_the_fragment(template: str, message: str) -> None:
+ERROR_CASES = [
+    PathCase(
+        "missing",
+        "a label the service does not have",
+        "/{.metadata.labels['missing']}",
+        "finds nothing",
+    ),
+    PathCase("object", "a path must end on a value", "/{.spec.model}", "finds an object"),
+    PathCase("no-dot", "JSONPath starts at the object", "/{metadata.name}", "starting with '.'"),
+    PathCase("unbalanced", "an unclosed brace", "/{.metadata.name", "unbalanced braces"),
+    PathCase("bad-jsonpath", "a bracket that opens nothing", "/{.metadata[}", "not valid JSONPath"),
+    PathCase(
+        "many",
+        "a wildcard gives several values, not one segment",
+        "/{.metadata.labels.*}",
+        "finds 2 values",
+    ),
+    PathCase("long", "a path of 200 characters", "/" + "a" * 199, "under 200"),
+    PathCase("empty", "a path that renders to '/' alone", "//", "renders to nothing"),
+]
+
+
+@table(ERROR_CASES)
+def test_what_cannot_render_is_an_error_naming_the_fragment(case: PathCase) -> None:
     """A template that cannot render names the fragment at fault."""
-    with pytest.raises(RoutePathError, match=message):
-        render_path(template, SERVICE)
+    with pytest.raises(RoutePathError, match=case.want):
+        render_path(case.template, SERVICE)
 
 
 def test_path_of_199_characters_is_accepted() -> None:

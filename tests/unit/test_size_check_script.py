@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from function.build.storage import SIZE_CHECK_SCRIPT
 from function.rules import caching
+from tests.cases import Case, table
 
 FAKE_HF = """
 import os
@@ -69,16 +69,27 @@ def run(tmp_path: Path, uri: str) -> tuple[int, str, str]:
     return proc.returncode, log.read_text(), proc.stderr
 
 
-@pytest.mark.parametrize(
-    ("uri", "size"),
-    [("hf://org/model", 1000 + 2 * 1024**3), ("s3://bucket/models/llama", 30)],
-)
-def test_the_size_travels_in_the_termination_message(tmp_path: Path, uri: str, size: int) -> None:
+@dataclass(frozen=True)
+class SourceCase(Case):
+    uri: str
+    size: int
+
+
+SOURCE_CASES = [
+    SourceCase(
+        "hf", "a Hugging Face repository's files, summed", "hf://org/model", 1000 + 2 * 1024**3
+    ),
+    SourceCase("s3", "the objects under an S3 prefix, summed", "s3://bucket/models/llama", 30),
+]
+
+
+@table(SOURCE_CASES)
+def test_the_size_travels_in_the_termination_message(tmp_path: Path, case: SourceCase) -> None:
     """The size check's answer travels in the termination message."""
-    code, message, _ = run(tmp_path, uri)
-    assert code == 0
-    assert json.loads(message) == {"sizeBytes": size}
-    assert caching.parse_size(message) == size
+    code, message, _ = run(tmp_path, case.uri)
+    assert code == 0, case.reason
+    assert json.loads(message) == {"sizeBytes": case.size}
+    assert caching.parse_size(message) == case.size
 
 
 def test_a_missing_repository_fails_in_words_the_function_classifies(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 from hypothesis import given, settings
@@ -26,6 +25,7 @@ from function.kube.convert import (
     update_struct,
 )
 from function.kube.observed import parse_spec, read_observed
+from tests.cases import table
 
 
 def template(name: str, model: JsonValue, *, uid: str = "u1", version: str = "7") -> Manifest:
@@ -94,7 +94,7 @@ WHERE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", WHERE_CASES, ids=[c.id for c in WHERE_CASES])
+@table(WHERE_CASES)
 def test_filtering_in_protobuf_agrees_with_filtering_dicts(case: WhereCase) -> None:
     """`where` on the request must pick what the same filter picks from converted objects."""
     req = request({"templates": CATALOG})
