@@ -9,7 +9,9 @@ same request at concurrency 1 and 64, printing each one's ratio to the no-op. Th
 on the same cores, so on a small machine the figures at 64 include its share. The request is
 what Crossplane sends once everything is fetched: a routed AIMService choosing its template
 among a realistic catalog, with its InferenceService and HTTPRoute observed. The difference
-between the two rows is what composing costs on top of gRPC, protobuf and the SDK.
+between the two rows is what composing costs on top of gRPC, protobuf and the SDK. A third row
+sends the same bytes for an AIMRuntimeConfig, which composes nothing: what reading the request,
+the hand-off to a worker and writing a response cost before any composing.
 """
 
 from __future__ import annotations
@@ -165,6 +167,18 @@ def with_observed(
     return out
 
 
+def composing_nothing(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionRequest:
+    """The same request for a kind with nothing to compose: the function's own floor."""
+    out = fnv1.RunFunctionRequest()
+    out.CopyFrom(req)
+    out.observed.composite.resource.update(
+        {"kind": "AIMRuntimeConfig", "metadata": {"name": "default", "namespace": NS}, "spec": {}}
+    )
+    if "status" in out.observed.composite.resource.fields:
+        del out.observed.composite.resource.fields["status"]
+    return out
+
+
 @dataclass(frozen=True)
 class Figures:
     """Latency percentiles (ms) and calls per second of one run."""
@@ -216,16 +230,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         serve_function("--workers", "1") as one_worker,
         serve_function("--workers", "2") as two_workers,
     ):
-        servers = (
-            ("no-op", noop_server),
-            ("aim, 1 worker", one_worker),
-            ("aim, 2 workers", two_workers),
-        )
         first = resolved_request()
         channel = grpc.insecure_channel(one_worker.target)
         stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
         req = with_observed(first, stub.RunFunction(first))
         rsp = stub.RunFunction(req)
+        floor = composing_nothing(req)
+        floor_rsp = stub.RunFunction(floor)
         channel.close()
         status = struct_to_dict(rsp.desired.composite.resource)["status"]
         # The benchmark must time the real path: a Running service with both objects composed.
@@ -233,7 +244,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         assert status["status"] == "Running", status  # noqa: S101
         assert set(rsp.desired.resources) == {"inference-service", "http-route"}  # noqa: S101
         assert not rsp.results, rsp.results  # noqa: S101
+        # ...and the floor a valid runtime config, accepted with nothing composed.
+        assert not floor_rsp.results, floor_rsp.results  # noqa: S101
+        assert not floor_rsp.desired.resources  # noqa: S101
 
+        rows = (
+            ("no-op", noop_server, req),
+            ("aim, no compose", one_worker, floor),
+            ("aim, 1 worker", one_worker, req),
+            ("aim, 2 workers", two_workers, req),
+        )
         objects = sum(len(r.items) for r in req.required_resources.values())
         print(
             f"request {req.ByteSize():,} B ({objects} required objects), "
@@ -243,8 +263,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ratios = []
         for concurrency in CONCURRENCY:
             figures = {}
-            for name, server in servers:
-                f = asyncio.run(drive(server.target, req, args.calls, concurrency))
+            for name, server, request in rows:
+                f = asyncio.run(drive(server.target, request, args.calls, concurrency))
                 figures[name] = f
                 print(f"{name:<16}{concurrency:>12}{f.p50:>10.2f}{f.p99:>10.2f}{f.rate:>10,.0f}")
             base = figures["no-op"]
@@ -257,7 +277,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         print("\n".join(ratios))
         print(
             "RSS after the runs: "
-            + ", ".join(f"{name} {rss_mib(server.pid):.0f} MiB" for name, server in servers)
+            + ", ".join(
+                f"{name} {rss_mib(server.pid):.0f} MiB"
+                for name, server, _ in rows
+                if name != "aim, no compose"
+            )
             + " (server process; workers are separate processes)"
         )
 

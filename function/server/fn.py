@@ -60,47 +60,73 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, _: Context | None = None
     ) -> fnv1.RunFunctionResponse:
-        """Compose one XR."""
-        kind, name = _identity(req)
-        log = self._log.bind(tag=req.meta.tag, kind=kind, xr=name)
-        size = req.ByteSize()
-        if size > self._max_request_bytes:
-            log.warning("refused a request larger than --max-recv-message-size", bytes=size)
+        """Compose one XR (the servicer's interface; the server itself calls `run_bytes`)."""
+        return fnv1.RunFunctionResponse.FromString(await self.run_bytes(req.SerializeToString()))
+
+    async def run_bytes(self, request: bytes) -> bytes:
+        """Compose the XR of a serialized RunFunctionRequest into a serialized response.
+
+        The request is parsed here only to answer with an error; composing parses it in the
+        worker, where the time it takes is the worker's.
+        """
+        if len(request) > self._max_request_bytes:
+            req = fnv1.RunFunctionRequest.FromString(request)
+            kind, name = _identity(req)
+            self._log.warning(
+                "refused a request larger than --max-recv-message-size",
+                tag=req.meta.tag,
+                kind=kind,
+                xr=name,
+                bytes=len(request),
+            )
             return _fatal(
                 req,
-                f"cannot compose {kind} {name}: the request is {size / _MIB:.1f} MiB, more than "
-                f"the function's limit of {self._max_request_bytes / _MIB:g} MiB; raise it with "
-                "--max-recv-message-size (MiB) in the function's DeploymentRuntimeConfig",
+                f"cannot compose {kind} {name}: the request is {len(request) / _MIB:.1f} MiB, "
+                f"more than the function's limit of {self._max_request_bytes / _MIB:g} MiB; raise "
+                "it with --max-recv-message-size (MiB) in the function's DeploymentRuntimeConfig",
             )
-        call = Call(req.SerializeToString(), self._clock())
+        call = Call(request, self._clock())
         try:
             outcome = await self._executor.run(call)
             if not isinstance(outcome, Composed):
                 inspection = await self._inspector.inspect(outcome.request)
-                log.info(
+                req = fnv1.RunFunctionRequest.FromString(request)
+                kind, name = _identity(req)
+                self._log.info(
                     "inspected image",
+                    tag=req.meta.tag,
+                    kind=kind,
+                    xr=name,
                     image=str(outcome.request.reference),
                     outcome=type(inspection).__name__,
                 )
                 outcome = await self._executor.run(Call(call.request, call.now, inspection))
         except BudgetExceeded:
-            log.error("composing ran out of time; its worker was replaced")  # noqa: TRY400
-            return _fatal(
-                req,
-                f"internal error in {FUNCTION_NAME} while composing {kind} {name}: composing "
-                "took longer than the function's budget (--compose-budget) and was stopped (this "
-                "is a bug; please report it with the XR's manifest)",
+            return self._internal_error(
+                request,
+                "composing ran out of time; its worker was replaced",
+                "composing took longer than the function's budget (--compose-budget) and was "
+                "stopped (this is a bug; please report it with the XR's manifest)",
             )
         except WorkerLost:
-            log.error("the worker composing this XR died; it was replaced")  # noqa: TRY400
-            return _fatal(
-                req,
-                f"internal error in {FUNCTION_NAME} while composing {kind} {name}: the worker "
-                "process died (out of memory?) and was replaced; the next reconcile tries again",
+            return self._internal_error(
+                request,
+                "the worker composing this XR died; it was replaced",
+                "the worker process died (out of memory?) and was replaced; the next reconcile "
+                "tries again",
             )
         if not isinstance(outcome, Composed):  # a step must not ask twice
-            return _fatal(req, f"internal error in {FUNCTION_NAME}: inspected twice for {name}")
-        return fnv1.RunFunctionResponse.FromString(outcome.response)
+            return self._internal_error(request, "inspected twice", "it asked to inspect twice")
+        return outcome.response
+
+    def _internal_error(self, request: bytes, log_line: str, what: str) -> bytes:
+        """A fatal result naming the XR, for a call the function itself failed."""
+        req = fnv1.RunFunctionRequest.FromString(request)
+        kind, name = _identity(req)
+        self._log.error(log_line, tag=req.meta.tag, kind=kind, xr=name)
+        return _fatal(
+            req, f"internal error in {FUNCTION_NAME} while composing {kind} {name}: {what}"
+        )
 
     def close(self) -> None:
         """Stop the executor's workers."""
@@ -117,7 +143,7 @@ def _identity(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
     return kind, f"{namespace}/{name}" if namespace else name
 
 
-def _fatal(req: fnv1.RunFunctionRequest, message: str) -> fnv1.RunFunctionResponse:
+def _fatal(req: fnv1.RunFunctionRequest, message: str) -> bytes:
     rsp = response.to(req)
     response.fatal(rsp, message)
-    return rsp
+    return rsp.SerializeToString()

@@ -10,12 +10,14 @@ from typing import Final
 import click
 from crossplane.function import cli as sdkcli
 from crossplane.function import logging
+from crossplane.function.runtime import load_credentials
 
 from function.compose import COMPOSERS
 from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
 from function.registry.reference import registry_host
 from function.server.call import Composers
 from function.server.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
+from function.server.serve import serve
 from function.server.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
 from function.settings import (
     DEFAULT_ENTRYPOINT,
@@ -181,17 +183,25 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
             mirrors=registry_mirrors,
         ),
     )
+    logging.configure(level=level)
     try:
-        sdkcli.run(
+        serve(
             runner,
-            debug=debug,
-            address=address,
-            tls_certs_dir=tls_certs_dir,
+            address,
+            credentials=load_credentials(tls_certs_dir) if tls_certs_dir and not insecure else None,
             insecure=insecure,
-            # gRPC itself refuses only what is far too large; up to this, a request over the
-            # limit reaches RunFunction, which says in a result and the log how to raise it.
-            max_recv_message_size=_TRANSPORT_FACTOR * max_recv_message_size,
-            max_send_message_size=max_send_message_size or max_recv_message_size,
+            options=[
+                # gRPC itself refuses only what is far too large; up to this, a request over the
+                # limit reaches RunFunction, which says in a result and the log how to raise it.
+                (
+                    "grpc.max_receive_message_length",
+                    _TRANSPORT_FACTOR * max_recv_message_size << 20,
+                ),
+                (
+                    "grpc.max_send_message_length",
+                    (max_send_message_size or max_recv_message_size) << 20,
+                ),
+            ],
         )
     except (OSError, ValueError, RuntimeError) as e:
         # Missing certificates, an address already in use, neither --insecure nor certificates:

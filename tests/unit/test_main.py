@@ -67,7 +67,7 @@ def test_registry_mirrors_are_keyed_like_image_references(
     """Docker Hub's aliases and the case of a host do not matter, as in pull secrets."""
     served: list[FunctionRunner] = []
     monkeypatch.setattr(
-        "function.server.main.sdkcli.run", lambda runner, **_: served.append(runner)
+        "function.server.main.serve", lambda runner, *_, **__: served.append(runner)
     )
     args = ["--insecure", "--registry-mirror", "index.docker.io=M:5000"]
     result = CliRunner().invoke(main.cli, [*args, "--registry-mirror", "GHCR.io=m2"])

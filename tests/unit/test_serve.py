@@ -1,0 +1,117 @@
+"""The gRPC server as Crossplane reaches it: both RunFunction versions, reflection, the size limit.
+
+The server passes request and response bytes through without parsing them, so these tests call
+it over a real loopback gRPC channel, the way Crossplane and `crossplane render` do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
+from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from devtools.render import free_port
+from function.build import Manifest
+from function.kube.observed import Composition, Desired, Observed
+from function.server.fn import FunctionRunner
+from function.server.serve import SERVICES, start
+
+XR: Manifest = {
+    "apiVersion": "aim.silogen.ai/v1alpha1",
+    "kind": "K",
+    "metadata": {"name": "x", "namespace": "team"},
+    "spec": {},
+}
+
+
+def composer(observed: Observed) -> Composition:
+    """Composes one ConfigMap named after the XR, and a Running headline."""
+    manifest: Manifest = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": observed.name},
+    }
+    return Composition(
+        resources={"cm": Desired(manifest, ready=True)}, status={"status": "Running"}
+    )
+
+
+def serving(test: Callable[[grpc.aio.Channel], Awaitable[None]], **runner: Any) -> None:
+    """Run `test` against a server on a free loopback port, then stop the server."""
+
+    async def run() -> None:
+        address = f"127.0.0.1:{free_port()}"
+        functions = FunctionRunner({"K": composer}, **runner)
+        server = await start(functions, address, credentials=None, insecure=True)
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                await test(channel)
+        finally:
+            await server.stop(grace=None)
+
+    asyncio.run(run())
+
+
+def request() -> fnv1.RunFunctionRequest:
+    """A request for the XR above."""
+    req = fnv1.RunFunctionRequest()
+    req.meta.tag = "t"
+    req.observed.composite.resource.update(XR)
+    return req
+
+
+def test_v1_and_v1beta1_get_the_same_composition() -> None:
+    """Crossplane calls v1; an older core (or `crossplane render`) may call v1beta1. The bytes
+    pass through unparsed, so both versions must still read as the same composition."""
+
+    async def test(channel: grpc.aio.Channel) -> None:
+        v1 = await grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request())  # type: ignore[no-untyped-call]
+        beta_request = fnv1beta1.RunFunctionRequest.FromString(request().SerializeToString())
+        beta = await grpcv1beta1.FunctionRunnerServiceStub(channel).RunFunction(beta_request)  # type: ignore[no-untyped-call]
+        assert list(v1.desired.resources) == ["cm"]
+        assert v1.desired.resources["cm"].resource["metadata"]["name"] == "x"
+        assert v1.meta.tag == "t"
+        assert beta.SerializeToString() == v1.SerializeToString()
+
+    serving(test)
+
+
+def test_reflection_lists_both_runfunction_services() -> None:
+    """grpcurl and other debugging tools find the services by reflection, as with the SDK."""
+
+    async def test(channel: grpc.aio.Channel) -> None:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        ask = reflection_pb2.ServerReflectionRequest(list_services="")
+        async for answer in stub.ServerReflectionInfo(iter([ask])):
+            names = {s.name for s in answer.list_services_response.service}
+            assert set(SERVICES) <= names
+            assert "apiextensions.fn.proto.v1.FunctionRunnerService" in names
+            return
+        pytest.fail("no reflection answer")
+
+    serving(test)
+
+
+def test_a_request_over_the_limit_is_a_result_over_grpc_too() -> None:
+    """The limit is checked on the bytes gRPC read; the refusal is a fatal result naming the XR
+    and the flag, not a gRPC error."""
+
+    async def test(channel: grpc.aio.Channel) -> None:
+        req = request()
+        req.observed.composite.resource.update({"spec": {"padding": "x" * 4096}})
+        rsp = await grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req)  # type: ignore[no-untyped-call]
+        [result] = rsp.results
+        assert result.severity == fnv1.SEVERITY_FATAL
+        assert "K team/x" in result.message
+        assert "--max-recv-message-size" in result.message
+        assert not rsp.desired.resources
+
+    serving(test, max_request_bytes=1024)
