@@ -137,6 +137,14 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     "gets an error result naming it.",
 )
 @click.option(
+    "--health-address",
+    default="",
+    metavar="HOST:PORT",
+    help="Also serve the gRPC health service alone, in plaintext, here (e.g. :8081), for a "
+    "Kubernetes gRPC probe: probes speak no TLS, and Crossplane's port requires it. Off by "
+    "default; health is always served beside RunFunction.",
+)
+@click.option(
     "--discovery-entrypoint",
     default=" ".join(DEFAULT_ENTRYPOINT),
     show_default=True,
@@ -160,6 +168,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     ready_recheck: int,
     workers: int,
     compose_budget: float,
+    health_address: str,
     discovery_entrypoint: str,
 ) -> None:
     """Serve the AIM composition function (Crossplane's FunctionRunnerService)."""
@@ -190,6 +199,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
             address,
             credentials=load_credentials(tls_certs_dir) if tls_certs_dir and not insecure else None,
             insecure=insecure,
+            health_address=health_address or None,
             options=[
                 # gRPC itself refuses only what is far too large; up to this, a request over the
                 # limit reaches RunFunction, which says in a result and the log how to raise it.

@@ -1,4 +1,4 @@
-"""The gRPC server: RunFunction in Crossplane's v1 and v1beta1 services, and reflection.
+"""The gRPC server: RunFunction in Crossplane's v1 and v1beta1 services, health, reflection.
 
 The SDK's server hands RunFunction a parsed request and serializes the response it returns. Our
 requests go to a worker process as bytes and come back as bytes, so that parsing and
@@ -8,6 +8,11 @@ handler receives the bytes gRPC read and returns the bytes the worker wrote.
 
 v1beta1 messages have v1's field numbers (the SDK converts between them by a bytes round trip),
 so one handler serves both versions.
+
+The standard health service (grpc.health.v1) answers SERVING for the server and each RunFunction
+service, and NOT_SERVING from the moment a shutdown begins. Crossplane reaches the function over
+mTLS, and Kubernetes' gRPC probes speak no TLS, so health can also be served alone on a plaintext
+address (`--health-address`) for a probe to call.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from function.server.fn import FunctionRunner
@@ -47,53 +54,94 @@ def handlers(runner: FunctionRunner) -> list[grpc.GenericRpcHandler]:
     return [grpc.method_handlers_generic_handler(s, {"RunFunction": method}) for s in SERVICES]
 
 
-async def start(
+@dataclass
+class Servers:
+    """The started servers: RunFunction (with health), and health alone when asked for."""
+
+    main: grpc.aio.Server
+    health: health.aio.HealthServicer
+    probe: grpc.aio.Server | None = None
+
+    async def stop(self, grace_s: float | None) -> None:
+        """Say NOT_SERVING, then stop: calls in flight may finish within `grace_s`.
+
+        The probe's server stops last, answering NOT_SERVING meanwhile.
+        """
+        await self.health.enter_graceful_shutdown()
+        await self.main.stop(grace=grace_s)
+        if self.probe:
+            await self.probe.stop(grace=None)
+
+
+async def start(  # noqa: PLR0913 - the transport's settings, one by one
     runner: FunctionRunner,
     address: str,
     *,
     credentials: grpc.ServerCredentials | None,
     insecure: bool,
     options: Options = (),
-) -> grpc.aio.Server:
-    """A started server on `address`: mTLS with `credentials`, plaintext with `insecure`.
+    health_address: str | None = None,
+) -> Servers:
+    """The servers, started: RunFunction on `address`, health alone on `health_address`.
+
+    `address` speaks mTLS with `credentials`, or plaintext with `insecure`; `health_address`,
+    when given, always plaintext.
 
     Raises:
         ValueError: neither credentials nor insecure were given.
-        RuntimeError: gRPC could not listen on the address (in use, say).
+        RuntimeError: gRPC could not listen on an address (in use, say).
     """
     if credentials is None and not insecure:
         msg = "no TLS certificates were given; pass --tls-server-certs-dir, or --insecure"
         raise ValueError(msg)
+    checks = health.aio.HealthServicer()
+    for service in SERVICES:
+        await checks.set(service, health_pb2.HealthCheckResponse.SERVING)
     server = grpc.aio.server(options=list(options))
     server.add_generic_rpc_handlers(handlers(runner))
-    reflection.enable_server_reflection((*SERVICES, reflection.SERVICE_NAME), server)
+    health_pb2_grpc.add_HealthServicer_to_server(checks, server)
+    names = (*SERVICES, health.SERVICE_NAME, reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(names, server)
     if credentials is not None and not insecure:
         server.add_secure_port(address, credentials)
     else:
         server.add_insecure_port(address)
+    probe = None
+    if health_address:
+        probe = grpc.aio.server()
+        health_pb2_grpc.add_HealthServicer_to_server(checks, probe)
+        probe.add_insecure_port(health_address)
     await server.start()
-    return server
+    if probe:
+        await probe.start()
+    return Servers(server, checks, probe)
 
 
-def serve(
+def serve(  # noqa: PLR0913 - as start
     runner: FunctionRunner,
     address: str,
     *,
     credentials: grpc.ServerCredentials | None,
     insecure: bool,
     options: Options = (),
+    health_address: str | None = None,
 ) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish."""
 
     async def run() -> None:
-        server = await start(
-            runner, address, credentials=credentials, insecure=insecure, options=options
+        servers = await start(
+            runner,
+            address,
+            credentials=credentials,
+            insecure=insecure,
+            options=options,
+            health_address=health_address,
         )
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stopping.set)
         await stopping.wait()
-        await server.stop(grace=SHUTDOWN_GRACE_S)
+        await servers.stop(SHUTDOWN_GRACE_S)
 
     asyncio.run(run())

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import pytest
+import yaml
 from click.testing import CliRunner
+from grpc_health.v1 import health_pb2
 
+from devtools.render import free_port
 from function.registry.oras import OrasInspector
 from function.server import main
 from function.server.fn import FunctionRunner
@@ -106,3 +111,45 @@ def test_default_workers_follow_the_cgroup_cpu_limit(
     affinity = min(len(os.sched_getaffinity(0)), 8)
     want = affinity if case.want is None else min(case.want, affinity)
     assert main._cores() == want, case.reason  # noqa: SLF001
+
+
+def test_the_documented_probe_configuration_matches_the_command() -> None:
+    """README's DeploymentRuntimeConfig passes a flag the command has, and probes the port that
+    flag opens: a typo in either would leave a function that never turns Ready."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("kind: DeploymentRuntimeConfig", 1)[1].split("```", 1)[0]
+    config = yaml.safe_load("kind: DeploymentRuntimeConfig" + block)
+    [container] = config["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"]
+    [arg] = container["args"]
+    flag, _, address = arg.partition("=")
+    assert flag in {opt for p in main.cli.params for opt in p.opts}
+    port = int(address.rsplit(":", 1)[1])
+    assert container["readinessProbe"]["grpc"]["port"] == port
+    assert container["livenessProbe"]["grpc"]["port"] == port
+
+
+def test_the_served_command_answers_health_and_stops_cleanly_on_sigterm() -> None:
+    """As Kubernetes runs it: a probe's plaintext health check answers SERVING, and SIGTERM
+    (a rollout, a node drain) ends the process with status 0, not a traceback."""
+    address, health = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
+    args = ["--insecure", "--address", address, "--health-address", health, "--workers", "1"]
+    with subprocess.Popen(
+        [sys.executable, "-m", "function.server.main", *args],
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            with grpc.insecure_channel(health) as channel:
+                check = channel.unary_unary(
+                    "/grpc.health.v1.Health/Check",
+                    request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+                    response_deserializer=health_pb2.HealthCheckResponse.FromString,
+                )
+                grpc.channel_ready_future(channel).result(timeout=30)
+                answer = check(health_pb2.HealthCheckRequest(), timeout=10)
+            assert answer.status == health_pb2.HealthCheckResponse.SERVING
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr

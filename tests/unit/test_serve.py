@@ -16,6 +16,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from devtools.render import free_port
@@ -44,20 +45,46 @@ def composer(observed: Observed) -> Composition:
     )
 
 
-def serving(test: Callable[[grpc.aio.Channel], Awaitable[None]], **runner: Any) -> None:
-    """Run `test` against a server on a free loopback port, then stop the server."""
+def serving(
+    test: Callable[[grpc.aio.Channel], Awaitable[None]],
+    *,
+    probe: Callable[[grpc.aio.Channel], Awaitable[None]] | None = None,
+    **runner: Any,
+) -> None:
+    """Run `test` against a server on a free loopback port (and `probe` against its health-only
+    address), then stop the server."""
 
     async def run() -> None:
         address = f"127.0.0.1:{free_port()}"
+        health_address = f"127.0.0.1:{free_port()}" if probe else None
         functions = FunctionRunner({"K": composer}, **runner)
-        server = await start(functions, address, credentials=None, insecure=True)
+        servers = await start(
+            functions, address, credentials=None, insecure=True, health_address=health_address
+        )
         try:
             async with grpc.aio.insecure_channel(address) as channel:
                 await test(channel)
+            if probe and health_address:
+                async with grpc.aio.insecure_channel(health_address) as channel:
+                    await probe(channel)
         finally:
-            await server.stop(grace=None)
+            await servers.stop(None)
 
     asyncio.run(run())
+
+
+async def check(channel: grpc.aio.Channel, service: str = "") -> int:
+    """The health service's answer for `service` ("" is the server as a whole)."""
+    # The method by its path, as a Kubernetes probe calls it (the stubs' types lack Check).
+    check = channel.unary_unary(
+        "/grpc.health.v1.Health/Check",
+        request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+        response_deserializer=health_pb2.HealthCheckResponse.FromString,
+    )
+    answer: health_pb2.HealthCheckResponse = await check(
+        health_pb2.HealthCheckRequest(service=service)
+    )
+    return answer.status
 
 
 def request() -> fnv1.RunFunctionRequest:
@@ -115,3 +142,32 @@ def test_a_request_over_the_limit_is_a_result_over_grpc_too() -> None:
         assert not rsp.desired.resources
 
     serving(test, max_request_bytes=1024)
+
+
+def test_health_says_serving_beside_runfunction() -> None:
+    """A client that already speaks mTLS to the function (grpc-health-probe with Crossplane's
+    certificates) asks the standard health service on the same port."""
+
+    async def test(channel: grpc.aio.Channel) -> None:
+        assert await check(channel) == health_pb2.HealthCheckResponse.SERVING
+        for service in SERVICES:
+            assert await check(channel, service) == health_pb2.HealthCheckResponse.SERVING
+
+    serving(test)
+
+
+def test_a_probe_address_serves_health_alone() -> None:
+    """Kubernetes' gRPC probes speak no TLS: `--health-address` answers them in plaintext,
+    and offers nothing else, so no RunFunction is ever served without Crossplane's mTLS."""
+
+    async def test(channel: grpc.aio.Channel) -> None:
+        assert await check(channel) == health_pb2.HealthCheckResponse.SERVING
+
+    async def probe(channel: grpc.aio.Channel) -> None:
+        assert await check(channel) == health_pb2.HealthCheckResponse.SERVING
+        stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.RunFunction(request())
+        assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+    serving(test, probe=probe)
