@@ -219,7 +219,8 @@ def _with_log(msg: str, component: Component) -> str:
     return f"{msg}; the end of {component.log}:\n{component.tail()}"
 
 
-def _http_ok(url: str, *, tls: bool = False) -> bool:
+def http_ok(url: str, *, tls: bool = False) -> bool:
+    """True when GET `url` answers 200 (HTTPS without verifying: components' own certificates)."""
     host, _, rest = url.partition("://")[2].partition(":")
     port, _, path = rest.partition("/")
     conn: http.client.HTTPConnection
@@ -326,7 +327,7 @@ def _start_etcd(p: _Plane) -> str:
         ],
     )
     url = f"http://127.0.0.1:{client}"
-    p.times["etcd"] = p.sup.wait_ready(etcd, lambda: _http_ok(f"{url}/health"))
+    p.times["etcd"] = p.sup.wait_ready(etcd, lambda: http_ok(f"{url}/health"))
     return url
 
 
@@ -367,7 +368,7 @@ def _start_apiserver(p: _Plane, etcd: str) -> Kube:
     return admin
 
 
-def _start_controller_manager(p: _Plane, kubeconfig: Path) -> None:
+def _start_controller_manager(p: _Plane, kubeconfig: Path, extra: Sequence[str]) -> None:
     port = free_port()
     kcm = p.sup.start(
         "kube-controller-manager",
@@ -376,7 +377,7 @@ def _start_controller_manager(p: _Plane, kubeconfig: Path) -> None:
             f"--kubeconfig={kubeconfig}",
             f"--authentication-kubeconfig={kubeconfig}",
             f"--authorization-kubeconfig={kubeconfig}",
-            f"--controllers={','.join(CONTROLLERS)}",
+            f"--controllers={','.join((*CONTROLLERS, *extra))}",
             "--leader-elect=false",
             "--bind-address=127.0.0.1",
             f"--secure-port={port}",
@@ -384,7 +385,7 @@ def _start_controller_manager(p: _Plane, kubeconfig: Path) -> None:
         ],
     )
     p.times["kube-controller-manager"] = p.sup.wait_ready(
-        kcm, lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", tls=True)
+        kcm, lambda: http_ok(f"https://127.0.0.1:{port}/healthz", tls=True)
     )
 
 
@@ -433,7 +434,7 @@ def _start_crossplane(p: _Plane, admin: Kube, kubeconfig: Path) -> None:
         },
     )
     p.times["crossplane"] = p.sup.wait_ready(
-        core, lambda: _http_ok(f"http://127.0.0.1:{health}/readyz"), timeout_s=90
+        core, lambda: http_ok(f"http://127.0.0.1:{health}/readyz"), timeout_s=90
     )
     p.sup.check()  # the RBAC manager has had as long as core to fail
 
@@ -458,9 +459,17 @@ def _start_function(p: _Plane, args: Sequence[str]) -> str:
 
 @contextlib.contextmanager
 def start_control_plane(
-    tools: Tools, root: Path, *, function_args: Sequence[str] = ()
+    tools: Tools,
+    root: Path,
+    *,
+    function_args: Sequence[str] = (),
+    extra_controllers: Sequence[str] = (),
 ) -> Iterator[ControlPlane]:
-    """Start everything under `root`; stop it all on exit, however the caller leaves."""
+    """Start everything under `root`; stop it all on exit, however the caller leaves.
+
+    `extra_controllers`: kube-controller-manager's controllers besides `CONTROLLERS` (a plane
+    with a real node needs those in `devtools.node.NODE_CONTROLLERS`).
+    """
     sup = Supervisor(root / "logs")
     times: dict[str, float] = {}
     try:
@@ -470,7 +479,7 @@ def start_control_plane(
         admin = _start_apiserver(plane, _start_etcd(plane))
         kubeconfig = root / "admin.kubeconfig"
         kubeconfig.write_text(admin.credentials.kubeconfig("admin"))
-        _start_controller_manager(plane, kubeconfig)
+        _start_controller_manager(plane, kubeconfig, extra_controllers)
         _start_crossplane(plane, admin, kubeconfig)
         endpoint = _start_function(plane, function_args)
         yield ControlPlane(

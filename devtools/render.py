@@ -37,7 +37,8 @@ class Tools:
 
     The crossplane CLI and core (the render engine), the oldest core the packages claim,
     apicheck and oras; for the end-to-end control plane etcd, kube-apiserver and
-    kube-controller-manager, with core's CRDs and Helm chart read from its module; and `crds`,
+    kube-controller-manager, with core's CRDs and Helm chart read from its module, and its node's
+    kube-scheduler, kubelet, kube-proxy and pause program; and `crds`,
     KServe's and Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs. The `render` set
     has only the CLI, core and oras; the other paths do not exist there.
     """
@@ -50,6 +51,10 @@ class Tools:
     etcd: Path
     kube_apiserver: Path
     kube_controller_manager: Path
+    kube_scheduler: Path
+    kubelet: Path
+    kube_proxy: Path
+    pause: Path
     crossplane_src: Path
     oldest_crossplane_src: Path
     crds: Path
@@ -117,6 +122,10 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         etcd=bin_dir / "etcd",
         kube_apiserver=bin_dir / "kube-apiserver",
         kube_controller_manager=bin_dir / "kube-controller-manager",
+        kube_scheduler=bin_dir / "kube-scheduler",
+        kubelet=bin_dir / "kubelet",
+        kube_proxy=bin_dir / "kube-proxy",
+        pause=bin_dir / "pause",
         crossplane_src=bin_dir.parent / "crossplane-src",
         oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",
         crds=bin_dir.parent / "crds",

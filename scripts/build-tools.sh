@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck,
-# and for the end-to-end tier etcd, kube-apiserver and kube-controller-manager) from the Go module
+# and for the end-to-end tier etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubelet, kube-proxy and a pause program) from the Go module
 # proxy into a cache outside the repository, and copies the KServe and Gateway API CRDs out of
 # their modules beside them. Idempotent: a tool already built at its pinned version (or, for
 # apicheck, from the same sources) is reused.
@@ -82,7 +83,7 @@ build() { # name, version, link name in the set, package, module@version...
   local ldflags="-s -w -X $version_flag=$version"
   case $name in
     oras) ldflags="-s -w -X oras.land/oras/internal/version.Version=${version#v} -X oras.land/oras/internal/version.BuildMetadata=" ;;
-    kube-*) ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$version")" ;;
+    kube-*|kubelet) ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$version")" ;;
     etcd) ldflags="-s -w" ;;
   esac
   if built "$out" "$version"; then ln -sfn "$out" "$link"; log "$name $version: cached"; return; fi
@@ -93,7 +94,7 @@ build() { # name, version, link name in the set, package, module@version...
     cd "$w"
     go mod init aim-crossplane.local/tools
     for req in "$@"; do go mod edit -require="$req"; done
-    case $name in kube-*) kube_staging ;; esac
+    case $name in kube-*|kubelet) kube_staging ;; esac
     go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
   ) >"$w/build.log" 2>&1 &
   local pid=$! t0 ticks=0
@@ -165,26 +166,38 @@ build kube-apiserver "$KUBE_VERSION" kube-apiserver k8s.io/kubernetes/cmd/kube-a
   "k8s.io/kubernetes@$KUBE_VERSION"
 build kube-controller-manager "$KUBE_VERSION" kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-controller-manager "k8s.io/kubernetes@$KUBE_VERSION"
+# ...and its node: the scheduler, the kubelet and kube-proxy of the same release.
+for component in kube-scheduler kubelet kube-proxy; do
+  build "$component" "$KUBE_VERSION" "$component" "k8s.io/kubernetes/cmd/$component" \
+    "k8s.io/kubernetes@$KUBE_VERSION"
+done
 
-# apicheck is our own Go program (devtools/apicheck): the API server's validation code, offline.
-# It is rebuilt whenever its sources change; its go.sum pins every dependency.
-src="$(cd "$(dirname "$0")/.." && pwd)/devtools/apicheck"
-sum=$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)
-if [ "$(cat "$bin/apicheck.sum" 2>/dev/null)" = "$sum" ] && [ -x "$bin/apicheck" ]; then
-  log "apicheck: cached"
-else
-  log "apicheck: building (go output in $cache/tools/work/apicheck.log)"
+# Our own Go programs, rebuilt whenever their sources change (go.sum, where there is one, pins
+# every dependency): apicheck (devtools/apicheck), the API server's validation code, offline; and
+# pause (devtools/pause), the pod sandbox process of the end-to-end tier's node.
+own() { # name
+  local name=$1 src sum
+  src="$(cd "$(dirname "$0")/.." && pwd)/devtools/$name"
+  sum=$(cat "$src"/go.* "$src"/*.go | sha256sum | cut -c1-16)
+  if [ "$(cat "$bin/$name.sum" 2>/dev/null)" = "$sum" ] && [ -x "$bin/$name" ]; then
+    log "$name: cached"
+    return
+  fi
+  log "$name: building (go output in $cache/tools/work/$name.log)"
+  local t0
   t0=$(date +%s)
-  if ! (cd "$src" && GOFLAGS=-mod=readonly go build -trimpath -o "$bin/apicheck.tmp" .) \
-      >"$cache/tools/work/apicheck.log" 2>&1; then
-    log "apicheck: build failed; the end of $cache/tools/work/apicheck.log:"
-    tail -n 40 "$cache/tools/work/apicheck.log" >&2
+  if ! (cd "$src" && GOFLAGS=-mod=readonly go build -trimpath -ldflags "-s -w" -o "$bin/$name.tmp" .) \
+      >"$cache/tools/work/$name.log" 2>&1; then
+    log "$name: build failed; the end of $cache/tools/work/$name.log:"
+    tail -n 40 "$cache/tools/work/$name.log" >&2
     exit 1
   fi
-  mv "$bin/apicheck.tmp" "$bin/apicheck"
-  echo "$sum" >"$bin/apicheck.sum"
-  log "apicheck: built in $(( $(date +%s) - t0 ))s"
-fi
+  mv "$bin/$name.tmp" "$bin/$name"
+  echo "$sum" >"$bin/$name.sum"
+  log "$name: built in $(( $(date +%s) - t0 ))s"
+}
+own apicheck
+own pause
 
 log "tools ready in $(( $(date +%s) - start ))s: $bin"
 echo "$bin"

@@ -3,12 +3,14 @@
 # build of the CNCF Distribution registry) for the registry and end-to-end tests; openssl, which
 # makes the end-to-end control plane's certificates (slim images lack it); mmdebstrap, umoci and
 # skopeo, which build the runtime image without Docker (scripts/build-image), with Debian's
-# archive keyring to verify its packages on any host; and runc, which runs it in the image tests.
-# Quiet and quick when already there.
+# archive keyring to verify its packages on any host; runc, which runs it in the image tests; and
+# for the end-to-end tier's node, containerd (with runc), the CNI plugins (bridge, host-local,
+# loopback, portmap), and iptables and conntrack for kube-proxy. Quiet and quick when already there.
 set -euo pipefail
 log() { printf '[system-deps] %s\n' "$*" >&2; }
 
-packages=(docker-registry openssl mmdebstrap umoci skopeo runc debian-archive-keyring)
+packages=(docker-registry openssl mmdebstrap umoci skopeo runc debian-archive-keyring
+  containerd containernetworking-plugins iptables conntrack)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -51,6 +51,11 @@ def _cores() -> int:
     return min(cores, _MAX_DEFAULT_WORKERS)
 
 
+def _listen(address: str) -> str:
+    """`:PORT` (Go's and Kubernetes' way to say every interface) as gRPC Python needs it."""
+    return f"0.0.0.0{address}" if address.startswith(":") else address  # noqa: S104 - asked for
+
+
 def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
     """`REGISTRY=HOST` pairs; the registry in the form image references resolve to."""
     mirrors: dict[str, str] = {}
@@ -196,10 +201,10 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     try:
         serve(
             runner,
-            address,
+            _listen(address),
             credentials=load_credentials(tls_certs_dir) if tls_certs_dir and not insecure else None,
             insecure=insecure,
-            health_address=health_address or None,
+            health_address=_listen(health_address) if health_address else None,
             options=[
                 # gRPC itself refuses only what is far too large; up to this, a request over the
                 # limit reaches RunFunction, which says in a result and the log how to raise it.

@@ -153,3 +153,10 @@ def test_the_served_command_answers_health_and_stops_cleanly_on_sigterm() -> Non
             _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+def test_an_address_of_only_a_port_listens_everywhere() -> None:
+    """`--health-address=:8081` is how Kubernetes manifests write it; gRPC Python refuses an
+    empty host, so it means every interface."""
+    assert main._listen(":8081") == "0.0.0.0:8081"  # noqa: SLF001
+    assert main._listen("127.0.0.1:8081") == "127.0.0.1:8081"  # noqa: SLF001

@@ -1,0 +1,105 @@
+"""Small OCI images written directly: one layer of given files, as an OCI archive.
+
+The end-to-end tier's node needs images nobody publishes to a registry it can reach (the pause
+program, test stand-ins). An image is a few JSON documents and a tar, so they are written here
+instead of through a builder: reproducible (fixed times and owners), no daemon, no Docker.
+`ctr images import` reads the archive and names the image after its index annotation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+LAYER: Final = "application/vnd.oci.image.layer.v1.tar"
+CONFIG: Final = "application/vnd.oci.image.config.v1+json"
+MANIFEST: Final = "application/vnd.oci.image.manifest.v1+json"
+
+
+@dataclass(frozen=True)
+class File:
+    """A file of the image's one layer."""
+
+    content: bytes
+    mode: int = 0o644
+
+
+@dataclass(frozen=True)
+class Image:
+    """What to write: a name (`registry/repository:tag`), files by absolute path, a config."""
+
+    name: str
+    files: Mapping[str, File]
+    entrypoint: Sequence[str] = ()
+    user: str = "65532:65532"
+    env: Sequence[str] = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def _layer(files: Mapping[str, File]) -> bytes:
+    """A tar of `files` and their parent directories, owned by root, at time 0."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        directories = sorted(
+            {str(Path(path).parents[i]) for path in files for i in range(len(Path(path).parts) - 1)}
+            - {"/"}
+        )
+        for directory in directories:
+            info = tarfile.TarInfo(directory.lstrip("/"))
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        for path in sorted(files):
+            info = tarfile.TarInfo(path.lstrip("/"))
+            info.size, info.mode = len(files[path].content), files[path].mode
+            tar.addfile(info, io.BytesIO(files[path].content))
+    return out.getvalue()
+
+
+def _blob(tar: tarfile.TarFile, media_type: str, data: bytes) -> dict[str, Any]:
+    digest = hashlib.sha256(data).hexdigest()
+    info = tarfile.TarInfo(f"blobs/sha256/{digest}")
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+    return {"mediaType": media_type, "digest": f"sha256:{digest}", "size": len(data)}
+
+
+def write_archive(image: Image, path: Path) -> str:
+    """Write `image` as an OCI archive at `path`; return its manifest digest."""
+    layer = _layer(image.files)
+    config = {
+        "architecture": "amd64",
+        "os": "linux",
+        "config": {
+            "User": image.user,
+            "Env": list(image.env),
+            "Entrypoint": list(image.entrypoint),
+            "Labels": dict(image.labels),
+        },
+        "rootfs": {"type": "layers", "diff_ids": [f"sha256:{hashlib.sha256(layer).hexdigest()}"]},
+    }
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": MANIFEST,
+            "config": _blob(tar, CONFIG, json.dumps(config, sort_keys=True).encode()),
+            "layers": [_blob(tar, LAYER, layer)],
+        }
+        descriptor = _blob(tar, MANIFEST, json.dumps(manifest, sort_keys=True).encode())
+        descriptor["annotations"] = {
+            "io.containerd.image.name": image.name,
+            "org.opencontainers.image.ref.name": image.name.rsplit(":", 1)[1],
+        }
+        for name, data in (
+            ("oci-layout", json.dumps({"imageLayoutVersion": "1.0.0"}).encode()),
+            ("index.json", json.dumps({"schemaVersion": 2, "manifests": [descriptor]}).encode()),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return str(descriptor["digest"])

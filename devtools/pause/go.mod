@@ -1,0 +1,3 @@
+module aim-crossplane.local/pause
+
+go 1.26

@@ -1,0 +1,219 @@
+"""A real node: the kubelet, containerd and runc run pods the control plane schedules.
+
+Its own control plane (the scenarios' plane simulates the kubelet, which a real one would
+contradict). Each test is a thing our composed workloads rely on: an image loaded without a
+registry runs as a Pod, a Service reaches it through kube-proxy, a Job's termination message
+reaches the Pod's status (discovery reads its result there), and a namespace enforcing the
+`restricted` Pod Security level admits and runs a hardened pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from devtools.controlplane import ControlPlane, start_control_plane
+from devtools.image import Image
+from devtools.kube import Kube, KubeError, wait_for
+from devtools.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
+from devtools.render import Tools
+
+NS = "node-test"
+RESTRICTED = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    tools: Tools, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ControlPlane, Node]]:
+    """A control plane with one real node, the function's runtime image loaded on it."""
+    root = tmp_path_factory.mktemp("node")
+    with (
+        start_control_plane(tools, root / "plane", extra_controllers=NODE_CONTROLLERS) as plane,
+        start_node(tools, plane, root / "node") as node,
+    ):
+        plane.retire_rbac_manager()  # its fixed metrics port would block another plane
+        node.import_archive(runtime_image.tarball)
+        plane.admin.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": NS,
+                    "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
+                },
+            }
+        )
+        yield plane, node
+
+
+def function_image(image: Image) -> str:
+    """The name containerd gives the runtime image's docker-archive."""
+    return f"docker.io/library/function-aim:{image.tag}"
+
+
+def container(image: Image, **extra: Any) -> dict[str, Any]:
+    """A container of the function's image that passes `restricted`."""
+    return {
+        "name": "main",
+        "image": function_image(image),
+        "imagePullPolicy": "Never",
+        "securityContext": RESTRICTED,
+        **extra,
+    }
+
+
+def pod_status(kube: Kube, name: str) -> dict[str, Any]:
+    """The Pod's status (empty while it does not exist)."""
+    status: dict[str, Any] = (kube.get("v1", "Pod", name, NS) or {}).get("status", {})
+    return status
+
+
+def test_a_pod_runs_on_the_node_and_a_service_reaches_it(
+    cluster: tuple[ControlPlane, Node], runtime_image: Image
+) -> None:
+    """The function's image, loaded without a registry, runs as a Pod under `restricted`, turns
+    Ready by its gRPC probe, and answers RunFunction through a ClusterIP Service."""
+    plane, _ = cluster
+    kube = plane.admin
+    args = ["--insecure", "--address=:9443", "--health-address=:8081", "--workers=1"]
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "function", "namespace": NS, "labels": {"app": "function"}},
+            "spec": {
+                "automountServiceAccountToken": False,
+                "containers": [
+                    container(
+                        runtime_image,
+                        args=args,
+                        ports=[{"containerPort": 9443}],
+                        readinessProbe={"grpc": {"port": 8081}, "periodSeconds": 1},
+                    )
+                ],
+            },
+        }
+    )
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "function", "namespace": NS},
+            "spec": {"selector": {"app": "function"}, "ports": [{"port": 9443}]},
+        }
+    )
+
+    def ready() -> bool:
+        conditions = pod_status(kube, "function").get("conditions", [])
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+    wait_for(
+        "the function's Pod Ready",
+        ready,
+        timeout_s=120,
+        explain=lambda: str(pod_status(kube, "function")),
+    )
+    status = pod_status(kube, "function")
+    assert kube.get("v1", "Pod", "function", NS)["spec"]["nodeName"] == NODE_NAME  # type: ignore[index]
+    assert status["podIP"].startswith("10.244.0.")
+
+    cluster_ip = kube.get("v1", "Service", "function", NS)["spec"]["clusterIP"]  # type: ignore[index]
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.update(
+        {
+            "apiVersion": "aim.silogen.ai/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "d"},
+            "spec": {},
+        }
+    )
+
+    def answered() -> fnv1.RunFunctionResponse | None:
+        try:
+            with grpc.insecure_channel(f"{cluster_ip}:9443") as channel:
+                stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
+                rsp: fnv1.RunFunctionResponse = stub.RunFunction(req, timeout=5)
+                return rsp
+        except grpc.RpcError:
+            return None
+
+    rsp = wait_for("RunFunction through the Service", answered, timeout_s=30)
+    assert not rsp.results
+
+
+def test_a_jobs_termination_message_reaches_the_pod_status(
+    cluster: tuple[ControlPlane, Node], runtime_image: Image
+) -> None:
+    """Discovery's result travels in the termination message: a container that writes it and
+    exits leaves it in `state.terminated.message`, and the Job completes."""
+    plane, node = cluster
+    kube = plane.admin
+    script = "open('/dev/termination-log', 'w').write('{\"profile\": \"ok\"}'); print('done')"
+    kube.apply(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "writes-result", "namespace": NS},
+            "spec": {
+                "backoffLimit": 0,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "automountServiceAccountToken": False,
+                        "containers": [container(runtime_image, command=["python3", "-c", script])],
+                    }
+                },
+            },
+        }
+    )
+
+    def finished_pod() -> dict[str, Any] | None:
+        pods = kube.list("v1", "Pod", NS, labels={"job-name": "writes-result"})
+        done = [p for p in pods if p.get("status", {}).get("phase") in {"Succeeded", "Failed"}]
+        return done[0] if done else None
+
+    pod = wait_for("the Job's Pod finished", finished_pod, timeout_s=120)
+    assert pod["status"]["phase"] == "Succeeded"
+    [state] = pod["status"]["containerStatuses"]
+    assert state["state"]["terminated"]["message"] == '{"profile": "ok"}'
+    assert node.pod_log(NS, pod["metadata"]["name"], "main") == "done\n"
+
+    def complete() -> bool:
+        job = kube.get("batch/v1", "Job", "writes-result", NS) or {}
+        return any(
+            c["type"] == "Complete" and c["status"] == "True"
+            for c in job.get("status", {}).get("conditions", [])
+        )
+
+    wait_for("the Job Complete", complete, timeout_s=30)
+
+
+def test_a_pod_that_breaks_restricted_is_refused(
+    cluster: tuple[ControlPlane, Node], runtime_image: Image
+) -> None:
+    """The node's namespaces enforce `restricted` as the team namespaces do: a pod without the
+    hardened security context never reaches the kubelet."""
+    plane, _ = cluster
+
+    with pytest.raises(KubeError) as refused:
+        plane.admin.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "plain", "namespace": NS},
+                "spec": {"containers": [{"name": "main", "image": function_image(runtime_image)}]},
+            }
+        )
+    assert refused.value.status == 403
+    assert "violates PodSecurity" in str(refused.value)
