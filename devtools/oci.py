@@ -32,7 +32,10 @@ class File:
 
 @dataclass(frozen=True)
 class Image:
-    """What to write: a name (`registry/repository:tag`), files by absolute path, a config."""
+    """What to write: a name (`registry/repository:tag`), files by absolute path, a config.
+
+    `base`, when given, is a root filesystem (a directory) the files are added to.
+    """
 
     name: str
     files: Mapping[str, File]
@@ -40,17 +43,31 @@ class Image:
     user: str = "65532:65532"
     env: Sequence[str] = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",)
     labels: Mapping[str, str] = field(default_factory=dict)
+    base: Path | None = None
 
 
-def _layer(files: Mapping[str, File]) -> bytes:
-    """A tar of `files` and their parent directories, owned by root, at time 0."""
+def _layer(files: Mapping[str, File], base: Path | None) -> bytes:
+    """A tar of `base` and `files` with their parent directories, owned by root, at time 0."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for entry in sorted(base.rglob("*")) if base else ():
+            name = str(entry.relative_to(base))  # type: ignore[arg-type]  # entries exist only with a base
+            if "/" + name in files:
+                continue
+            info = tar.gettarinfo(entry, name)
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = 0
+            if info.isreg():
+                with entry.open("rb") as content:
+                    tar.addfile(info, content)
+            elif info.isdir() or info.issym() or info.islnk():
+                tar.addfile(info)
         directories = sorted(
             {str(Path(path).parents[i]) for path in files for i in range(len(Path(path).parts) - 1)}
             - {"/"}
         )
-        for directory in directories:
+        for directory in (d for d in directories if not (base and (base / d[1:]).is_dir())):
             info = tarfile.TarInfo(directory.lstrip("/"))
             info.type, info.mode = tarfile.DIRTYPE, 0o755
             tar.addfile(info)
@@ -71,7 +88,7 @@ def _blob(tar: tarfile.TarFile, media_type: str, data: bytes) -> dict[str, Any]:
 
 def write_archive(image: Image, path: Path) -> str:
     """Write `image` as an OCI archive at `path`; return its manifest digest."""
-    layer = _layer(image.files)
+    layer = _layer(image.files, image.base)
     config = {
         "architecture": "amd64",
         "os": "linux",

@@ -38,7 +38,7 @@ class Tools:
     The crossplane CLI and core (the render engine), the oldest core the packages claim,
     apicheck and oras; for the end-to-end control plane etcd, kube-apiserver and
     kube-controller-manager, with core's CRDs and Helm chart read from its module, and its node's
-    kube-scheduler, kubelet, kube-proxy and pause program; and `crds`,
+    kube-scheduler, kubelet, kube-proxy, pause program and AIM stand-in; and `crds`,
     KServe's and Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs. The `render` set
     has only the CLI, core and oras; the other paths do not exist there.
     """
@@ -55,6 +55,7 @@ class Tools:
     kubelet: Path
     kube_proxy: Path
     pause: Path
+    aimstub: Path
     crossplane_src: Path
     oldest_crossplane_src: Path
     crds: Path
@@ -126,6 +127,7 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         kubelet=bin_dir / "kubelet",
         kube_proxy=bin_dir / "kube-proxy",
         pause=bin_dir / "pause",
+        aimstub=bin_dir / "aimstub",
         crossplane_src=bin_dir.parent / "crossplane-src",
         oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",
         crds=bin_dir.parent / "crds",

@@ -174,7 +174,8 @@ done
 
 # Our own Go programs, rebuilt whenever their sources change (go.sum, where there is one, pins
 # every dependency): apicheck (devtools/apicheck), the API server's validation code, offline; and
-# pause (devtools/pause), the pod sandbox process of the end-to-end tier's node.
+# pause (devtools/pause), the pod sandbox process of the end-to-end tier's node; and aimstub
+# (devtools/aimstub), the entrypoint of the test AIM image that node runs.
 own() { # name
   local name=$1 src sum
   src="$(cd "$(dirname "$0")/.." && pwd)/devtools/$name"
@@ -198,6 +199,7 @@ own() { # name
 }
 own apicheck
 own pause
+own aimstub
 
 log "tools ready in $(( $(date +%s) - start ))s: $bin"
 echo "$bin"

@@ -3,8 +3,9 @@
 Its own control plane (the scenarios' plane simulates the kubelet, which a real one would
 contradict). Each test is a thing our composed workloads rely on: an image loaded without a
 registry runs as a Pod, a Service reaches it through kube-proxy, a Job's termination message
-reaches the Pod's status (discovery reads its result there), and a namespace enforcing the
-`restricted` Pod Security level admits and runs a hardened pod.
+reaches the Pod's status, a namespace enforcing the `restricted` Pod Security level admits and
+runs a hardened pod; and a template's discovery Job, exactly as the composer writes it, runs a
+test AIM image's dry-run and the composer reads the real result.
 """
 
 from __future__ import annotations
@@ -17,11 +18,16 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from devtools.aimimage import ENTRYPOINT, stub_image
 from devtools.controlplane import ControlPlane, start_control_plane
 from devtools.image import Image
 from devtools.kube import Kube, KubeError, wait_for
 from devtools.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
 from devtools.render import Tools
+from function.build import Manifest
+from function.compose.template import DISCOVERY_JOB, compose_template
+from function.kube.observed import Observed
+from tests.unit import loop
 
 NS = "node-test"
 RESTRICTED = {
@@ -217,3 +223,86 @@ def test_a_pod_that_breaks_restricted_is_refused(
         )
     assert refused.value.status == 403
     assert "violates PodSecurity" in str(refused.value)
+
+
+AIM_IMAGE = "aim.local/aim-stub:1"
+
+
+def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
+    cluster: tuple[ControlPlane, Node], tools: Tools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The template composer's discovery Job, applied as composed, passes `restricted`, runs the
+    image's `dry-run --format=json` through the discovery wrapper on a real kubelet, and the
+    composer turns the Pod's real termination message into the template's profile and sources.
+
+    Simulated: the node's GPU (its AMD GPU operator label; no GPU is used by discovery)."""
+    plane, node = cluster
+    kube = plane.admin
+    node.load(stub_image(tools, AIM_IMAGE, tmp_path_factory.mktemp("aim-image")))
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": NODE_NAME, "labels": {"amd.com/gpu.device-id": "74a1"}},
+        }
+    )
+    api = "aim.silogen.ai/v1alpha1"
+    model: Manifest = {
+        "apiVersion": api,
+        "kind": "AIMModel",
+        "metadata": {"name": "small", "namespace": NS, "uid": "uid-small"},
+        "spec": {"image": AIM_IMAGE},
+        "status": {"status": "Progressing", "imageEntrypoint": list(ENTRYPOINT)},
+    }
+    template: Manifest = {
+        "apiVersion": api,
+        "kind": "AIMServiceTemplate",
+        "metadata": {"name": "small-latency", "namespace": NS, "uid": "uid-tpl"},
+        "spec": {
+            "modelName": "small",
+            "metric": "latency",
+            "precision": "fp8",
+            "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+        },
+    }
+    real_node = kube.get("v1", "Node", NODE_NAME)
+    assert real_node is not None
+    started = loop.reconcile(compose_template, Observed(template), [model, real_node])
+    job = started.resources[DISCOVERY_JOB].manifest
+    kube.create(job)
+    name = job["metadata"]["name"]  # type: ignore[index,call-overload]
+
+    def finished() -> list[dict[str, Any]] | None:
+        # A list's items carry no kind; Crossplane's required resources do.
+        listed = kube.list("v1", "Pod", NS, labels={"job-name": str(name)})
+        pods = [{"apiVersion": "v1", "kind": "Pod", **p} for p in listed]
+        phases = {p.get("status", {}).get("phase") for p in pods}
+        return pods if pods and phases <= {"Succeeded", "Failed"} else None
+
+    pods = wait_for("the discovery Pod finished", finished, timeout_s=120)
+    observed_job = wait_for(
+        "the Job's status",
+        lambda: (
+            (kube.get("batch/v1", "Job", str(name), NS) or {}).get("status", {}).get("succeeded")
+            and kube.get("batch/v1", "Job", str(name), NS)
+        ),
+        timeout_s=30,
+    )
+    done = loop.reconcile(
+        compose_template,
+        Observed({**template, "status": started.status}, resources={DISCOVERY_JOB: observed_job}),
+        [model, real_node, *pods],
+    )
+
+    assert done.status["status"] == "Available", done.conditions
+    profile = done.status["resolvedProfile"]
+    assert isinstance(profile, dict)
+    assert (profile["type"], profile["gpuCount"]) == ("optimized", 1)
+    assert done.status["modelSources"] == [
+        {
+            "name": "Org/Small",
+            "modelId": "Org/Small",
+            "sourceUri": "hf://Org/Small",
+            "size": "512Mi",
+        }
+    ]

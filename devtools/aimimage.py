@@ -1,0 +1,63 @@
+"""A test AIM image: Debian's shell and coreutils, `aim` as the entrypoint, AIM's labels.
+
+Discovery Jobs run an AIM image's entrypoint through a shell script (function/build/discovery.sh)
+that needs `sh`, `cat`, `wc` and `mv`, so the image is Debian's dash and coreutils, unpacked by
+mmdebstrap as scripts/build-image unpacks the runtime image's packages, plus the `aim` stand-in
+(devtools/aimstub) that answers `dry-run --format=json` and serves an OpenAI-compatible endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Final
+
+from devtools.oci import File, Image
+from devtools.render import HarnessError, Tools
+
+SUITE: Final = "bookworm"
+PACKAGES: Final = "dash,coreutils"
+ENTRYPOINT: Final = ("/usr/local/bin/aim",)
+LABELS: Final = {
+    "com.amd.aim.model.canonicalName": "Org/Small",
+    "com.amd.aim.model.source": "hf://Org/Small",
+    "com.amd.aim.model.recommendedDeployments": (
+        '[{"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp8", "metric": "latency"}]'
+    ),
+}
+
+
+def root_filesystem(directory: Path) -> Path:
+    """Debian's dash and coreutils unpacked into `directory` (once: reused when present)."""
+    if (directory / "bin" / "sh").exists():
+        return directory
+    mirror = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
+    proc = subprocess.run(
+        [
+            "mmdebstrap", "--quiet", "--variant=extract", f"--include={PACKAGES}",
+            "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*",
+            "--dpkgopt=path-exclude=/usr/share/locale/*",
+            "--keyring=/usr/share/keyrings/debian-archive-keyring.gpg",
+            SUITE, str(directory), f"deb {mirror} {SUITE} main",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        msg = f"mmdebstrap could not unpack {PACKAGES}: {proc.stderr.strip()[-2000:]}"
+        raise HarnessError(msg)
+    return directory
+
+
+def stub_image(tools: Tools, name: str, work: Path) -> Image:
+    """The test AIM image named `name`, its root filesystem unpacked under `work`."""
+    return Image(
+        name,
+        {ENTRYPOINT[0]: File(tools.aimstub.read_bytes(), 0o755)},
+        entrypoint=ENTRYPOINT,
+        labels=LABELS,
+        base=root_filesystem(work / "aim-rootfs"),
+    )

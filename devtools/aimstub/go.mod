@@ -1,0 +1,3 @@
+module aim-crossplane.local/aimstub
+
+go 1.26

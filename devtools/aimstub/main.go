@@ -1,0 +1,80 @@
+// Command aim stands in for an AIM image's entrypoint in the end-to-end tier's node.
+//
+//	aim dry-run --format=json   prints the image's profiles, as discovery Jobs run it
+//	aim serve --port=N          an OpenAI-compatible endpoint answering every request the same way
+//
+// Real AIM images carry a GPU inference server; none can run without AMD GPUs, so the tests put
+// this program in a small Debian image (devtools/aimimage.py) with the AIM labels instead.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+)
+
+// The profile a one-GPU MI300X image recommends: what discovery must turn into a template's
+// status.
+const profiles = `[{"filename": "vllm-mi300x-fp8-tp1-latency.yaml",
+ "profile": {"metadata": {"engine": "vllm", "gpu": "MI300X", "gpu_count": 1, "metric": "latency",
+   "precision": "fp8", "type": "optimized"},
+  "engine_args": {"tensor-parallel-size": 1}, "env_vars": {"VLLM_USE_V1": "1"}},
+ "models": [{"name": "Org/Small", "source": "hf://Org/Small", "size_gb": 0.5}]}]`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: aim dry-run --format=json | aim serve --port=N")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "dry-run":
+		flags := flag.NewFlagSet("dry-run", flag.ExitOnError)
+		format := flags.String("format", "text", "output format")
+		_ = flags.Parse(os.Args[2:])
+		if *format != "json" {
+			fmt.Fprintln(os.Stderr, "only --format=json is supported")
+			os.Exit(2)
+		}
+		fmt.Print(profiles)
+	case "serve":
+		flags := flag.NewFlagSet("serve", flag.ExitOnError)
+		port := flags.Int("port", 8000, "port to listen on")
+		_ = flags.Parse(os.Args[2:])
+		serve(*port)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n", os.Args[1])
+		os.Exit(2)
+	}
+}
+
+func serve(port int) {
+	reply := func(w http.ResponseWriter, body any) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		reply(w, map[string]any{"object": "list", "data": []any{map[string]any{"id": "Org/Small", "object": "model"}}})
+	})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, _ *http.Request) {
+		reply(w, map[string]any{
+			"object":  "chat.completion",
+			"model":   "Org/Small",
+			"created": time.Now().Unix(),
+			"choices": []any{map[string]any{
+				"index":         0,
+				"finish_reason": "stop",
+				"message":       map[string]any{"role": "assistant", "content": "a stand-in answer"},
+			}},
+		})
+	})
+	server := &http.Server{Addr: fmt.Sprintf(":%d", port), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := server.ListenAndServe(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
