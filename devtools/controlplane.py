@@ -17,6 +17,7 @@ name and the end of its log. Everything started is stopped on the way out, failu
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import http.client
 import json
@@ -389,7 +390,25 @@ def _start_controller_manager(p: _Plane, kubeconfig: Path, extra: Sequence[str])
     )
 
 
-def _start_crossplane(p: _Plane, admin: Kube, kubeconfig: Path) -> None:
+def _client_certificates(admin: Kube, root: Path) -> Path:
+    """Core's client certificate from `core init` (secret `crossplane-tls-client`).
+
+    The Helm chart mounts it for core: functions run by the Deployment runtime trust its CA.
+    """
+    secret = wait_for(
+        "core init's client certificate",
+        lambda: admin.get("v1", "Secret", "crossplane-tls-client", CROSSPLANE_NAMESPACE),
+    )
+    directory = root / "core-tls-client"
+    directory.mkdir(exist_ok=True)
+    for key in ("tls.crt", "tls.key", "ca.crt"):
+        (directory / key).write_bytes(base64.b64decode(secret["data"][key]))
+    return directory
+
+
+def _start_crossplane(
+    p: _Plane, admin: Kube, kubeconfig: Path, *, deployment_runtime: bool
+) -> None:
     t0 = time.monotonic()
     admin.apply(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CROSSPLANE_NAMESPACE}}
@@ -413,6 +432,19 @@ def _start_crossplane(p: _Plane, admin: Kube, kubeconfig: Path) -> None:
     xp_kubeconfig.write_text(xp.kubeconfig(CROSSPLANE_USER))
     (p.root / "xpkg-cache").mkdir(exist_ok=True)
     health = free_port()
+    runtime = [] if deployment_runtime else ["--package-runtime=Function=External"]
+    if deployment_runtime:
+        # The runtime copies core's own ServiceAccount's pull secrets to each function's.
+        admin.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": "crossplane", "namespace": CROSSPLANE_NAMESPACE},
+            }
+        )
+    client_certificates = (
+        _client_certificates(admin, p.root) if deployment_runtime else p.pki.core_client_dir
+    )
     core = p.sup.start(
         "crossplane",
         [
@@ -420,7 +452,7 @@ def _start_crossplane(p: _Plane, admin: Kube, kubeconfig: Path) -> None:
             "core",
             "start",
             "--debug",
-            "--package-runtime=Function=External",
+            *runtime,
             f"--xpkg-cache-dir={p.root / 'xpkg-cache'}",
             f"--metrics-port={free_port()}",
             f"--health-probe-port={health}",
@@ -429,7 +461,7 @@ def _start_crossplane(p: _Plane, admin: Kube, kubeconfig: Path) -> None:
         env={
             "KUBECONFIG": str(xp_kubeconfig),
             "POD_NAMESPACE": CROSSPLANE_NAMESPACE,
-            "TLS_CLIENT_CERTS_DIR": str(p.pki.core_client_dir),
+            "TLS_CLIENT_CERTS_DIR": str(client_certificates),
             "ENABLE_WEBHOOKS": "false",
         },
     )
@@ -464,11 +496,15 @@ def start_control_plane(
     *,
     function_args: Sequence[str] = (),
     extra_controllers: Sequence[str] = (),
+    deployment_runtime: bool = False,
 ) -> Iterator[ControlPlane]:
     """Start everything under `root`; stop it all on exit, however the caller leaves.
 
     `extra_controllers`: kube-controller-manager's controllers besides `CONTROLLERS` (a plane
-    with a real node needs those in `devtools.node.NODE_CONTROLLERS`).
+    with a real node needs those in `devtools.node.NODE_CONTROLLERS`). With
+    `deployment_runtime`, Crossplane runs functions as it does on a cluster (a Deployment and a
+    Service, with TLS from `core init`'s CA; a node must run them) and no function is started on
+    the host (`function_endpoint` is empty).
     """
     sup = Supervisor(root / "logs")
     times: dict[str, float] = {}
@@ -480,8 +516,8 @@ def start_control_plane(
         kubeconfig = root / "admin.kubeconfig"
         kubeconfig.write_text(admin.credentials.kubeconfig("admin"))
         _start_controller_manager(plane, kubeconfig, extra_controllers)
-        _start_crossplane(plane, admin, kubeconfig)
-        endpoint = _start_function(plane, function_args)
+        _start_crossplane(plane, admin, kubeconfig, deployment_runtime=deployment_runtime)
+        endpoint = "" if deployment_runtime else _start_function(plane, function_args)
         yield ControlPlane(
             root=root,
             pki=plane.pki,

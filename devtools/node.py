@@ -23,7 +23,8 @@ import json
 import shlex
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -31,7 +32,7 @@ from typing import Any, Final
 import yaml
 
 from devtools.controlplane import ControlPlane, Supervisor, http_ok
-from devtools.kube import Kube, wait_for
+from devtools.kube import Kube, KubeError, wait_for
 from devtools.oci import File, Image, write_archive
 from devtools.render import HarnessError, Tools, free_port
 
@@ -221,8 +222,13 @@ def _remove_cgroup(path: Path) -> None:
         path.rmdir()
 
 
-def _containerd_config(root: Path) -> str:
+def _containerd_config(root: Path, registries: Sequence[str]) -> str:
     cri = 'plugins."io.containerd.grpc.v1.cri"'
+    # Plain-HTTP registries (the tests' loopback ones): containerd pulls over HTTPS otherwise.
+    mirrors = "".join(
+        f'  [{cri}.registry.mirrors."{host}"]\n    endpoint = ["http://{host}"]\n'
+        for host in registries
+    )
     return f"""version = 2
 root = "{root / "containerd"}"
 state = "{root / "containerd-state"}"
@@ -249,7 +255,7 @@ state = "{root / "containerd-state"}"
   [{cri}.cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "{root / "cni"}"
-"""
+{mirrors}"""
 
 
 def _cni_config(root: Path) -> dict[str, Any]:
@@ -373,12 +379,19 @@ def _unmount_under(root: Path) -> None:
 
 @contextlib.contextmanager
 def start_node(
-    tools: Tools, plane: ControlPlane, root: Path, *, capacity: Mapping[str, str] | None = None
+    tools: Tools,
+    plane: ControlPlane,
+    root: Path,
+    *,
+    capacity: Mapping[str, str] | None = None,
+    registries: Sequence[str] = (),
 ) -> Iterator[Node]:
     """Start a node under `root` and register it with `plane`; stop it and clean the host after.
 
     `capacity`: extended resources to advertise (e.g. `{"amd.com/gpu": "8"}`), patched into the
-    node's status as a device plugin would report them.
+    node's status as a device plugin would report them. `registries`: `host:port` of registries
+    the node pulls from over plain HTTP. While it runs, Services' names resolve on this host
+    (`ServiceHosts`), as cluster DNS would resolve them in a pod.
     """
     root.mkdir(parents=True, exist_ok=True)
     host = HostState.read()
@@ -387,7 +400,11 @@ def start_node(
     try:
         containerd = sup.start(
             "containerd",
-            ["containerd", "--config", _write(root / "containerd.toml", _containerd_config(root))],
+            [
+                "containerd",
+                "--config",
+                _write(root / "containerd.toml", _containerd_config(root, registries)),
+            ],
         )
         socket = root / "containerd.sock"
         sup.wait_ready(containerd, socket.exists)
@@ -442,7 +459,8 @@ def start_node(
         sup.wait_ready(proxy, lambda: http_ok(f"http://127.0.0.1:{proxy_health}/healthz"))
 
         wait_ready_node(plane.admin, capacity or {})
-        yield node
+        with ServiceHosts(plane.admin).running():
+            yield node
     finally:
         sup.stop_all()
         _stop_containers(root)
@@ -451,6 +469,70 @@ def start_node(
         )
         _unmount_under(root)
         host.restore()
+
+
+class ServiceHosts:
+    """Services' names in /etc/hosts, for the host processes of the control plane.
+
+    Crossplane core runs on the host, not in a pod, so it has no cluster DNS; it dials a function
+    run by the Deployment runtime at `<service>.<namespace>:9443`. ClusterIPs (through
+    kube-proxy's rules) and pod IPs (through the bridge) are reachable from the host, so a name is
+    all that is missing: each Service gets lines in a marked block of /etc/hosts, kept in step
+    every half second and removed on the way out (the file is put back as it was).
+    """
+
+    BEGIN: Final = "# BEGIN aim-crossplane e2e Services"
+    END: Final = "# END aim-crossplane e2e Services"
+    HOSTS: Final = Path("/etc/hosts")
+
+    def __init__(self, admin: Kube) -> None:
+        """Follow `admin`'s Services."""
+        self._admin = admin
+        self._stop = threading.Event()
+
+    def lines(self) -> list[str]:
+        """Hosts lines: a Service's ClusterIP, or each ready endpoint of a headless Service.
+
+        Crossplane's function Services are headless: gRPC balances over the pods itself.
+        """
+        ready: dict[tuple[str, str], list[str]] = {}
+        for eps in self._admin.list("discovery.k8s.io/v1", "EndpointSlice"):
+            service = eps["metadata"].get("labels", {}).get("kubernetes.io/service-name")
+            for endpoint in eps.get("endpoints") or []:
+                if service and endpoint.get("conditions", {}).get("ready"):
+                    key = (eps["metadata"]["namespace"], service)
+                    ready.setdefault(key, []).extend(endpoint.get("addresses", []))
+        out: list[str] = []
+        for svc in self._admin.list("v1", "Service"):
+            name, ns = svc["metadata"]["name"], svc["metadata"]["namespace"]
+            names = " ".join([f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"])
+            ip = svc.get("spec", {}).get("clusterIP")
+            addresses = ready.get((ns, name), []) if ip == "None" else [ip] if ip else []
+            out.extend(f"{address} {names}" for address in addresses)
+        return sorted(out)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Keep the block in step until the context ends, then put the file back."""
+        original = self.HOSTS.read_text()
+        thread = threading.Thread(target=self._follow, args=(original,), daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            self._stop.set()
+            thread.join(timeout=10)
+            self.HOSTS.write_text(original)
+
+    def _follow(self, original: str) -> None:
+        written: list[str] = []
+        while not self._stop.wait(0.5):
+            with contextlib.suppress(OSError, KubeError):
+                lines = self.lines()
+                if lines != written:
+                    block = "\n".join([self.BEGIN, *lines, self.END])
+                    self.HOSTS.write_text(f"{original.rstrip()}\n{block}\n")
+                    written = lines
 
 
 def wait_ready_node(admin: Kube, capacity: Mapping[str, str], timeout_s: float = 60.0) -> None:

@@ -95,7 +95,12 @@ def install_third_party_crds(kube: Kube, crds: Path) -> None:
 
 def install(cluster: ControlPlane, published: Published, *, claims: bool = False) -> None:
     """Install the AIM Configuration from the registry, as a platform team would: the
-    namespaced flavour, or with `claims` the claims flavour."""
+    namespaced flavour, or with `claims` the claims flavour.
+
+    On a plane without a node the function runs on the host, and `simulate_package_runtime`
+    stands in for Crossplane's Deployment runtime; on a plane with one (`function_endpoint`
+    empty) Crossplane runs it.
+    """
     kube = cluster.admin
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE}})
     # A Configuration cannot carry RBAC: package/rbac is applied next to it.
@@ -111,13 +116,14 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
             },
         }
     )
-    simulate_package_runtime(
-        kube,
-        published.function_name,
-        cluster.function_endpoint,
-        cluster.pki.function_dir,
-        CROSSPLANE_NAMESPACE,
-    )
+    if cluster.function_endpoint:
+        simulate_package_runtime(
+            kube,
+            published.function_name,
+            cluster.function_endpoint,
+            cluster.pki.function_dir,
+            CROSSPLANE_NAMESPACE,
+        )
 
     def healthy() -> bool:
         cfg = kube.get("pkg.crossplane.io/v1", "Configuration", "aim")
@@ -143,7 +149,7 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
     wait_for(
         f"the Function {published.function_name} to be Installed and Healthy",
         function_healthy,
-        timeout_s=120,
+        timeout_s=240,
         explain=lambda: yaml.safe_dump(
             kube.get("pkg.crossplane.io/v1", "Function", published.function_name) or {}
         ),
