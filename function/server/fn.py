@@ -70,35 +70,27 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         worker, where the time it takes is the worker's.
         """
         if len(request) > self._max_request_bytes:
-            req = fnv1.RunFunctionRequest.FromString(request)
-            kind, name = _identity(req)
+            req, who = _parse(request)
             self._log.warning(
-                "refused a request larger than --max-recv-message-size",
-                tag=req.meta.tag,
-                kind=kind,
-                xr=name,
-                bytes=len(request),
+                "refused a request larger than --max-recv-message-size", bytes=len(request), **who
             )
             return _fatal(
                 req,
-                f"cannot compose {kind} {name}: the request is {len(request) / _MIB:.1f} MiB, "
-                f"more than the function's limit of {self._max_request_bytes / _MIB:g} MiB; raise "
-                "it with --max-recv-message-size (MiB) in the function's DeploymentRuntimeConfig",
+                f"cannot compose {who['kind']} {who['xr']}: the request is "
+                f"{len(request) / _MIB:.1f} MiB, more than the function's limit of "
+                f"{self._max_request_bytes / _MIB:g} MiB; raise it with --max-recv-message-size "
+                "(MiB) in the function's DeploymentRuntimeConfig",
             )
         call = Call(request, self._clock())
         try:
             outcome = await self._executor.run(call)
             if not isinstance(outcome, Composed):
                 inspection = await self._inspector.inspect(outcome.request)
-                req = fnv1.RunFunctionRequest.FromString(request)
-                kind, name = _identity(req)
                 self._log.info(
                     "inspected image",
-                    tag=req.meta.tag,
-                    kind=kind,
-                    xr=name,
                     image=str(outcome.request.reference),
                     outcome=type(inspection).__name__,
+                    **_parse(request)[1],
                 )
                 outcome = await self._executor.run(Call(call.request, call.now, inspection))
         except BudgetExceeded:
@@ -121,11 +113,11 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 
     def _internal_error(self, request: bytes, log_line: str, what: str) -> bytes:
         """A fatal result naming the XR, for a call the function itself failed."""
-        req = fnv1.RunFunctionRequest.FromString(request)
-        kind, name = _identity(req)
-        self._log.error(log_line, tag=req.meta.tag, kind=kind, xr=name)
+        req, who = _parse(request)
+        self._log.error(log_line, **who)
         return _fatal(
-            req, f"internal error in {FUNCTION_NAME} while composing {kind} {name}: {what}"
+            req,
+            f"internal error in {FUNCTION_NAME} while composing {who['kind']} {who['xr']}: {what}",
         )
 
     def close(self) -> None:
@@ -141,6 +133,13 @@ def _identity(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
     namespace = meta["namespace"].string_value if "namespace" in meta else ""
     kind = fields["kind"].string_value if "kind" in fields else ""
     return kind, f"{namespace}/{name}" if namespace else name
+
+
+def _parse(request: bytes) -> tuple[fnv1.RunFunctionRequest, dict[str, str]]:
+    """The request, and what a log line says of it (for the rare answers that need them)."""
+    req = fnv1.RunFunctionRequest.FromString(request)
+    kind, name = _identity(req)
+    return req, {"tag": req.meta.tag, "kind": kind, "xr": name}
 
 
 def _fatal(req: fnv1.RunFunctionRequest, message: str) -> bytes:
