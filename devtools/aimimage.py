@@ -3,7 +3,8 @@
 Discovery Jobs run an AIM image's entrypoint through a shell script (function/build/discovery.sh)
 that needs `sh`, `cat`, `wc` and `mv`, so the image is Debian's dash and coreutils, unpacked by
 mmdebstrap as scripts/build-image unpacks the runtime image's packages, plus the `aim` stand-in
-(devtools/aimstub) that answers `dry-run --format=json` and serves an OpenAI-compatible endpoint.
+(devtools/aimstub) that answers `dry-run --format=json`, serves an OpenAI-compatible endpoint and,
+as a download image's entrypoint, fetches a Hugging Face repository from a mirror.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from devtools.render import HarnessError, Tools
 SUITE: Final = "bookworm"
 PACKAGES: Final = "dash,coreutils"
 ENTRYPOINT: Final = ("/usr/local/bin/aim",)
+DOWNLOAD_ENTRYPOINT: Final = ("/usr/local/bin/aim", "download")
+"""A model download image's: run with `<sourceUri> <destination>`."""
 LABELS: Final = {
     "com.amd.aim.model.canonicalName": "Org/Small",
     "com.amd.aim.model.source": "hf://Org/Small",
@@ -52,12 +55,17 @@ def root_filesystem(directory: Path) -> Path:
     return directory
 
 
-def stub_image(tools: Tools, name: str, work: Path) -> Image:
-    """The test AIM image named `name`, its root filesystem unpacked under `work`."""
+def stub_image(
+    tools: Tools, name: str, work: Path, entrypoint: tuple[str, ...] = ENTRYPOINT
+) -> Image:
+    """The test AIM image named `name`, its root filesystem unpacked under `work`.
+
+    With `DOWNLOAD_ENTRYPOINT`, a model download image instead.
+    """
     return Image(
         name,
         {ENTRYPOINT[0]: File(tools.aimstub.read_bytes(), 0o755)},
-        entrypoint=ENTRYPOINT,
+        entrypoint=entrypoint,
         labels=LABELS,
         base=root_filesystem(work / "aim-rootfs"),
     )

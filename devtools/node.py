@@ -38,10 +38,11 @@ from devtools.render import HarnessError, Tools, free_port
 
 NODE_NAME: Final = "aim-node"
 # kube-controller-manager's controllers a plane with a node needs besides its own: Ready nodes
-# lose the not-ready taint the kubelet registers them with; Services get endpoints for
-# kube-proxy; Deployments get ReplicaSets and Pods.
+# lose the not-ready taint the kubelet registers them with; claims bind to volumes; Services get
+# endpoints for kube-proxy; Deployments get ReplicaSets and Pods.
 NODE_CONTROLLERS: Final = (
     "node-lifecycle-controller",
+    "persistentvolume-binder-controller",
     "endpointslice-controller",
     "deployment-controller",
     "replicaset-controller",

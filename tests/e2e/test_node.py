@@ -10,7 +10,11 @@ test AIM image's dry-run and the composer reads the real result.
 
 from __future__ import annotations
 
+import http.server
+import json
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -18,13 +22,15 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from devtools.aimimage import ENTRYPOINT, stub_image
+from devtools.aimimage import DOWNLOAD_ENTRYPOINT, ENTRYPOINT, stub_image
 from devtools.controlplane import ControlPlane, start_control_plane
 from devtools.image import Image
 from devtools.kube import Kube, KubeError, wait_for
 from devtools.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
 from devtools.render import Tools
 from function.build import Manifest
+from function.compose.cache import compose_model_cache
+from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.observed import Observed
 from tests.unit import loop
@@ -61,6 +67,12 @@ def cluster(
             }
         )
         yield plane, node
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the test images' Debian root filesystem is unpacked, once for the module."""
+    return tmp_path_factory.mktemp("images")
 
 
 def function_image(image: Image) -> str:
@@ -229,7 +241,7 @@ AIM_IMAGE = "aim.local/aim-stub:1"
 
 
 def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
-    cluster: tuple[ControlPlane, Node], tools: Tools, tmp_path_factory: pytest.TempPathFactory
+    cluster: tuple[ControlPlane, Node], tools: Tools, images: Path
 ) -> None:
     """The template composer's discovery Job, applied as composed, passes `restricted`, runs the
     image's `dry-run --format=json` through the discovery wrapper on a real kubelet, and the
@@ -238,7 +250,7 @@ def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
     Simulated: the node's GPU (its AMD GPU operator label; no GPU is used by discovery)."""
     plane, node = cluster
     kube = plane.admin
-    node.load(stub_image(tools, AIM_IMAGE, tmp_path_factory.mktemp("aim-image")))
+    node.load(stub_image(tools, AIM_IMAGE, images))
     kube.apply(
         {
             "apiVersion": "v1",
@@ -306,3 +318,117 @@ def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
             "size": "512Mi",
         }
     ]
+
+
+DOWNLOAD_IMAGE = "aim.local/aim-downloader:1"
+FILES = {"config.json": b'{"architectures": ["Small"]}', "model.safetensors": b"\x00" * 4096}
+
+
+class HuggingFaceMirror(http.server.BaseHTTPRequestHandler):
+    """A Hugging Face endpoint for Org/Small: its file list and each file (stands in for the Hub,
+    which a test machine cannot reach)."""
+
+    def do_GET(self) -> None:
+        if self.path == "/api/models/Org/Small":
+            body = json.dumps({"siblings": [{"rfilename": f} for f in FILES]}).encode()
+        elif (
+            self.path.startswith("/Org/Small/resolve/main/")
+            and self.path.rsplit("/", 1)[1] in FILES
+        ):
+            body = FILES[self.path.rsplit("/", 1)[1]]
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        """Quiet."""
+
+
+def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
+    cluster: tuple[ControlPlane, Node],
+    tools: Tools,
+    images: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The cache composer's PVC is bound by the real volume binder to a node-local volume, its
+    download Job runs a download image (KServe's storage-initializer convention) against a
+    Hugging Face mirror, the files land in the volume, and the composer reads the finished Job
+    and the bound claim as an Available cache.
+
+    Simulated: the Hub (a mirror on the node's address) and the download image (`aim download`)."""
+    plane, node = cluster
+    kube = plane.admin
+    node.load(stub_image(tools, DOWNLOAD_IMAGE, images, DOWNLOAD_ENTRYPOINT))
+    volume = tmp_path_factory.mktemp("volume")
+    volume.chmod(0o777)  # the download runs as a non-root user, as `restricted` requires
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": "node-local"},
+            "spec": {
+                "capacity": {"storage": "2Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "node-local",
+                "persistentVolumeReclaimPolicy": "Retain",
+                "hostPath": {"path": str(volume)},
+            },
+        }
+    )
+    mirror = http.server.ThreadingHTTPServer((node.ip, 0), HuggingFaceMirror)
+    threading.Thread(target=mirror.serve_forever, daemon=True).start()
+    try:
+        cache: Manifest = {
+            "apiVersion": "aim.silogen.ai/v1alpha1",
+            "kind": "AIMModelCache",
+            "metadata": {"name": "org-small", "namespace": NS, "uid": "uid-cache"},
+            "spec": {
+                "sourceUri": "hf://Org/Small",
+                "modelId": "Org/Small",
+                "size": "1Gi",
+                "storageClassName": "node-local",
+                "modelDownloadImage": DOWNLOAD_IMAGE,
+                "env": [{"name": "HF_ENDPOINT", "value": f"http://{node.ip}:{mirror.server_port}"}],
+            },
+        }
+        composed = loop.reconcile(compose_model_cache, Observed(cache), [])
+        claim, job = composed.resources[PVC].manifest, composed.resources[DOWNLOAD_JOB].manifest
+        kube.create(claim)
+        kube.create(job)
+        claim_name, job_name = str(claim["metadata"]["name"]), str(job["metadata"]["name"])  # type: ignore[index,call-overload]
+
+        def done() -> tuple[dict[str, Any], dict[str, Any]] | None:
+            observed_job = kube.get("batch/v1", "Job", job_name, NS) or {}
+            observed_claim = kube.get("v1", "PersistentVolumeClaim", claim_name, NS) or {}
+            conditions = observed_job.get("status", {}).get("conditions", [])
+            finished = any(
+                c["type"] in {"Complete", "Failed"} and c["status"] == "True" for c in conditions
+            )
+            return (observed_claim, observed_job) if finished else None
+
+        observed_claim, observed_job = wait_for(
+            "the download Job finished",
+            done,
+            timeout_s=120,
+            explain=lambda: str(kube.list("v1", "Pod", NS, labels={"job-name": job_name})),
+        )
+    finally:
+        mirror.shutdown()
+        mirror.server_close()
+
+    assert observed_claim["status"]["phase"] == "Bound"
+    assert observed_claim["spec"]["volumeName"] == "node-local"
+    available = loop.reconcile(
+        compose_model_cache,
+        Observed(
+            {**cache, "status": composed.status},
+            resources={PVC: observed_claim, DOWNLOAD_JOB: observed_job},
+        ),
+        [],
+    )
+    assert available.status["status"] == "Available", available.conditions
+    assert {f: (volume / f).read_bytes() for f in FILES} == FILES
