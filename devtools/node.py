@@ -516,6 +516,9 @@ class ServiceHosts:
     def running(self) -> Iterator[None]:
         """Keep the block in step until the context ends, then put the file back."""
         original = self.HOSTS.read_text()
+        if self.BEGIN in original:  # left by a run that was killed: not ours to keep
+            head, _, rest = original.partition(self.BEGIN)
+            original = head + rest.partition(self.END)[2].lstrip("\n")
         thread = threading.Thread(target=self._follow, args=(original,), daemon=True)
         thread.start()
         try:
