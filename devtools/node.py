@@ -6,9 +6,10 @@
 
 Every piece is the real component: pods are scheduled, their images unpacked, their containers
 run by runc in a network namespace of the bridge, their status written by the kubelet; Services
-reach them through kube-proxy. What the node changes on the host is put back when it stops:
-containers and their shims, mounts, network namespaces, the bridge, kube-proxy's iptables
-chains, the kubelet's cgroups and the sysctls it and the bridge plugin set. Where this host
+reach them through kube-proxy, and host processes reach Services by name (`ServiceHosts`). What
+the node changes on the host is put back when it stops: containers and their shims, mounts,
+network namespaces, the bridge, the iptables chains kube-proxy and the kubelet made, the
+kubelet's cgroups, the sysctls it and the bridge plugin set, and /etc/hosts. Where this host
 cannot do something, docs/e2e.md says so.
 
 The kubelet authenticates as the control plane's admin (there is no bootstrap token flow or
