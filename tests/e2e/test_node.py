@@ -4,8 +4,9 @@ Its own control plane (the scenarios' plane simulates the kubelet, which a real 
 contradict). Each test is a thing our composed workloads rely on: an image loaded without a
 registry runs as a Pod, a Service reaches it through kube-proxy, a Job's termination message
 reaches the Pod's status, a namespace enforcing the `restricted` Pod Security level admits and
-runs a hardened pod; and a template's discovery Job, exactly as the composer writes it, runs a
-test AIM image's dry-run and the composer reads the real result.
+runs a hardened pod; a template's discovery Job, exactly as the composer writes it, runs a
+test AIM image's dry-run and the composer reads the real result; and a model cache's claim is
+bound by the real volume binder and its download Job fills the volume.
 """
 
 from __future__ import annotations
