@@ -19,6 +19,7 @@ from typing import Final
 
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf.message import DecodeError
 
 from function.compose import Composer
 from function.errors import FunctionError, Severity
@@ -55,7 +56,14 @@ class Composed:
     response: bytes
 
 
-Step = NeedsInspection | Composed
+@dataclass(frozen=True)
+class Undecodable:
+    """The bytes are no RunFunctionRequest (gRPC hands them over unparsed)."""
+
+    error: str
+
+
+Step = NeedsInspection | Composed | Undecodable
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,14 @@ class Composers:
 
 def step(composers: Composers, call: Call) -> Step:
     """Compose the XR in `call.request`, or say which image must be inspected first."""
-    req = fnv1.RunFunctionRequest.FromString(call.request)
+    try:
+        req = fnv1.RunFunctionRequest.FromString(call.request)
+    except DecodeError as e:
+        return Undecodable(str(e))
+    return _compose(composers, call, req)
+
+
+def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> Step:
     rsp = response.to(req)
     observed = dataclasses.replace(
         read_observed(req, composers.settings, OBJECTS), now=call.now, inspection=call.inspection

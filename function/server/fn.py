@@ -16,11 +16,12 @@ import grpc
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from google.protobuf.message import DecodeError
 
 from function.compose import COMPOSERS, Composer
 from function.registry.inspect import Inspector
 from function.registry.oras import OrasInspector
-from function.server.call import FUNCTION_NAME, Call, Composed, Composers
+from function.server.call import FUNCTION_NAME, Call, Composed, Composers, Undecodable
 from function.server.workers import BudgetExceeded, Executor, InProcess, WorkerLost
 from function.settings import Settings
 
@@ -29,6 +30,10 @@ Context = grpc.aio.ServicerContext[fnv1.RunFunctionRequest, fnv1.RunFunctionResp
 DEFAULT_MAX_REQUEST_MIB = 32
 """Requests larger than this are refused with a result saying how to raise the limit."""
 _MIB = 1 << 20
+
+
+class UndecodableRequestError(Exception):
+    """The bytes received are no RunFunctionRequest: a caller's fault, answered INVALID_ARGUMENT."""
 
 
 class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
@@ -68,6 +73,9 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 
         The request is parsed here only to answer with an error; composing parses it in the
         worker, where the time it takes is the worker's.
+
+        Raises:
+            UndecodableRequestError: the bytes are no RunFunctionRequest.
         """
         if len(request) > self._max_request_bytes:
             req, who = _parse(request)
@@ -84,6 +92,8 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         call = Call(request, self._clock())
         try:
             outcome = await self._executor.run(call)
+            if isinstance(outcome, Undecodable):
+                raise UndecodableRequestError(outcome.error)
             if not isinstance(outcome, Composed):
                 inspection = await self._inspector.inspect(outcome.request)
                 self._log.info(
@@ -137,7 +147,10 @@ def _identity(req: fnv1.RunFunctionRequest) -> tuple[str, str]:
 
 def _parse(request: bytes) -> tuple[fnv1.RunFunctionRequest, dict[str, str]]:
     """The request, and what a log line says of it (for the rare answers that need them)."""
-    req = fnv1.RunFunctionRequest.FromString(request)
+    try:
+        req = fnv1.RunFunctionRequest.FromString(request)
+    except DecodeError as e:
+        raise UndecodableRequestError(str(e)) from e
     kind, name = _identity(req)
     return req, {"tag": req.meta.tag, "kind": kind, "xr": name}
 

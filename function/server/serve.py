@@ -29,7 +29,7 @@ from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from function.server.fn import FunctionRunner
+from function.server.fn import FunctionRunner, UndecodableRequestError
 
 SERVICES: Final = tuple(
     module.DESCRIPTOR.services_by_name["FunctionRunnerService"].full_name
@@ -46,8 +46,16 @@ Options = Sequence[tuple[str, int]]
 def handlers(runner: FunctionRunner) -> list[grpc.GenericRpcHandler]:
     """RunFunction of every service in `SERVICES`, bytes in and bytes out."""
 
-    async def run_function(request: bytes, _: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
-        return await runner.run_bytes(request)
+    async def run_function(
+        request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> bytes:
+        try:
+            return await runner.run_bytes(request)
+        except UndecodableRequestError as e:
+            # What gRPC answers when its own deserializer fails, with the reason: there is no
+            # request to attach a result to.
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"not a RunFunctionRequest: {e}")
+            raise  # abort raises; this only tells the type checker
 
     # No (de)serializers: gRPC passes the message's bytes through.
     method: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(run_function)

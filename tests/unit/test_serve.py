@@ -171,3 +171,23 @@ def test_a_probe_address_serves_health_alone() -> None:
         assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
     serving(test, probe=probe)
+
+
+def test_bytes_that_are_no_request_get_invalid_argument_as_grpc_would_say() -> None:
+    """The server no longer lets gRPC parse requests; a caller that sends garbage still gets
+    INVALID_ARGUMENT with the reason, as gRPC's own deserializer would answer, and the server
+    goes on serving. Over the limit too: the size check must not parse its way into a crash."""
+
+    async def test(channel: grpc.aio.Channel) -> None:
+        raw: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+            "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
+        )
+        for garbage in (b"\xff\xff\xff not protobuf", b"\xff" * 2048):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await raw(garbage)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "not a RunFunctionRequest" in str(refused.value.details())
+        rsp = await grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request())  # type: ignore[no-untyped-call]
+        assert list(rsp.desired.resources) == ["cm"]
+
+    serving(test, max_request_bytes=1024)

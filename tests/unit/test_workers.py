@@ -22,7 +22,7 @@ from function.compose import COMPOSERS
 from function.kube.convert import struct_to_dict
 from function.kube.observed import Composition, Observed
 from function.server.call import Composers
-from function.server.fn import FunctionRunner
+from function.server.fn import FunctionRunner, UndecodableRequestError
 from function.server.workers import WorkerPool
 from function.settings import Settings
 
@@ -137,3 +137,19 @@ def test_workers_compose_exactly_as_in_process() -> None:
         deterministic=True
     )
     assert served.requirements.resources  # it composed, rather than failing the same way
+
+
+def test_bytes_that_are_no_request_are_refused_without_costing_a_worker(pool: WorkerPool) -> None:
+    """gRPC hands the server a request's bytes unparsed, so the worker is the first to read
+    them: bytes that are no RunFunctionRequest are the caller's error, not a dead worker."""
+    runner = FunctionRunner(executor=pool)
+    before = pool.pids
+
+    async def garbage_then_ask() -> fnv1.RunFunctionResponse:
+        for _ in range(2):  # both workers see one
+            with pytest.raises(UndecodableRequestError, match="Error parsing message"):
+                await runner.run_bytes(b"\xff\xff\xff not protobuf")
+        return await runner.RunFunction(request("Quick", "after"))
+
+    assert status_of(asyncio.run(garbage_then_ask())) == "composed after"
+    assert pool.pids == before
