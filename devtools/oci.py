@@ -50,19 +50,8 @@ def _layer(files: Mapping[str, File], base: Path | None) -> bytes:
     """A tar of `base` and `files` with their parent directories, owned by root, at time 0."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for entry in sorted(base.rglob("*")) if base else ():
-            name = str(entry.relative_to(base))  # type: ignore[arg-type]  # entries exist only with a base
-            if "/" + name in files:
-                continue
-            info = tar.gettarinfo(entry, name)
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            info.mtime = 0
-            if info.isreg():
-                with entry.open("rb") as content:
-                    tar.addfile(info, content)
-            elif info.isdir() or info.issym() or info.islnk():
-                tar.addfile(info)
+        if base:
+            _add_tree(tar, base, skip={path.lstrip("/") for path in files})
         directories = sorted(
             {str(Path(path).parents[i]) for path in files for i in range(len(Path(path).parts) - 1)}
             - {"/"}
@@ -76,6 +65,23 @@ def _layer(files: Mapping[str, File], base: Path | None) -> bytes:
             info.size, info.mode = len(files[path].content), files[path].mode
             tar.addfile(info, io.BytesIO(files[path].content))
     return out.getvalue()
+
+
+def _add_tree(tar: tarfile.TarFile, base: Path, skip: set[str]) -> None:
+    """Every directory, file and link under `base`, but those in `skip`, owned by root."""
+    for entry in sorted(base.rglob("*")):
+        name = str(entry.relative_to(base))
+        if name in skip:
+            continue
+        info = tar.gettarinfo(entry, name)
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        info.mtime = 0
+        if info.isreg():
+            with entry.open("rb") as content:
+                tar.addfile(info, content)
+        elif info.isdir() or info.issym() or info.islnk():
+            tar.addfile(info)
 
 
 def _blob(tar: tarfile.TarFile, media_type: str, data: bytes) -> dict[str, Any]:

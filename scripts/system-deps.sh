@@ -5,12 +5,13 @@
 # skopeo, which build the runtime image without Docker (scripts/build-image), with Debian's
 # archive keyring to verify its packages on any host; runc, which runs it in the image tests; and
 # for the end-to-end tier's node, containerd (with runc), the CNI plugins (bridge, host-local,
-# loopback, portmap), and iptables and conntrack for kube-proxy. Quiet and quick when already there.
+# loopback, portmap), iptables and conntrack for kube-proxy, and iproute2 (network namespaces).
+# Quiet and quick when already there.
 set -euo pipefail
 log() { printf '[system-deps] %s\n' "$*" >&2; }
 
 packages=(docker-registry openssl mmdebstrap umoci skopeo runc debian-archive-keyring
-  containerd containernetworking-plugins iptables conntrack)
+  containerd containernetworking-plugins iptables conntrack iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

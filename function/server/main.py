@@ -17,7 +17,7 @@ from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
 from function.registry.reference import registry_host
 from function.server.call import Composers
 from function.server.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
-from function.server.serve import serve
+from function.server.serve import Listen, serve
 from function.server.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
 from function.settings import (
     DEFAULT_ENTRYPOINT,
@@ -199,13 +199,12 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     )
     logging.configure(level=level)
     try:
-        serve(
-            runner,
+        listen = Listen(
             _listen(address),
             credentials=load_credentials(tls_certs_dir) if tls_certs_dir and not insecure else None,
             insecure=insecure,
             health_address=_listen(health_address) if health_address else None,
-            options=[
+            options=(
                 # gRPC itself refuses only what is far too large; up to this, a request over the
                 # limit reaches RunFunction, which says in a result and the log how to raise it.
                 (
@@ -216,8 +215,9 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
                     "grpc.max_send_message_length",
                     (max_send_message_size or max_recv_message_size) << 20,
                 ),
-            ],
+            ),
         )
+        serve(runner, listen)
     except (OSError, ValueError, RuntimeError) as e:
         # Missing certificates, an address already in use, neither --insecure nor certificates:
         # exit non-zero with the cause, so a supervisor (or a person) sees why it did not start.

@@ -81,70 +81,59 @@ class Servers:
             await self.probe.stop(grace=None)
 
 
-async def start(  # noqa: PLR0913 - the transport's settings, one by one
-    runner: FunctionRunner,
-    address: str,
-    *,
-    credentials: grpc.ServerCredentials | None,
-    insecure: bool,
-    options: Options = (),
-    health_address: str | None = None,
-) -> Servers:
-    """The servers, started: RunFunction on `address`, health alone on `health_address`.
+@dataclass(frozen=True)
+class Listen:
+    """Where to serve, and how.
 
-    `address` speaks mTLS with `credentials`, or plaintext with `insecure`; `health_address`,
-    when given, always plaintext.
+    RunFunction on `address`: mTLS with `credentials`, or plaintext with `insecure`. Health alone
+    on `health_address` when given, always plaintext.
+    """
+
+    address: str
+    credentials: grpc.ServerCredentials | None = None
+    insecure: bool = False
+    options: Options = ()
+    health_address: str | None = None
+
+
+async def start(runner: FunctionRunner, listen: Listen) -> Servers:
+    """The servers, started.
 
     Raises:
         ValueError: neither credentials nor insecure were given.
         RuntimeError: gRPC could not listen on an address (in use, say).
     """
-    if credentials is None and not insecure:
+    if listen.credentials is None and not listen.insecure:
         msg = "no TLS certificates were given; pass --tls-server-certs-dir, or --insecure"
         raise ValueError(msg)
     checks = health.aio.HealthServicer()
     for service in SERVICES:
         await checks.set(service, health_pb2.HealthCheckResponse.SERVING)
-    server = grpc.aio.server(options=list(options))
+    server = grpc.aio.server(options=list(listen.options))
     server.add_generic_rpc_handlers(handlers(runner))
     health_pb2_grpc.add_HealthServicer_to_server(checks, server)
     names = (*SERVICES, health.SERVICE_NAME, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
-    if credentials is not None and not insecure:
-        server.add_secure_port(address, credentials)
+    if listen.credentials is not None and not listen.insecure:
+        server.add_secure_port(listen.address, listen.credentials)
     else:
-        server.add_insecure_port(address)
+        server.add_insecure_port(listen.address)
     probe = None
-    if health_address:
+    if listen.health_address:
         probe = grpc.aio.server()
         health_pb2_grpc.add_HealthServicer_to_server(checks, probe)
-        probe.add_insecure_port(health_address)
+        probe.add_insecure_port(listen.health_address)
     await server.start()
     if probe:
         await probe.start()
     return Servers(server, checks, probe)
 
 
-def serve(  # noqa: PLR0913 - as start
-    runner: FunctionRunner,
-    address: str,
-    *,
-    credentials: grpc.ServerCredentials | None,
-    insecure: bool,
-    options: Options = (),
-    health_address: str | None = None,
-) -> None:
+def serve(runner: FunctionRunner, listen: Listen) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish."""
 
     async def run() -> None:
-        servers = await start(
-            runner,
-            address,
-            credentials=credentials,
-            insecure=insecure,
-            options=options,
-            health_address=health_address,
-        )
+        servers = await start(runner, listen)
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

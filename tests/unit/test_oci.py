@@ -58,3 +58,28 @@ def test_the_same_image_is_the_same_archive(tmp_path: Path) -> None:
     image = Image("aim.local/pause:1", {"/pause": File(b"\x7fELF", 0o755)}, entrypoint=["/pause"])
     assert write_archive(image, tmp_path / "a.tar") == write_archive(image, tmp_path / "b.tar")
     assert (tmp_path / "a.tar").read_bytes() == (tmp_path / "b.tar").read_bytes()
+
+
+def test_a_base_root_filesystem_is_layered_under_the_files(tmp_path: Path) -> None:
+    """The test AIM image is a Debian tree plus `aim`: the tree's files and links go in owned by
+    root at time 0 (reproducible whoever unpacked it), and a given file replaces the tree's."""
+    base = tmp_path / "rootfs"
+    (base / "bin").mkdir(parents=True)
+    (base / "bin" / "dash").write_bytes(b"dash")
+    (base / "bin" / "sh").symlink_to("dash")
+    (base / "etc").mkdir()
+    (base / "etc" / "motd").write_text("from the tree")
+    image = Image("aim.local/x:1", {"/etc/motd": File(b"given")}, base=base)
+    write_archive(image, tmp_path / "a.tar")
+    files = members(tmp_path / "a.tar")
+    manifest = next(
+        json.loads(b) for n, b in files.items() if b"schemaVersion" in b and b"layers" in b
+    )
+    layer = files[f"blobs/sha256/{manifest['layers'][0]['digest'].split(':')[1]}"]
+    with tarfile.open(fileobj=io.BytesIO(layer)) as tar:
+        entries = {m.name: m for m in tar.getmembers()}
+        motd = [tar.extractfile(m).read() for m in tar.getmembers() if m.name == "etc/motd"]  # type: ignore[union-attr]
+    assert entries["bin/sh"].issym()
+    assert entries["bin/sh"].linkname == "dash"
+    assert {(entries[n].uid, entries[n].mtime) for n in ("bin", "bin/dash", "bin/sh")} == {(0, 0)}
+    assert motd == [b"given"]

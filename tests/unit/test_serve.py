@@ -23,7 +23,7 @@ from devtools.render import free_port
 from function.build import Manifest
 from function.kube.observed import Composition, Desired, Observed
 from function.server.fn import FunctionRunner
-from function.server.serve import SERVICES, start
+from function.server.serve import SERVICES, Listen, start
 
 XR: Manifest = {
     "apiVersion": "aim.silogen.ai/v1alpha1",
@@ -59,7 +59,7 @@ def serving(
         health_address = f"127.0.0.1:{free_port()}" if probe else None
         functions = FunctionRunner({"K": composer}, **runner)
         servers = await start(
-            functions, address, credentials=None, insecure=True, health_address=health_address
+            functions, Listen(address, insecure=True, health_address=health_address)
         )
         try:
             async with grpc.aio.insecure_channel(address) as channel:
