@@ -2,22 +2,19 @@
 
 Discovery Jobs run an AIM image's entrypoint through a shell script (function/build/discovery.sh)
 that needs `sh`, `cat`, `wc` and `mv`, so the image is Debian's dash and coreutils, unpacked by
-mmdebstrap as scripts/build-image unpacks the runtime image's packages, plus the `aim` stand-in
+scripts/debian-extract as the runtime image's packages are, plus the `aim` stand-in
 (devtools/aimstub) that answers `dry-run --format=json`, serves an OpenAI-compatible endpoint and,
 as a download image's entrypoint, fetches a Hugging Face repository from a mirror.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 from typing import Final
 
 from devtools.oci import File, Image
-from devtools.render import HarnessError, Tools
+from devtools.render import Tools, run_script
 
-SUITE: Final = "bookworm"
 PACKAGES: Final = "dash,coreutils"
 ENTRYPOINT: Final = ("/usr/local/bin/aim",)
 DOWNLOAD_ENTRYPOINT: Final = ("/usr/local/bin/aim", "download")
@@ -33,25 +30,8 @@ LABELS: Final = {
 
 def root_filesystem(directory: Path) -> Path:
     """Debian's dash and coreutils unpacked into `directory` (once: reused when present)."""
-    if (directory / "bin" / "sh").exists():
-        return directory
-    mirror = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
-    proc = subprocess.run(
-        [
-            "mmdebstrap", "--quiet", "--variant=extract", f"--include={PACKAGES}",
-            "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*",
-            "--dpkgopt=path-exclude=/usr/share/locale/*",
-            "--keyring=/usr/share/keyrings/debian-archive-keyring.gpg",
-            SUITE, str(directory), f"deb {mirror} {SUITE} main",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        msg = f"mmdebstrap could not unpack {PACKAGES}: {proc.stderr.strip()[-2000:]}"
-        raise HarnessError(msg)
+    if not (directory / "bin" / "sh").exists():
+        run_script("debian-extract", PACKAGES, str(directory))
     return directory
 
 
