@@ -1,9 +1,9 @@
 """Precedence rules for what several AIM objects contribute to one container.
 
 Container resources: GPU-derived defaults, then the model's, the template's and the service's, key
-by key. Environment: AIM defaults, runtime config, template profile, template env, the custom
-model's id, service env, merged by name. Hardware: an override's fields over the base's. Pull
-secrets: every object's, once each.
+by key; a CPU or memory request without a limit is its own limit. Environment: AIM defaults,
+runtime config, template profile, template env, the custom model's id, service env, merged by
+name. Hardware: an override's fields over the base's. Pull secrets: every object's, once each.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from pydantic import JsonValue
 
 from function.api.common import EnvVar, LocalObjectReference, ResourceRequirements
 from function.api.hardware import CpuRequirements, GpuRequirements, Hardware
-from function.rules import jsontext
+from function.rules import jsontext, quantity
 
 _MAX_ENGINE_ARGS_BYTES: Final = 65536
+_REQUEST_BOUNDED: Final = ("cpu", "memory")
 
 DEFAULT_ENV: Mapping[str, str] = {
     "AIM_CACHE_PATH": "/workspace/cache",
@@ -51,9 +52,53 @@ def merge_resources(base: ResourceMap, *overlays: ResourceRequirements | None) -
         if overlay is None:
             continue
         for section, values in (("requests", overlay.requests), ("limits", overlay.limits)):
-            for key, quantity in (values or {}).items():
-                merged.setdefault(section, {})[key] = str(quantity)
+            for key, value in (values or {}).items():
+                merged.setdefault(section, {})[key] = str(value)
     return merged
+
+
+def limit_requests(resources: ResourceMap) -> ResourceMap:
+    """The resources with a limit equal to each CPU or memory request that has none.
+
+    KServe's InferenceService defaulter fills a missing CPU or memory limit from its
+    configuration (1 CPU and 2Gi in the one it ships), below what an inference server requests
+    (4 CPUs and 32Gi per GPU), and the API server then refuses the predictor's Deployment.
+    """
+    requests, limits = resources.get("requests", {}), dict(resources.get("limits", {}))
+    for key in _REQUEST_BOUNDED:
+        if key in requests and key not in limits:
+            limits[key] = requests[key]
+    return {**resources, "limits": limits} if limits else dict(resources)
+
+
+def request_limit_conflicts(resources: ResourceMap) -> list[str]:
+    """What the API server would refuse in the predictor's pods, one phrase per resource.
+
+    A request above its limit (`requests.cpu (4) is above limits.cpu (1)`), and an extended
+    resource such as a GPU whose request and limit differ: those cannot be overcommitted.
+    Quantities that do not parse are left to the API server, which refuses them by name.
+    """
+    found = []
+    limits = resources.get("limits", {})
+    for key, requested in resources.get("requests", {}).items():
+        if key not in limits:
+            continue
+        try:
+            request, limit = quantity.amount(requested), quantity.amount(limits[key])
+        except ValueError:
+            continue
+        both = f"requests.{key} ({requested})", f"limits.{key} ({limits[key]})"
+        if _extended(key) and request != limit:
+            found.append(f"{both[0]} differs from {both[1]}, and {key} cannot be overcommitted")
+        elif request > limit:
+            found.append(f"{both[0]} is above {both[1]}")
+    return found
+
+
+def _extended(resource: str) -> bool:
+    """Whether Kubernetes treats a resource name as an extended resource (e.g. `amd.com/gpu`)."""
+    domain, slash, _ = resource.partition("/")
+    return bool(slash) and domain != "kubernetes.io" and not domain.endswith(".kubernetes.io")
 
 
 def by_name(

@@ -1,4 +1,4 @@
-"""Kubernetes memory and storage quantities (`16Gi`, `512M`, `17244293365`) as bytes, and back.
+"""Kubernetes quantities (`16Gi`, `512M`, `500m`, `17244293365`): exact values, bytes, and back.
 
 A leaf module: standard library only.
 """
@@ -47,11 +47,20 @@ GIB: Final = 2**30
 def to_bytes(quantity: str | int) -> int:
     """The number of bytes a quantity stands for, rounded up.
 
+    Raises:
+        ValueError: not a memory or storage quantity, or larger than Kubernetes allows (8Ei).
+    """
+    return math.ceil(amount(quantity))
+
+
+def amount(quantity: str | int) -> Decimal:
+    """The exact value of a quantity: `500m` is 0.5, `2Gi` 2147483648.
+
     Exact decimal arithmetic with the exponent bounded first, so `1e400` or `1e9999999` is an
     error in microseconds rather than an overflow or seconds of big-number arithmetic.
 
     Raises:
-        ValueError: not a memory or storage quantity, or larger than Kubernetes allows (8Ei).
+        ValueError: not a quantity, or larger than Kubernetes allows (int64).
     """
     text = str(quantity).strip()
     match = _QUANTITY.match(text) if len(text) <= _MAX_LENGTH else None
@@ -69,7 +78,7 @@ def to_bytes(quantity: str | int) -> int:
         size = number * _FACTOR[match.group(2)]
     if size > MAX_BYTES:
         _too_large(text)
-    return math.ceil(size)
+    return Decimal(size)
 
 
 def _too_large(text: str) -> NoReturn:

@@ -628,7 +628,7 @@ def test_inference_service_lands_on_the_template_gpu() -> None:
     assert container(comp)["image"] == IMAGE
     assert container(comp)["resources"] == {
         "requests": {"cpu": "4", "memory": "32Gi", "amd.com/gpu": "1"},
-        "limits": {"memory": "48Gi", "amd.com/gpu": "1"},
+        "limits": {"memory": "48Gi", "amd.com/gpu": "1", "cpu": "4"},
     }
     terms = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms["nodeSelectorTerms"][0]["matchExpressions"] == [
@@ -674,12 +674,82 @@ def test_resources_service_over_template_over_model_over_gpu_defaults() -> None:
         resources={"requests": {"cpu": "6"}},
     )
     mdl = model(resources={"requests": {"cpu": "5", "memory": "40Gi"}})
-    svc = service(resources={"requests": {"cpu": 10}, "limits": {"amd.com/xgmi": 4}})
+    svc = service(resources={"requests": {"cpu": 10}, "limits": {"cpu": "12"}})
     comp = reconcile(svc, [mdl, tpl])
     assert container(comp)["resources"] == {
         "requests": {"cpu": "10", "memory": "40Gi", "amd.com/xgmi": "2"},
-        "limits": {"memory": "96Gi", "amd.com/xgmi": "4"},
+        "limits": {"memory": "96Gi", "amd.com/xgmi": "2", "cpu": "12"},
     }
+
+
+@dataclass(frozen=True)
+class LimitCase(Case):
+    resources: Any
+    requests: Any = None
+    limits: Any = None
+    problem: str = ""
+
+
+LIMIT_CASES = [
+    LimitCase(
+        "cpu-request-is-its-limit",
+        "KServe's defaulter would give a missing CPU limit its configured 1 CPU, below the "
+        "4 per GPU requested, and the predictor's Deployment would be refused",
+        resources=None,
+        requests={"cpu": "4", "memory": "32Gi", "amd.com/gpu": "1"},
+        limits={"memory": "48Gi", "amd.com/gpu": "1", "cpu": "4"},
+    ),
+    LimitCase(
+        "memory-request-above-default-limit-refused",
+        "a memory request above the 48Gi-per-GPU default limit is refused by name with the "
+        "fix (give the limit too) rather than composed into pods the API server refuses",
+        resources={"requests": {"memory": "64Gi"}},
+        problem="requests.memory (64Gi) is above limits.memory (48Gi)",
+    ),
+    LimitCase(
+        "explicit-limit-kept",
+        "a limit the user gives is theirs, even far above the request",
+        resources={"limits": {"cpu": "32"}},
+        requests={"cpu": "4", "memory": "32Gi", "amd.com/gpu": "1"},
+        limits={"memory": "48Gi", "amd.com/gpu": "1", "cpu": "32"},
+    ),
+    LimitCase(
+        "millicores-compare-exactly",
+        "500m is below 1: quantities compare by value, not by rounding to whole units",
+        resources={"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}},
+        requests={"cpu": "500m", "memory": "32Gi", "amd.com/gpu": "1"},
+        limits={"memory": "48Gi", "amd.com/gpu": "1", "cpu": "1"},
+    ),
+    LimitCase(
+        "request-above-limit-refused",
+        "a service asking for more CPU than its limit would get a Deployment the API server "
+        "refuses, far from the field that caused it",
+        resources={"requests": {"cpu": "8"}, "limits": {"cpu": "2"}},
+        problem="requests.cpu (8) is above limits.cpu (2)",
+    ),
+    LimitCase(
+        "gpu-limit-alone-refused",
+        "GPUs cannot be overcommitted: a limit of 2 over the template's request of 1 is "
+        "refused by name instead of guessing which was meant",
+        resources={"limits": {"amd.com/gpu": "2"}},
+        problem="requests.amd.com/gpu (1) differs from limits.amd.com/gpu (2)",
+    ),
+]
+
+
+@table(LIMIT_CASES)
+def test_every_request_has_a_limit_the_api_server_accepts(case: LimitCase) -> None:
+    """CPU and memory requests without a limit get one equal to them; a request above its limit,
+    or a GPU request unlike its limit, fails naming spec.resources."""
+    svc = service(resources=case.resources)
+    if case.problem:
+        with pytest.raises(InvalidSpecError) as e:
+            reconcile(svc, WORLD)
+        assert e.value.field == "spec.resources"
+        assert case.problem in e.value.problem
+        return
+    resources = container(reconcile(svc, WORLD))["resources"]
+    assert (resources["requests"], resources["limits"]) == (case.requests, case.limits)
 
 
 def test_environment_layers_merge_by_name_and_sort() -> None:

@@ -1,6 +1,7 @@
 """The KServe InferenceService of a service: its model's image with the template's profile.
 
-Precedence, lowest first. Resources: per-GPU defaults, the model's, the template's, the service's.
+Precedence, lowest first. Resources: per-GPU defaults, the model's, the template's, the service's;
+a CPU or memory request without a limit is its own limit (`function.rules.merge`).
 Environment: AIM defaults, the runtime config's, the template's profile, the template's env, the
 custom model's id, the service's. The profile (GPU count, metric, precision) is the template's
 effective one (`function.rules.profile`). Pull secrets: the service's, the template's, the
@@ -19,15 +20,18 @@ from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
 from function.build.kserve import CacheMount, RunAs, Scaling, build_inference_service
+from function.errors import InvalidSpecError
 from function.kube.lookup import Resolved
 from function.kube.observed import Observed, parse_status
 from function.rules import labels
 from function.rules.merge import (
     DEFAULT_ENV,
     gpu_default_resources,
+    limit_requests,
     literal_env,
     merge_env,
     merge_resources,
+    request_limit_conflicts,
     secret_names,
 )
 from function.rules.placement import placement
@@ -76,18 +80,29 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
     if precision:
         isvc_labels[labels.PRECISION] = labels.value(precision)
 
+    resources = limit_requests(
+        merge_resources(
+            gpu_default_resources(gpu.resource_name if gpu else DEFAULT_GPU_RESOURCE, gpu_count),
+            model.spec.resources,
+            tpl.resources,
+            spec.resources,
+        )
+    )
+    if conflicts := request_limit_conflicts(resources):
+        problem = (
+            f"{'; '.join(conflicts)} once the GPU defaults and the model's, template's and "
+            "service's resources are merged: give both the request and the limit in "
+            "spec.resources"
+        )
+        raise InvalidSpecError(field="spec.resources", problem=problem)
+
     return build_inference_service(
         name=name,
         namespace=observed.namespace,
         labels=isvc_labels,
         image=model.spec.image,
         scaling=_scaling(spec),
-        resources=merge_resources(
-            gpu_default_resources(gpu.resource_name if gpu else DEFAULT_GPU_RESOURCE, gpu_count),
-            model.spec.resources,
-            tpl.resources,
-            spec.resources,
-        ),
+        resources=resources,
         env=merge_env(
             literal_env(dict(DEFAULT_ENV)),
             config.spec.env or (),
