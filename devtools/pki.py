@@ -77,6 +77,12 @@ def _bundle(directory: Path, ca: Pair, pair: Pair) -> Path:
     return directory
 
 
+def loopback_server(root: Path, ca: Pair, name: str) -> Pair:
+    """A serving certificate for a host process on loopback (e.g. a webhook), signed by `ca`."""
+    root.mkdir(parents=True, exist_ok=True)
+    return _sign(root, ca, name, f"/CN={name}", f"{LOOPBACK_SANS};extendedKeyUsage=serverAuth")
+
+
 def make_pki(root: Path) -> Pki:
     """Create the CA and every certificate under `root`."""
     if shutil.which("openssl") is None:

@@ -38,8 +38,9 @@ class Tools:
     The crossplane CLI and core (the render engine), the oldest core the packages claim,
     apicheck and oras; for the end-to-end control plane etcd, kube-apiserver and
     kube-controller-manager, with core's CRDs and Helm chart read from its module, and its node's
-    kube-scheduler, kubelet, kube-proxy, pause program and AIM stand-in; and `crds`,
-    KServe's and Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs. The `render` set
+    kube-scheduler, kubelet, kube-proxy, pause program and AIM stand-in, and KServe's manager
+    with its module (`kserve_src`: configuration, CRDs, webhooks); and `crds`, KServe's and
+    Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs. The `render` set
     has only the CLI, core and oras; the other paths do not exist there.
     """
 
@@ -56,8 +57,10 @@ class Tools:
     kube_proxy: Path
     pause: Path
     aimstub: Path
+    kserve_manager: Path
     crossplane_src: Path
     oldest_crossplane_src: Path
+    kserve_src: Path
     crds: Path
 
     def with_oldest_core(self) -> Tools:
@@ -128,8 +131,10 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         kube_proxy=bin_dir / "kube-proxy",
         pause=bin_dir / "pause",
         aimstub=bin_dir / "aimstub",
+        kserve_manager=bin_dir / "kserve-manager",
         crossplane_src=bin_dir.parent / "crossplane-src",
         oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",
+        kserve_src=bin_dir.parent / "kserve-src",
         crds=bin_dir.parent / "crds",
     )
 

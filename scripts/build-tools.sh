@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck,
 # and for the end-to-end tier etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet, kube-proxy and a pause program) from the Go module
+# kubelet, kube-proxy, KServe's controller and a pause program) from the Go module
 # proxy into a cache outside the repository, and copies the KServe and Gateway API CRDs out of
 # their modules beside them. Idempotent: a tool already built at its pinned version (or, for
 # apicheck, from the same sources) is reused.
@@ -51,6 +51,8 @@ export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build"
 version_flag="github.com/crossplane/crossplane-runtime/v2/pkg/version.version"
 
 built() { # binary, version
+  # A tool that prints no version (KServe's manager) is known by the stamp its build left.
+  [ -x "$1" ] && [ "$(cat "$1.version" 2>/dev/null)" = "$2" ] && return
   [ -x "$1" ] && "$1" version --client 2>/dev/null | grep -q "$2" \
     || { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "$2"; } \
     || { [ -x "$1" ] && "$1" version 2>/dev/null | grep -q "Version: *${2#v}\$"; } \
@@ -73,6 +75,17 @@ kube_staging() {
   grep '^godebug' "$gomod" >>go.mod || true
 }
 
+# KServe pins Kubernetes, controller-runtime and gRPC below what its other dependencies ask for,
+# with `replace` lines that a dependent module does not inherit: repeat them (all name versions,
+# none a local path).
+kserve_replaces() {
+  local gomod
+  gomod=$(go mod download -json "github.com/kserve/kserve@$KSERVE_VERSION" \
+    | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  sed -n 's#^\(replace \)\{0,1\}[[:space:]]*\([^[:space:]]*\) => \([^[:space:]]*\) \(v[^[:space:]]*\)$#\2=\3@\4#p' \
+    "$gomod" | while read -r r; do go mod edit -replace="$r"; done
+}
+
 # Both tools are built from wrapper modules that pin exact versions with `go mod edit -require`.
 # `go install module@version` would be shorter, but it asks the proxy for the module's version list
 # (to look for deprecations), which some proxies refuse; and core cannot be built that way at all,
@@ -84,7 +97,7 @@ build() { # name, version, link name in the set, package, module@version...
   case $name in
     oras) ldflags="-s -w -X oras.land/oras/internal/version.Version=${version#v} -X oras.land/oras/internal/version.BuildMetadata=" ;;
     kube-*|kubelet) ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$version")" ;;
-    etcd) ldflags="-s -w" ;;
+    etcd|kserve-manager) ldflags="-s -w" ;;
   esac
   if built "$out" "$version"; then ln -sfn "$out" "$link"; log "$name $version: cached"; return; fi
   local w="$cache/tools/work/$name-$version"
@@ -94,7 +107,7 @@ build() { # name, version, link name in the set, package, module@version...
     cd "$w"
     go mod init aim-crossplane.local/tools
     for req in "$@"; do go mod edit -require="$req"; done
-    case $name in kube-*|kubelet) kube_staging ;; esac
+    case $name in kube-*|kubelet) kube_staging ;; kserve-manager) kserve_replaces ;; esac
     go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
   ) >"$w/build.log" 2>&1 &
   local pid=$! t0 ticks=0
@@ -111,6 +124,7 @@ build() { # name, version, link name in the set, package, module@version...
     exit 1
   fi
   mv "$out.tmp" "$out"
+  echo "$version" >"$out.version"
   ln -sfn "$out" "$link"
   log "$name $version: built in $(( $(date +%s) - t0 ))s"
 }
@@ -171,6 +185,12 @@ for component in kube-scheduler kubelet kube-proxy; do
   build "$component" "$KUBE_VERSION" "$component" "k8s.io/kubernetes/cmd/$component" \
     "k8s.io/kubernetes@$KUBE_VERSION"
 done
+
+# KServe's controller (InferenceService reconciler and webhooks) of the release whose CRDs we
+# validate against; its configuration, CRDs and webhook manifests are read from its module.
+build kserve-manager "$KSERVE_VERSION" kserve-manager github.com/kserve/kserve/cmd/manager \
+  "github.com/kserve/kserve@$KSERVE_VERSION"
+ln -sfn "$GOMODCACHE/github.com/kserve/kserve@$KSERVE_VERSION" "$bin/../kserve-src"
 
 # Our own Go programs, rebuilt whenever their sources change (go.sum, where there is one, pins
 # every dependency): apicheck (devtools/apicheck), the API server's validation code, offline; and

@@ -1,7 +1,9 @@
 // Command aim stands in for an AIM image's entrypoint in the end-to-end tier's node.
 //
 //	aim dry-run --format=json   prints the image's profiles, as discovery Jobs run it
-//	aim serve --port=N          an OpenAI-compatible endpoint answering every request the same way
+//	aim [serve --port=N]        an OpenAI-compatible endpoint answering every request the same way
+//	                            (port 8000 without arguments: an InferenceService runs the image's
+//	                            entrypoint as it is, as real AIM images serve by default)
 //	aim download URI DIR        fetches hf://org/model from $HF_ENDPOINT into DIR, as the model
 //	                            download image (KServe's storage-initializer convention) does
 //
@@ -31,8 +33,8 @@ const profiles = `[{"filename": "vllm-mi300x-fp8-tp1-latency.yaml",
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: aim dry-run --format=json | aim serve --port=N")
-		os.Exit(2)
+		serve(8000)
+		return
 	}
 	switch os.Args[1] {
 	case "dry-run":

@@ -46,6 +46,12 @@ def platform(
 
 
 @pytest.fixture(scope="session")
+def aim_images(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the test AIM images' Debian root filesystem is unpacked, once for the tier."""
+    return tmp_path_factory.mktemp("aim-images")
+
+
+@pytest.fixture(scope="session")
 def claims_platform(
     tools: Tools, crds: Path, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Platform]:

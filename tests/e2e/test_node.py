@@ -1,7 +1,6 @@
 """A real node: the kubelet, containerd and runc run pods the control plane schedules.
 
-Its own control plane (the scenarios' plane simulates the kubelet, which a real one would
-contradict). Each test is a thing our composed workloads rely on: an image loaded without a
+Each test is a thing our composed workloads rely on: an image loaded without a
 registry runs as a Pod, a Service reaches it through kube-proxy, a Job's termination message
 reaches the Pod's status, a namespace enforcing the `restricted` Pod Security level admits and
 runs a hardened pod; a template's discovery Job, exactly as the composer writes it, runs a
@@ -24,19 +23,19 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from devtools.aimimage import DOWNLOAD_ENTRYPOINT, ENTRYPOINT, stub_image
-from devtools.controlplane import ControlPlane, start_control_plane
+from devtools.controlplane import ControlPlane
 from devtools.image import Image
 from devtools.kube import Kube, KubeError, wait_for
-from devtools.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
+from devtools.node import NODE_NAME, Node
 from devtools.render import Tools
 from function.build import Manifest
 from function.compose.cache import compose_model_cache
 from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.observed import Observed
+from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
 from tests.unit import loop
 
-NS = "node-test"
 RESTRICTED = {
     "allowPrivilegeEscalation": False,
     "capabilities": {"drop": ["ALL"]},
@@ -50,30 +49,8 @@ def cluster(
     tools: Tools, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[ControlPlane, Node]]:
     """A control plane with one real node, the function's runtime image loaded on it."""
-    root = tmp_path_factory.mktemp("node")
-    with (
-        start_control_plane(tools, root / "plane", extra_controllers=NODE_CONTROLLERS) as plane,
-        start_node(tools, plane, root / "node") as node,
-    ):
-        plane.retire_rbac_manager()  # its fixed metrics port would block another plane
-        node.import_archive(runtime_image.tarball)
-        plane.admin.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {
-                    "name": NS,
-                    "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
-                },
-            }
-        )
-        yield plane, node
-
-
-@pytest.fixture(scope="module")
-def images(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the test images' Debian root filesystem is unpacked, once for the module."""
-    return tmp_path_factory.mktemp("images")
+    with node_cluster(tools, runtime_image, tmp_path_factory.mktemp("node")) as cluster:
+        yield cluster
 
 
 def function_image(image: Image) -> str:
@@ -238,11 +215,8 @@ def test_a_pod_that_breaks_restricted_is_refused(
     assert "violates PodSecurity" in str(refused.value)
 
 
-AIM_IMAGE = "aim.local/aim-stub:1"
-
-
 def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
-    cluster: tuple[ControlPlane, Node], tools: Tools, images: Path
+    cluster: tuple[ControlPlane, Node], tools: Tools, aim_images: Path
 ) -> None:
     """The template composer's discovery Job, applied as composed, passes `restricted`, runs the
     image's `dry-run --format=json` through the discovery wrapper on a real kubelet, and the
@@ -251,7 +225,7 @@ def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
     Simulated: the node's GPU (its AMD GPU operator label; no GPU is used by discovery)."""
     plane, node = cluster
     kube = plane.admin
-    node.load(stub_image(tools, AIM_IMAGE, images))
+    node.load(stub_image(tools, AIM_IMAGE, aim_images))
     kube.apply(
         {
             "apiVersion": "v1",
@@ -352,7 +326,7 @@ class HuggingFaceMirror(http.server.BaseHTTPRequestHandler):
 def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
     cluster: tuple[ControlPlane, Node],
     tools: Tools,
-    images: Path,
+    aim_images: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """The cache composer's PVC is bound by the real volume binder to a node-local volume, its
@@ -363,7 +337,7 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
     Simulated: the Hub (a mirror on the node's address) and the download image (`aim download`)."""
     plane, node = cluster
     kube = plane.admin
-    node.load(stub_image(tools, DOWNLOAD_IMAGE, images, DOWNLOAD_ENTRYPOINT))
+    node.load(stub_image(tools, DOWNLOAD_IMAGE, aim_images, DOWNLOAD_ENTRYPOINT))
     volume = tmp_path_factory.mktemp("volume")
     volume.chmod(0o777)  # the download runs as a non-root user, as `restricted` requires
     kube.apply(

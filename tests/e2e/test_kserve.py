@@ -1,0 +1,225 @@
+"""KServe's own controller serves the InferenceService the service composer writes.
+
+The manager of the pinned KServe release runs beside a plane with a real node
+(devtools/kserve.py): the InferenceService, as composed, passes KServe's defaulting and
+validating webhooks, KServe turns it into a Deployment and a Service in Standard mode, the
+predictor pod (the test AIM image, whose entrypoint serves an OpenAI-compatible endpoint as real
+AIM images do) starts on the node under `restricted`, answers through the Service, and the
+composer reads KServe's own status as a Running service.
+
+Simulated: the GPUs. The node advertises `amd.com/gpu` capacity and an MI300X device id label,
+as AMD's GPU operator would, so the scheduler can place a pod that asks for one; no GPU exists
+here and the stand-in server uses none.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devtools.aimimage import stub_image
+from devtools.controlplane import ControlPlane
+from devtools.image import Image
+from devtools.kserve import start_kserve
+from devtools.kube import Kube, condition, wait_for
+from devtools.node import NODE_NAME, Node
+from devtools.render import Tools
+from function.build import Manifest
+from function.compose.service import INFERENCE_SERVICE, compose_service
+from function.kube.observed import Observed
+from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
+from tests.unit import loop
+
+API = "aim.silogen.ai/v1alpha1"
+ISVC_API = "serving.kserve.io/v1beta1"
+MI300X = "74a1"
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    tools: Tools, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ControlPlane, Node]]:
+    """A plane with a node that has (fake) AMD GPUs, and KServe's controller beside it."""
+    root = tmp_path_factory.mktemp("kserve")
+    with (
+        node_cluster(tools, runtime_image, root, capacity={"amd.com/gpu": "8"}) as (plane, node),
+        start_kserve(tools, plane, root / "kserve"),
+    ):
+        plane.admin.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": NODE_NAME, "labels": {"amd.com/gpu.device-id": MI300X}},
+            }
+        )
+        yield plane, node
+
+
+def aim(kind: str, name: str, spec: dict[str, Any], status: str) -> Manifest:
+    return {
+        "apiVersion": API,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
+        "spec": spec,
+        "status": {"status": status},
+    }
+
+
+# The catalog the service resolves against, as the model and template composers leave it.
+MODEL = aim("AIMModel", "small", {"image": AIM_IMAGE}, "Ready")
+TEMPLATE = aim(
+    "AIMServiceTemplate",
+    "small-latency",
+    {
+        "modelName": "small",
+        "metric": "latency",
+        "precision": "fp8",
+        "type": "optimized",
+        "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+    },
+    "Available",
+)
+SERVICE: Manifest = {
+    "apiVersion": API,
+    "kind": "AIMService",
+    "metadata": {"name": "chat", "namespace": NS, "uid": "uid-chat"},
+    "spec": {
+        "model": {"ref": "small"},
+        "template": {"name": "small-latency"},
+        "replicas": 1,
+        # The template's defaults ask for 4 CPUs and 32 GiB, more than this machine has.
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "64Mi"},
+            "limits": {"memory": "256Mi"},
+        },
+    },
+}
+
+
+def isvc_explain(kube: Kube, name: str) -> str:
+    """What KServe and the node say while the InferenceService is not Ready."""
+    isvc = kube.get(ISVC_API, "InferenceService", name, NS) or {}
+    pods = kube.list("v1", "Pod", NS, labels={"serving.kserve.io/inferenceservice": name})
+    return json.dumps(
+        {
+            "isvc": isvc.get("status", {}),
+            "pods": [p.get("status", {}) for p in pods],
+            "events": [
+                f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}: {e['message']}"
+                for e in kube.list("v1", "Event", NS)
+            ][-10:],
+        },
+        indent=1,
+    )
+
+
+def chat(host: str, port: int) -> dict[str, Any] | None:
+    """An OpenAI chat completion from the server at host:port (None while it cannot connect)."""
+    conn = http.client.HTTPConnection(host, port, timeout=10)
+    try:
+        body = json.dumps({"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]})
+        conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+        answer: dict[str, Any] = json.loads(conn.getresponse().read())
+    except ConnectionError:
+        return None
+    finally:
+        conn.close()
+    return answer
+
+
+def test_kserve_serves_the_composed_inference_service(
+    cluster: tuple[ControlPlane, Node], tools: Tools, aim_images: Path
+) -> None:
+    """The composed InferenceService is admitted by KServe's webhooks, reconciled into a
+    Deployment whose pod serves on the node, reachable through KServe's Service; the composer
+    reads KServe's status as Running."""
+    plane, node = cluster
+    kube = plane.admin
+    node.load(stub_image(tools, AIM_IMAGE, aim_images))
+    pool = [MODEL, TEMPLATE]
+    starting = loop.reconcile(compose_service, Observed(SERVICE), pool)
+    assert starting.status["status"] == "Starting", starting.conditions
+    manifest = starting.resources[INFERENCE_SERVICE].manifest
+    name = str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
+    kube.create(manifest)
+
+    def ready() -> dict[str, Any] | None:
+        isvc = kube.get(ISVC_API, "InferenceService", name, NS)
+        return isvc if (condition(isvc, "Ready") or {}).get("status") == "True" else None
+
+    isvc = wait_for(
+        "KServe reports the InferenceService Ready",
+        ready,
+        timeout_s=180,
+        explain=lambda: isvc_explain(kube, name),
+    )
+
+    # KServe's defaulter stores the legacy mode name we compose (KServe before 0.15 knows only
+    # that one) as Standard, and the controller ran the service in that mode, not Knative.
+    assert isvc["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "Standard"
+    assert isvc["status"]["deploymentMode"] == "Standard"
+    # KServe's own objects: a Deployment and a Service for the predictor, owned by the ISVC.
+    deployment = kube.get("apps/v1", "Deployment", f"{name}-predictor", NS)
+    assert deployment is not None
+    assert deployment["metadata"]["ownerReferences"][0]["name"] == name
+    [pod] = kube.list("v1", "Pod", NS, labels={"serving.kserve.io/inferenceservice": name})
+    assert pod["spec"]["nodeName"] == NODE_NAME
+    [predictor] = [c for c in pod["spec"]["containers"] if c["name"] == "kserve-container"]
+    assert predictor["resources"]["requests"]["amd.com/gpu"] == "1"
+    assert predictor["securityContext"]["allowPrivilegeEscalation"] is False  # ours, kept
+
+    service = kube.get("v1", "Service", f"{name}-predictor", NS)
+    assert service is not None
+    address = (service["spec"]["clusterIP"], service["spec"]["ports"][0]["port"])
+    answer = wait_for(
+        "the predictor answering through KServe's Service",
+        lambda: chat(*address),
+        timeout_s=30,  # kube-proxy programs the Service once its EndpointSlice lists the pod
+        explain=lambda: str(kube.list("discovery.k8s.io/v1", "EndpointSlice", NS)),
+    )
+    assert answer["choices"][0]["message"]["content"] == "a stand-in answer"
+
+    running = loop.reconcile(
+        compose_service,
+        Observed({**SERVICE, "status": starting.status}, resources={INFERENCE_SERVICE: isvc}),
+        pool,
+    )
+    assert running.status["status"] == "Running", running.conditions
+
+
+def test_the_default_resources_make_a_deployment_kserve_accepts(
+    cluster: tuple[ControlPlane, Node],
+) -> None:
+    """A service with the template's default resources (4 CPUs and 32Gi per GPU) gets its
+    predictor Deployment: the CPU limit we compose keeps KServe's defaulter from adding its own
+    1-CPU limit below the request, which made the API server refuse the Deployment.
+
+    The pod itself stays Pending here (this machine has 2 CPUs); that is the scheduler's call."""
+    plane, _ = cluster
+    kube = plane.admin
+    service: Manifest = {
+        **SERVICE,
+        "metadata": {"name": "defaults", "namespace": NS, "uid": "uid-defaults"},
+        "spec": {k: v for k, v in SERVICE["spec"].items() if k != "resources"},  # type: ignore[union-attr]
+    }
+    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
+    manifest = composed.resources[INFERENCE_SERVICE].manifest
+    name = str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
+    kube.create(manifest)
+
+    deployment = wait_for(
+        "KServe's Deployment for the predictor",
+        lambda: kube.get("apps/v1", "Deployment", f"{name}-predictor", NS),
+        timeout_s=60,
+        explain=lambda: isvc_explain(kube, name),
+    )
+    [predictor] = deployment["spec"]["template"]["spec"]["containers"]
+    assert predictor["resources"]["requests"]["cpu"] == "4"
+    assert predictor["resources"]["limits"]["cpu"] == "4"
+    isvc = kube.get(ISVC_API, "InferenceService", name, NS)
+    assert (condition(isvc, "PredictorReady") or {}).get("reason") != "ReconcileFailed"
