@@ -380,20 +380,22 @@ def _unmount_under(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def start_node(
+def start_node(  # noqa: PLR0913 - a node's settings, each with its default
     tools: Tools,
     plane: ControlPlane,
     root: Path,
     *,
     capacity: Mapping[str, str] | None = None,
     registries: Sequence[str] = (),
+    scheduler: bool = True,
 ) -> Iterator[Node]:
     """Start a node under `root` and register it with `plane`; stop it and clean the host after.
 
     `capacity`: extended resources to advertise (e.g. `{"amd.com/gpu": "8"}`), patched into the
     node's status as a device plugin would report them. `registries`: `host:port` of registries
-    the node pulls from over plain HTTP. While it runs, Services' names resolve on this host
-    (`ServiceHosts`), as cluster DNS would resolve them in a pod.
+    the node pulls from over plain HTTP. Without `scheduler`, only pods that name the node
+    (`spec.nodeName`) run on it, and the rest stay unscheduled. While it runs, Services' names
+    resolve on this host (`ServiceHosts`), as cluster DNS would resolve them in a pod.
     """
     root.mkdir(parents=True, exist_ok=True)
     host = HostState.read()
@@ -432,22 +434,8 @@ def start_node(
         )
         sup.wait_ready(kubelet, lambda: http_ok(f"http://127.0.0.1:{healthz}/healthz"))
 
-        scheduler_port = free_port()
-        scheduler = sup.start(
-            "kube-scheduler",
-            [
-                tools.kube_scheduler,
-                f"--kubeconfig={kubeconfig}",
-                f"--authentication-kubeconfig={kubeconfig}",
-                f"--authorization-kubeconfig={kubeconfig}",
-                "--leader-elect=false",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={scheduler_port}",
-            ],
-        )
-        sup.wait_ready(
-            scheduler, lambda: http_ok(f"https://127.0.0.1:{scheduler_port}/healthz", tls=True)
-        )
+        if scheduler:
+            _start_scheduler(sup, tools, kubeconfig)
 
         proxy_health = free_port()
         proxy_config = _kube_proxy_config(kubeconfig, proxy_health, free_port())
@@ -538,6 +526,23 @@ class ServiceHosts:
                     block = "\n".join([self.BEGIN, *lines, self.END])
                     self.HOSTS.write_text(f"{original.rstrip()}\n{block}\n")
                     written = lines
+
+
+def _start_scheduler(sup: Supervisor, tools: Tools, kubeconfig: Path) -> None:
+    port = free_port()
+    scheduler = sup.start(
+        "kube-scheduler",
+        [
+            tools.kube_scheduler,
+            f"--kubeconfig={kubeconfig}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+        ],
+    )
+    sup.wait_ready(scheduler, lambda: http_ok(f"https://127.0.0.1:{port}/healthz", tls=True))
 
 
 def wait_ready_node(admin: Kube, capacity: Mapping[str, str], timeout_s: float = 60.0) -> None:

@@ -35,6 +35,10 @@ class Registry:
     oras: Path
     auth: bool
 
+    def at(self, ip: str) -> str:
+        """`host:port` at another of this host's addresses (the registry must listen there)."""
+        return f"{ip}:{self.host.rpartition(':')[2]}"
+
     def push(
         self,
         repository: str,
@@ -108,8 +112,14 @@ class Registry:
 
 
 @contextlib.contextmanager
-def start_registry(tools: Tools, root: Path, *, auth: bool) -> Iterator[Registry]:
-    """Run a registry with its files under `root` until the context ends."""
+def start_registry(
+    tools: Tools, root: Path, *, auth: bool, listen: str = "127.0.0.1"
+) -> Iterator[Registry]:
+    """Run a registry with its files under `root` until the context ends.
+
+    It listens on loopback; with `listen="0.0.0.0"`, on every address as well, so pods on a node
+    reach it at the node's IP (`Registry.at`) while this host still uses `127.0.0.1`.
+    """
     binary = shutil.which("docker-registry")
     if binary is None:
         msg = "docker-registry is not installed; scripts/system-deps.sh installs it"
@@ -119,7 +129,7 @@ def start_registry(tools: Tools, root: Path, *, auth: bool) -> Iterator[Registry
         "version: 0.1",
         "log: {level: error, accesslog: {disabled: true}}",
         f"storage: {{filesystem: {{rootdirectory: {root / 'data'}}}}}",
-        f"http: {{addr: 127.0.0.1:{port}}}",
+        f"http: {{addr: {listen}:{port}}}",
     ]
     if auth:
         hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()

@@ -21,7 +21,7 @@ import hashlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -40,9 +40,23 @@ from tests.e2e.timing import TIMES
 def platform(
     tools: Tools, crds: Path, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Platform]:
-    """The control plane, the registry and the installed packages, for the whole tier."""
-    with start_platform(tools, crds, runtime_image, tmp_path_factory.mktemp("e2e")) as platform:
+    """The control plane with a node running the Function, the registries and the installed
+    packages, for the whole tier."""
+    root = tmp_path_factory.mktemp("e2e")
+    with start_platform(tools, crds, runtime_image, root, node=True) as platform:
         yield platform
+
+
+# Modules that start a node of their own run before the platform's node exists: one node per
+# host at a time (docs/e2e.md), and the platform lives until the session ends.
+OWN_NODE: Final = frozenset(
+    {"test_function_runtime.py", "test_kserve.py", "test_node.py", "test_node_start.py"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the tests of modules with their own node first, keeping every other order."""
+    items.sort(key=lambda item: item.path.name not in OWN_NODE)
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from devtools.controlplane import (
 )
 from devtools.image import Image
 from devtools.kube import Kube, condition, wait_for
+from devtools.node import NODE_NAME, Node, start_node
 from devtools.publish import Published, publish
 from devtools.registry import Registry, start_registry
 from devtools.render import ROOT, Tools
@@ -47,6 +48,7 @@ class Platform:
     registry: Registry
     published: Published
     private_registry: Registry
+    node: Node | None = None
 
     @property
     def kube(self) -> Kube:
@@ -66,11 +68,20 @@ class Platform:
 
     def diagnose(self) -> str:
         """The end of Crossplane's and the function's logs, for a failed wait."""
-        parts = []
-        for name in ("crossplane", "function-aim"):
-            c = self.cluster.component(name)
-            parts.append(f"--- {c.log} ---\n{c.tail(15)}")
+        core = self.cluster.component("crossplane")
+        parts = [f"--- {core.log} ---\n{core.tail(15)}"]
+        if self.node is None:
+            fn = self.cluster.component("function-aim")
+            parts.append(f"--- {fn.log} ---\n{fn.tail(15)}")
+        else:
+            for pod in self.kube.list("v1", "Pod", CROSSPLANE_NAMESPACE):
+                log = self.node.pod_log(CROSSPLANE_NAMESPACE, pod["metadata"]["name"], RUNTIME)
+                parts.append(f"--- pod {pod['metadata']['name']} ---\n" + _tail(log, 15))
         return "\n".join(parts)
+
+
+def _tail(text: str, lines: int) -> str:
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def aim(kind: str, name: str, namespace: str | None, spec: dict[str, Any]) -> dict[str, Any]:
@@ -172,6 +183,32 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
 E2E_RECHECKS: Final = ("--waiting-recheck=2", "--ready-recheck=5")
 """The tier's shortened rechecks (see the module docstring)."""
 
+RUNTIME: Final = "package-runtime"
+"""The container Crossplane's Deployment runtime runs a Function package's image in."""
+FUNCTION_NODE_CONTROLLERS: Final = ("deployment", "replicaset", "endpointslice")
+"""What a plane needs besides `CONTROLLERS` to run the Function's Deployment on a node (the
+volume binder and node lifecycle stay off: the simulated provisioner and GPU nodes write what
+they would)."""
+
+
+def runtime_config(args: Sequence[str]) -> dict[str, Any]:
+    """The default DeploymentRuntimeConfig, which every package's runtime uses, for a node
+    without a scheduler: the Function's pod names the node and gets the tier's flags."""
+    container = {"name": RUNTIME, "args": list(args)}
+    return {
+        "apiVersion": "pkg.crossplane.io/v1beta1",
+        "kind": "DeploymentRuntimeConfig",
+        "metadata": {"name": "default"},
+        "spec": {
+            "deploymentTemplate": {
+                "spec": {
+                    "selector": {},
+                    "template": {"spec": {"nodeName": NODE_NAME, "containers": [container]}},
+                }
+            }
+        },
+    }
+
 
 @contextlib.contextmanager
 def start_platform(
@@ -182,11 +219,15 @@ def start_platform(
     *,
     claims: bool = False,
     rechecks: Sequence[str] = E2E_RECHECKS,
+    node: bool = False,
 ) -> Iterator[Platform]:
     """A control plane with its registries and one flavour of the AIM packages installed.
 
-    Without a runtime image the Function package carries none (the function runs on the host
-    either way); `rechecks` replaces the tier's shortened ones (`()` keeps the defaults).
+    With `node`, Crossplane runs the Function as it does on a cluster: its package's runtime
+    image, pulled from the registry, in a Deployment on a real node (which runs nothing else:
+    no scheduler places the Jobs' pods, whose kubelet is simulated); without, the function runs
+    on the host (with no runtime image the Function package carries none). `rechecks` replaces
+    the tier's shortened ones (`()` keeps the defaults).
     """
     prefix = "claims: " if claims else ""
     if os.environ.get("AIM_E2E_CORE") == "oldest":
@@ -194,32 +235,64 @@ def start_platform(
         tools = tools.with_oldest_core()
     (root / "registry").mkdir(parents=True)
     (root / "private-registry").mkdir()
+    # A function in a pod reaches the registries at the node's address, not this host's loopback.
+    listen = "0.0.0.0" if node else "127.0.0.1"  # noqa: S104 - a test registry, for the node
     with (
-        start_registry(tools, root / "registry", auth=False) as registry,
-        start_registry(tools, root / "private-registry", auth=True) as private,
+        start_registry(tools, root / "registry", auth=False, listen=listen) as registry,
+        start_registry(tools, root / "private-registry", auth=True, listen=listen) as private,
+        contextlib.ExitStack() as stack,
     ):
-        function_args = [
-            f"--oras={tools.oras}",
-            f"--system-namespace={SYSTEM_NAMESPACE}",
-            f"--insecure-registry={registry.host}",
-            f"--insecure-registry={private.host}",
-            f"--registry-mirror={PUBLIC_REGISTRY}={registry.host}",
-            f"--registry-mirror={PRIVATE_REGISTRY}={private.host}",
-            *rechecks,
-        ]
         t0 = time.monotonic()
-        with start_control_plane(tools, root / "cluster", function_args=function_args) as cp:
-            TIMES[f"{prefix}control plane start"] = time.monotonic() - t0
-            if not claims:
-                TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
-            t1 = time.monotonic()
-            install_third_party_crds(cp.admin, crds)
-            published = publish(
+        cp = stack.enter_context(
+            start_control_plane(
                 tools,
-                f"{registry.host}/aim-crossplane",
-                out=root / "packages",
-                runtime_image_tarball=runtime_image.tarball if runtime_image else None,
+                root / "cluster",
+                function_args=() if node else _function_args(registry, private, rechecks),
+                extra_controllers=FUNCTION_NODE_CONTROLLERS if node else (),
+                deployment_runtime=node,
             )
-            install(cp, published, claims=claims)
-            TIMES[f"{prefix}publish and install"] = time.monotonic() - t1
-            yield Platform(cp, registry, published, private)
+        )
+        the_node = None
+        if node:
+            the_node = stack.enter_context(
+                start_node(tools, cp, root / "node", registries=[registry.host], scheduler=False)
+            )
+            ip = the_node.ip
+            args = _function_args(registry, private, rechecks, address=ip, oras="oras")
+            cp.admin.apply(runtime_config([*args, "--debug"]))  # as the host function runs
+        TIMES[f"{prefix}control plane start"] = time.monotonic() - t0
+        if not claims:
+            TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
+        t1 = time.monotonic()
+        install_third_party_crds(cp.admin, crds)
+        published = publish(
+            tools,
+            f"{registry.host}/aim-crossplane",
+            out=root / "packages",
+            runtime_image_tarball=runtime_image.tarball if runtime_image else None,
+        )
+        install(cp, published, claims=claims)
+        TIMES[f"{prefix}publish and install"] = time.monotonic() - t1
+        yield Platform(cp, registry, published, private, the_node)
+
+
+def _function_args(
+    registry: Registry,
+    private: Registry,
+    rechecks: Sequence[str],
+    *,
+    address: str | None = None,
+    oras: str | Path | None = None,
+) -> list[str]:
+    """The function's flags: its registry mirrors (at `address` when not loopback), rechecks."""
+    public_host = registry.at(address) if address else registry.host
+    private_host = private.at(address) if address else private.host
+    return [
+        f"--oras={oras or registry.oras}",
+        f"--system-namespace={SYSTEM_NAMESPACE}",
+        f"--insecure-registry={public_host}",
+        f"--insecure-registry={private_host}",
+        f"--registry-mirror={PUBLIC_REGISTRY}={public_host}",
+        f"--registry-mirror={PRIVATE_REGISTRY}={private_host}",
+        *rechecks,
+    ]

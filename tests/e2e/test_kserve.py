@@ -118,14 +118,18 @@ def isvc_explain(kube: Kube, name: str) -> str:
     )
 
 
-def chat(host: str, port: int) -> dict[str, Any] | None:
-    """An OpenAI chat completion from the server at host:port (None while it cannot connect)."""
+def chat(host: str, port: int, seen: list[str]) -> dict[str, Any] | None:
+    """An OpenAI chat completion from the server at host:port; None (noted in `seen`) while it
+    cannot connect or answers otherwise."""
     conn = http.client.HTTPConnection(host, port, timeout=10)
     try:
         body = json.dumps({"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]})
         conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
-        answer: dict[str, Any] = json.loads(conn.getresponse().read())
-    except ConnectionError:
+        response = conn.getresponse()
+        text = response.read()
+        answer: dict[str, Any] = json.loads(text)
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        seen.append(f"{type(e).__name__}: {e}")
         return None
     finally:
         conn.close()
@@ -176,11 +180,12 @@ def test_kserve_serves_the_composed_inference_service(
     service = kube.get("v1", "Service", f"{name}-predictor", NS)
     assert service is not None
     address = (service["spec"]["clusterIP"], service["spec"]["ports"][0]["port"])
+    seen: list[str] = []
     answer = wait_for(
         "the predictor answering through KServe's Service",
-        lambda: chat(*address),
+        lambda: chat(*address, seen),
         timeout_s=30,  # kube-proxy programs the Service once its EndpointSlice lists the pod
-        explain=lambda: str(kube.list("discovery.k8s.io/v1", "EndpointSlice", NS)),
+        explain=lambda: f"{seen[-3:]}\n{kube.list('discovery.k8s.io/v1', 'EndpointSlice', NS)}",
     )
     assert answer["choices"][0]["message"]["content"] == "a stand-in answer"
 

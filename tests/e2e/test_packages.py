@@ -1,16 +1,20 @@
 """The packages as Crossplane installed them from the registry: the Function package carries the
-runtime image a Deployment runtime would start (this tier runs the function with the External
-runtime, as no node can run containers here; tests/image runs the same image under runc)."""
+runtime image, and Crossplane's Deployment runtime runs it on the tier's node; every scenario and
+journey composes through that pod."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 
+from devtools.controlplane import CROSSPLANE_NAMESPACE
 from devtools.image import Image
 from devtools.kube import condition
+from devtools.node import NODE_NAME
 from devtools.render import Tools
-from tests.e2e.platform import Platform
+from tests.e2e.converge import wait_condition
+from tests.e2e.images import PUBLIC_REGISTRY
+from tests.e2e.platform import RUNTIME, Platform, aim
 
 
 def test_the_installed_function_package_carries_the_runtime_image(
@@ -40,3 +44,27 @@ def test_the_installed_function_package_carries_the_runtime_image(
     assert config["config"]["Entrypoint"] == image["config"]["Entrypoint"]
     assert config["config"]["User"] == image["config"]["User"]
     assert config["rootfs"]["diff_ids"][:-1] == image["rootfs"]["diff_ids"]
+
+
+def test_the_function_serves_from_crossplanes_deployment_on_the_node(platform: Platform) -> None:
+    """No function runs on the host: Crossplane's Deployment runtime runs the package's image on
+    the node with the tier's flags, and an AIM object composes through that pod (its log says
+    so)."""
+    kube = platform.kube
+    assert platform.node is not None
+    assert not platform.cluster.function_endpoint
+    [pod] = kube.list("v1", "Pod", CROSSPLANE_NAMESPACE)
+    assert pod["spec"]["nodeName"] == NODE_NAME
+    [container] = pod["spec"]["containers"]
+    assert container["image"].startswith(f"{platform.registry.host}/aim-crossplane/")
+    mirror = f"--registry-mirror={PUBLIC_REGISTRY}={platform.registry.at(platform.node.ip)}"
+    assert mirror in container["args"]
+
+    namespace = platform.team_namespace("packages-runtime")
+    kube.apply(aim("AIMRuntimeConfig", "default", namespace, {"defaultStorageClassName": "fast"}))
+    wait_condition(platform, "AIMRuntimeConfig", "default", namespace, "Ready", "True", None)
+    log = platform.node.pod_log(CROSSPLANE_NAMESPACE, pod["metadata"]["name"], RUNTIME)
+    assert f"{namespace}/default" in log, log[-2000:]
+    now = kube.get("v1", "Pod", pod["metadata"]["name"], CROSSPLANE_NAMESPACE) or {}
+    [status] = now["status"]["containerStatuses"]
+    assert (status["ready"], status["restartCount"]) == (True, 0)
