@@ -5,6 +5,10 @@ that needs `sh`, `cat`, `wc` and `mv`, so the image is Debian's dash and coreuti
 scripts/debian-extract as the runtime image's packages are, plus the `aim` stand-in
 (devtools/aimstub) that answers `dry-run --format=json`, serves an OpenAI-compatible endpoint and,
 as a download image's entrypoint, fetches a Hugging Face repository from a mirror.
+
+The size check runs Python with `huggingface_hub` in the model download image (as KServe's
+storage-initializer carries them), so `size_check_image` is Debian's Python with the version of
+`huggingface_hub` uv.lock pins in its `download-image` group, installed with their hashes.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from pathlib import Path
 from typing import Final
 
 from devtools.oci import File, Image
-from devtools.render import Tools, run_script
+from devtools.render import ROOT, Tools, run_script, run_tool
 
 PACKAGES: Final = "dash,coreutils"
+PYTHON_PACKAGES: Final = "python3-minimal,libpython3.11-stdlib,ca-certificates"
+SITE_PACKAGES: Final = "usr/lib/python3/dist-packages"
 ENTRYPOINT: Final = ("/usr/local/bin/aim",)
 DOWNLOAD_ENTRYPOINT: Final = ("/usr/local/bin/aim", "download")
 """A model download image's: run with `<sourceUri> <destination>`."""
@@ -49,3 +55,27 @@ def stub_image(
         labels=LABELS,
         base=root_filesystem(work / "aim-rootfs"),
     )
+
+
+def size_check_image(name: str, work: Path) -> Image:
+    """A model download image for size checks, named `name`: `python3` with `huggingface_hub`.
+
+    Its root filesystem is made under `work` once, and reused when present.
+    """
+    rootfs = work / "python-rootfs"
+    site = rootfs / SITE_PACKAGES
+    if not (site / "huggingface_hub").is_dir():
+        run_script("debian-extract", PYTHON_PACKAGES, str(rootfs))
+        bootstrap = run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh")
+        uv = bootstrap.split()[-1]
+        requirements = work / "download-image.txt"
+        export: list[str | Path] = [uv, "--project", ROOT, "export", "--frozen", "--quiet"]
+        group = ["--only-group", "download-image", "--no-emit-project"]
+        requirements.write_text(run_tool([*export, *group], "uv export"))
+        run_tool(
+            [uv, "pip", "install", "--quiet", "--no-deps", "--require-hashes",
+             "--target", site, "--python-version", "3.11",
+             "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
+            "uv pip install",
+        )  # fmt: skip
+    return Image(name, {}, base=rootfs)

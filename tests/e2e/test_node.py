@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.server
 import json
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from devtools.aimimage import DOWNLOAD_ENTRYPOINT, ENTRYPOINT, stub_image
+from devtools.aimimage import DOWNLOAD_ENTRYPOINT, ENTRYPOINT, size_check_image, stub_image
 from devtools.controlplane import ControlPlane
 from devtools.image import Image
 from devtools.kube import Kube, KubeError, wait_for
@@ -30,7 +31,7 @@ from devtools.node import NODE_NAME, Node
 from devtools.render import Tools
 from function.build import Manifest
 from function.compose.cache import compose_model_cache
-from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC
+from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.observed import Observed
 from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
@@ -304,8 +305,10 @@ class HuggingFaceMirror(http.server.BaseHTTPRequestHandler):
     which a test machine cannot reach)."""
 
     def do_GET(self) -> None:
-        if self.path == "/api/models/Org/Small":
-            body = json.dumps({"siblings": [{"rfilename": f} for f in FILES]}).encode()
+        path = urllib.parse.urlsplit(self.path).path
+        if path in {"/api/models/Org/Small", "/api/models/Org/Small/revision/main"}:
+            files = [{"rfilename": f, "size": len(data)} for f, data in FILES.items()]
+            body = json.dumps({"id": "Org/Small", "siblings": files}).encode()
         elif (
             self.path.startswith("/Org/Small/resolve/main/")
             and self.path.rsplit("/", 1)[1] in FILES
@@ -407,3 +410,70 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
     )
     assert available.status["status"] == "Available", available.conditions
     assert {f: (volume / f).read_bytes() for f in FILES} == FILES
+
+
+SIZE_CHECK_IMAGE = "aim.local/aim-size-check:1"
+
+
+def test_a_size_check_measures_the_source_on_a_real_pod(
+    cluster: tuple[ControlPlane, Node], aim_images: Path
+) -> None:
+    """A cache without a size: the cache composer's size-check Job runs `python3` with
+    `huggingface_hub` (the download image's, as KServe's storage-initializer carries them)
+    against a Hugging Face mirror under `restricted`, and the composer reads the real
+    termination message as the measured size and asks for a claim.
+
+    Simulated: the Hub (a mirror on the node's address)."""
+    plane, node = cluster
+    kube = plane.admin
+    node.load(size_check_image(SIZE_CHECK_IMAGE, aim_images))
+    mirror = http.server.ThreadingHTTPServer((node.ip, 0), HuggingFaceMirror)
+    threading.Thread(target=mirror.serve_forever, daemon=True).start()
+    try:
+        cache: Manifest = {
+            "apiVersion": "aim.silogen.ai/v1alpha1",
+            "kind": "AIMModelCache",
+            "metadata": {"name": "org-small-measured", "namespace": NS, "uid": "uid-measured"},
+            "spec": {
+                "sourceUri": "hf://Org/Small",
+                "modelId": "Org/Small",
+                "storageClassName": "node-local",
+                "modelDownloadImage": SIZE_CHECK_IMAGE,
+                "env": [{"name": "HF_ENDPOINT", "value": f"http://{node.ip}:{mirror.server_port}"}],
+            },
+        }
+        composed = loop.reconcile(compose_model_cache, Observed(cache), [])
+        assert PVC not in composed.resources  # nothing to size it by yet
+        job = composed.resources[SIZE_CHECK_JOB].manifest
+        kube.create(job)
+        job_name = str(job["metadata"]["name"])  # type: ignore[call-overload,index]
+
+        def finished() -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+            observed_job = kube.get("batch/v1", "Job", job_name, NS) or {}
+            conditions = observed_job.get("status", {}).get("conditions", [])
+            if not any(
+                c["type"] in {"Complete", "Failed"} and c["status"] == "True" for c in conditions
+            ):
+                return None
+            listed = kube.list("v1", "Pod", NS, labels={"job-name": job_name})
+            return observed_job, [{"apiVersion": "v1", "kind": "Pod", **p} for p in listed]
+
+        observed_job, pods = wait_for(
+            "the size check finished",
+            finished,
+            timeout_s=120,
+            explain=lambda: str(kube.list("v1", "Pod", NS, labels={"job-name": job_name})),
+        )
+    finally:
+        mirror.shutdown()
+        mirror.server_close()
+
+    measured = loop.reconcile(
+        compose_model_cache,
+        Observed({**cache, "status": composed.status}, resources={SIZE_CHECK_JOB: observed_job}),
+        pods,
+    )
+    total = sum(len(data) for data in FILES.values())
+    [known] = [c for c in measured.conditions if c.type == "SizeKnown"]
+    assert (known.status.value, known.message) == ("True", f"hf://Org/Small: {total} (measured)")
+    assert PVC in measured.resources
