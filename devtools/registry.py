@@ -68,6 +68,15 @@ class Registry:
         )
         return str(json.loads(out)["digest"])
 
+    def push_archive(self, archive: Path, repository: str, tag: str) -> str:
+        """Push an OCI archive of one image (`devtools.oci.write_archive`) as `repository:tag`.
+
+        Returns the reference it has in this registry.
+        """
+        reference = f"{self.host}/{repository}:{tag}"
+        self._oras("cp", "--from-oci-layout", f"{archive}:{tag}", reference, to_registry=True)
+        return reference
+
     def push_index(self, repository: str, tag: str, children: list[tuple[str, str, str]]) -> str:
         """Push an image index over `(digest, os, architecture)` manifests already pushed."""
         manifests = []
@@ -98,10 +107,20 @@ class Registry:
         )
         return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
 
-    def _oras(self, *args: str, cwd: Path | None = None, stdin: str = "") -> str:
-        cmd = [str(self.oras), *args, "--plain-http", "--registry-config", "/nonexistent.json"]
+    def _oras(
+        self, *args: str, cwd: Path | None = None, stdin: str = "", to_registry: bool = False
+    ) -> str:
+        # `oras cp` names its target's options `--to-*`: the source is a local layout.
+        to = "--to-" if to_registry else "--"
+        cmd = [
+            str(self.oras),
+            *args,
+            f"{to}plain-http",
+            f"{to}registry-config",
+            "/nonexistent.json",
+        ]
         if self.auth:
-            cmd += ["--username", USER, "--password", PASSWORD]
+            cmd += [f"{to}username", USER, f"{to}password", PASSWORD]
         proc = subprocess.run(
             cmd, input=stdin, capture_output=True, text=True, check=False, cwd=cwd, timeout=60
         )

@@ -7,7 +7,7 @@ contradict.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -22,12 +22,19 @@ AIM_IMAGE: Final = "aim.local/aim-stub:1"  # devtools.aimimage.stub_image, loade
 
 @contextlib.contextmanager
 def node_cluster(
-    tools: Tools, runtime_image: Image, root: Path, capacity: Mapping[str, str] | None = None
+    tools: Tools,
+    runtime_image: Image,
+    root: Path,
+    capacity: Mapping[str, str] | None = None,
+    registries: Sequence[str] = (),
 ) -> Iterator[tuple[ControlPlane, Node]]:
-    """The plane and its node, the function's runtime image loaded on it, and namespace `NS`."""
+    """The plane and its node, the function's runtime image loaded on it, and namespace `NS`.
+
+    `capacity` and `registries` go to `devtools.node.start_node`.
+    """
     with (
         start_control_plane(tools, root / "plane", extra_controllers=NODE_CONTROLLERS) as plane,
-        start_node(tools, plane, root / "node", capacity=capacity) as node,
+        start_node(tools, plane, root / "node", capacity=capacity, registries=registries) as node,
     ):
         plane.retire_rbac_manager()  # its fixed metrics port would block another plane
         node.import_archive(runtime_image.tarball)

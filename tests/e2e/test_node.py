@@ -28,12 +28,15 @@ from devtools.controlplane import ControlPlane
 from devtools.image import Image
 from devtools.kube import Kube, KubeError, wait_for
 from devtools.node import NODE_NAME, Node
+from devtools.oci import write_archive
+from devtools.registry import PASSWORD, USER, Registry, start_registry
 from devtools.render import Tools
 from function.build import Manifest
 from function.compose.cache import compose_model_cache
 from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
 from function.compose.template import DISCOVERY_JOB, compose_template
-from function.kube.observed import Observed
+from function.kube.observed import Composition, Observed
+from tests.e2e.journey import docker_config
 from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
 from tests.unit import loop
 
@@ -46,11 +49,22 @@ RESTRICTED = {
 
 
 @pytest.fixture(scope="module")
+def private_registry(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    """A registry with basic auth, which the node pulls from (as an image of a private model)."""
+    with start_registry(tools, tmp_path_factory.mktemp("registry"), auth=True) as registry:
+        yield registry
+
+
+@pytest.fixture(scope="module")
 def cluster(
-    tools: Tools, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
+    tools: Tools,
+    runtime_image: Image,
+    private_registry: Registry,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[ControlPlane, Node]]:
     """A control plane with one real node, the function's runtime image loaded on it."""
-    with node_cluster(tools, runtime_image, tmp_path_factory.mktemp("node")) as cluster:
+    root = tmp_path_factory.mktemp("node")
+    with node_cluster(tools, runtime_image, root, registries=[private_registry.host]) as cluster:
         yield cluster
 
 
@@ -216,38 +230,56 @@ def test_a_pod_that_breaks_restricted_is_refused(
     assert "violates PodSecurity" in str(refused.value)
 
 
-def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
-    cluster: tuple[ControlPlane, Node], tools: Tools, aim_images: Path
-) -> None:
-    """The template composer's discovery Job, applied as composed, passes `restricted`, runs the
-    image's `dry-run --format=json` through the discovery wrapper on a real kubelet, and the
-    composer turns the Pod's real termination message into the template's profile and sources.
+PULL_SECRET = "registry-credentials"  # noqa: S105 - a Secret's name
 
-    Simulated: the node's GPU (its AMD GPU operator label; no GPU is used by discovery)."""
+
+@pytest.fixture(scope="module")
+def private_aim_image(
+    cluster: tuple[ControlPlane, Node], private_registry: Registry, tools: Tools, aim_images: Path
+) -> str:
+    """The test AIM image in the registry with basic auth, and a pull secret for it in `NS`."""
     plane, node = cluster
-    kube = plane.admin
-    node.load(stub_image(tools, AIM_IMAGE, aim_images))
-    kube.apply(
+    archive = node.root / "images" / "private-aim.tar"
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    write_archive(stub_image(tools, AIM_IMAGE, aim_images), archive)
+    image = private_registry.push_archive(archive, "aim/stub", "1")
+    plane.admin.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": PULL_SECRET, "namespace": NS},
+            "type": "kubernetes.io/dockerconfigjson",
+            "data": {".dockerconfigjson": docker_config(private_registry.host, USER, PASSWORD)},
+        }
+    )
+    plane.admin.apply(
         {
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {"name": NODE_NAME, "labels": {"amd.com/gpu.device-id": "74a1"}},
         }
     )
+    return image
+
+
+def discovery(
+    kube: Kube, image: str, name: str, pull_secrets: list[str]
+) -> tuple[Manifest, Manifest, Composition, str]:
+    """A model of `image` and a template of it, and the template's discovery Job, created."""
     api = "aim.silogen.ai/v1alpha1"
     model: Manifest = {
         "apiVersion": api,
         "kind": "AIMModel",
-        "metadata": {"name": "small", "namespace": NS, "uid": "uid-small"},
-        "spec": {"image": AIM_IMAGE},
+        "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
+        "spec": {"image": image, "imagePullSecrets": [{"name": s} for s in pull_secrets]},
         "status": {"status": "Progressing", "imageEntrypoint": list(ENTRYPOINT)},
     }
     template: Manifest = {
         "apiVersion": api,
         "kind": "AIMServiceTemplate",
-        "metadata": {"name": "small-latency", "namespace": NS, "uid": "uid-tpl"},
+        "metadata": {"name": f"{name}-latency", "namespace": NS, "uid": f"uid-{name}-tpl"},
         "spec": {
-            "modelName": "small",
+            "modelName": name,
             "metric": "latency",
             "precision": "fp8",
             "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
@@ -258,24 +290,49 @@ def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
     started = loop.reconcile(compose_template, Observed(template), [model, real_node])
     job = started.resources[DISCOVERY_JOB].manifest
     kube.create(job)
-    name = job["metadata"]["name"]  # type: ignore[index,call-overload]
+    return model, template, started, str(job["metadata"]["name"])  # type: ignore[call-overload,index]
+
+
+def job_pods(kube: Kube, job: str) -> list[dict[str, Any]]:
+    """A Job's pods, with the kind a list's items lack (Crossplane's required resources have it)."""
+    listed = kube.list("v1", "Pod", NS, labels={"job-name": job})
+    return [{"apiVersion": "v1", "kind": "Pod", **p} for p in listed]
+
+
+def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
+    cluster: tuple[ControlPlane, Node], private_aim_image: str
+) -> None:
+    """The template composer's discovery Job, applied as composed, passes `restricted`, pulls the
+    model's image from a registry with basic auth by the model's pull secret, runs its
+    `dry-run --format=json` through the discovery wrapper on a real kubelet, and the composer
+    turns the Pod's real termination message into the template's profile and sources.
+
+    Simulated: the node's GPU (its AMD GPU operator label; no GPU is used by discovery)."""
+    plane, _ = cluster
+    kube = plane.admin
+    model, template, started, name = discovery(kube, private_aim_image, "small", [PULL_SECRET])
 
     def finished() -> list[dict[str, Any]] | None:
-        # A list's items carry no kind; Crossplane's required resources do.
-        listed = kube.list("v1", "Pod", NS, labels={"job-name": str(name)})
-        pods = [{"apiVersion": "v1", "kind": "Pod", **p} for p in listed]
+        pods = job_pods(kube, name)
         phases = {p.get("status", {}).get("phase") for p in pods}
         return pods if pods and phases <= {"Succeeded", "Failed"} else None
 
-    pods = wait_for("the discovery Pod finished", finished, timeout_s=120)
+    pods = wait_for(
+        "the discovery Pod finished",
+        finished,
+        timeout_s=120,
+        explain=lambda: str([p.get("status") for p in job_pods(kube, name)]),
+    )
+    assert pods[0]["spec"]["imagePullSecrets"] == [{"name": PULL_SECRET}]
     observed_job = wait_for(
         "the Job's status",
         lambda: (
-            (kube.get("batch/v1", "Job", str(name), NS) or {}).get("status", {}).get("succeeded")
-            and kube.get("batch/v1", "Job", str(name), NS)
+            (kube.get("batch/v1", "Job", name, NS) or {}).get("status", {}).get("succeeded")
+            and kube.get("batch/v1", "Job", name, NS)
         ),
         timeout_s=30,
     )
+    real_node = kube.get("v1", "Node", NODE_NAME) or {}
     done = loop.reconcile(
         compose_template,
         Observed({**template, "status": started.status}, resources={DISCOVERY_JOB: observed_job}),
@@ -294,6 +351,45 @@ def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
             "size": "512Mi",
         }
     ]
+
+
+def test_a_discovery_pod_the_registry_refuses_says_so_in_the_template(
+    cluster: tuple[ControlPlane, Node], private_aim_image: str
+) -> None:
+    """A model without the pull secret its registry wants: the real kubelet cannot pull the
+    discovery image, and the composer turns the pod's waiting reason, in the kubelet's and the
+    registry's own words, into the template's failed discovery."""
+    plane, _ = cluster
+    kube = plane.admin
+    model, template, started, name = discovery(kube, private_aim_image, "unpullable", [])
+
+    def stuck() -> list[dict[str, Any]] | None:
+        pods = job_pods(kube, name)
+        reasons = {
+            (c.get("state") or {}).get("waiting", {}).get("reason")
+            for p in pods
+            for c in p.get("status", {}).get("containerStatuses") or []
+        }
+        return pods if reasons & {"ErrImagePull", "ImagePullBackOff"} else None
+
+    pods = wait_for(
+        "the kubelet giving up on the image",
+        stuck,
+        timeout_s=120,
+        explain=lambda: str([p.get("status") for p in job_pods(kube, name)]),
+    )
+    observed_job = kube.get("batch/v1", "Job", name, NS) or {}
+    real_node = kube.get("v1", "Node", NODE_NAME) or {}
+    refused = loop.reconcile(
+        compose_template,
+        Observed({**template, "status": started.status}, resources={DISCOVERY_JOB: observed_job}),
+        [model, real_node, *pods],
+    )
+
+    [discovered] = [c for c in refused.conditions if c.reason == "DiscoveryImagePullFailed"]
+    assert name in discovered.message
+    assert private_aim_image in discovered.message
+    assert "401 Unauthorized" in discovered.message  # the registry's answer, via the kubelet
 
 
 DOWNLOAD_IMAGE = "aim.local/aim-downloader:1"
