@@ -65,7 +65,7 @@ AUDIT_POLICY: Final = {
             "verbs": ["create", "update", "patch"],
             "resources": [
                 {"group": "batch", "resources": ["jobs"]},
-                {"group": "", "resources": ["pods"]},
+                {"group": "", "resources": ["pods", "pods/status"]},  # status: the kubelet's
             ],
         },
         {"level": "None"},

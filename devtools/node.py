@@ -227,9 +227,11 @@ def _remove_cgroup(path: Path) -> None:
 def _containerd_config(root: Path, registries: Sequence[str]) -> str:
     cri = 'plugins."io.containerd.grpc.v1.cri"'
     # Plain-HTTP registries (the tests' loopback ones): containerd pulls over HTTPS otherwise.
+    # `name=host` serves images named after another registry (`ghcr.io=127.0.0.1:5000`).
+    pairs = [entry.partition("=")[::2] for entry in registries]
     mirrors = "".join(
-        f'  [{cri}.registry.mirrors."{host}"]\n    endpoint = ["http://{host}"]\n'
-        for host in registries
+        f'  [{cri}.registry.mirrors."{name}"]\n    endpoint = ["http://{host or name}"]\n'
+        for name, host in pairs
     )
     return f"""version = 2
 root = "{root / "containerd"}"
@@ -393,9 +395,10 @@ def start_node(  # noqa: PLR0913 - a node's settings, each with its default
 
     `capacity`: extended resources to advertise (e.g. `{"amd.com/gpu": "8"}`), patched into the
     node's status as a device plugin would report them. `registries`: `host:port` of registries
-    the node pulls from over plain HTTP. Without `scheduler`, only pods that name the node
-    (`spec.nodeName`) run on it, and the rest stay unscheduled. While it runs, Services' names
-    resolve on this host (`ServiceHosts`), as cluster DNS would resolve them in a pod.
+    the node pulls from over plain HTTP, or `name=host:port` to pull `name`'s images from there.
+    Without `scheduler`, only pods that name the node (`spec.nodeName`) run on it, and the rest
+    stay unscheduled. While it runs, Services' names resolve on this host (`ServiceHosts`), as
+    cluster DNS would resolve them in a pod.
     """
     root.mkdir(parents=True, exist_ok=True)
     host = HostState.read()

@@ -50,7 +50,13 @@ def platform(
 # Modules that start a node of their own run before the platform's node exists: one node per
 # host at a time (docs/e2e.md), and the platform lives until the session ends.
 OWN_NODE: Final = frozenset(
-    {"test_function_runtime.py", "test_kserve.py", "test_node.py", "test_node_start.py"}
+    {
+        "test_function_runtime.py",
+        "test_journey_node.py",
+        "test_kserve.py",
+        "test_node.py",
+        "test_node_start.py",
+    }
 )
 
 

@@ -19,8 +19,9 @@ from devtools.controlplane import (
     wait_established,
 )
 from devtools.image import Image
+from devtools.kserve import start_kserve
 from devtools.kube import Kube, condition, wait_for
-from devtools.node import NODE_NAME, Node, start_node
+from devtools.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
 from devtools.publish import Published, publish
 from devtools.registry import Registry, start_registry
 from devtools.render import ROOT, Tools
@@ -220,14 +221,18 @@ def start_platform(
     claims: bool = False,
     rechecks: Sequence[str] = E2E_RECHECKS,
     node: bool = False,
+    workloads: bool = False,
 ) -> Iterator[Platform]:
     """A control plane with its registries and one flavour of the AIM packages installed.
 
     With `node`, Crossplane runs the Function as it does on a cluster: its package's runtime
     image, pulled from the registry, in a Deployment on a real node (which runs nothing else:
     no scheduler places the Jobs' pods, whose kubelet is simulated); without, the function runs
-    on the host (with no runtime image the Function package carries none). `rechecks` replaces
-    the tier's shortened ones (`()` keeps the defaults).
+    on the host (with no runtime image the Function package carries none). With `workloads` as
+    well, the node runs everything the AIM objects compose: a scheduler places their pods, the
+    node advertises 8 (fake) AMD GPUs and pulls the public registry's images by their `ghcr.io`
+    names, and KServe's controller runs. `rechecks` replaces the tier's shortened ones (`()`
+    keeps the defaults).
     """
     prefix = "claims: " if claims else ""
     if os.environ.get("AIM_E2E_CORE") == "oldest":
@@ -248,14 +253,22 @@ def start_platform(
                 tools,
                 root / "cluster",
                 function_args=() if node else _function_args(registry, private, rechecks),
-                extra_controllers=FUNCTION_NODE_CONTROLLERS if node else (),
+                extra_controllers=_controllers(node=node, workloads=workloads),
                 deployment_runtime=node,
             )
         )
         the_node = None
         if node:
+            mirror = f"{PUBLIC_REGISTRY}={registry.host}"
             the_node = stack.enter_context(
-                start_node(tools, cp, root / "node", registries=[registry.host], scheduler=False)
+                start_node(
+                    tools,
+                    cp,
+                    root / "node",
+                    registries=[registry.host, mirror] if workloads else [registry.host],
+                    scheduler=workloads,
+                    capacity={"amd.com/gpu": "8"} if workloads else None,
+                )
             )
             ip = the_node.ip
             args = _function_args(registry, private, rechecks, address=ip, oras="oras")
@@ -265,6 +278,8 @@ def start_platform(
             TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
         t1 = time.monotonic()
         install_third_party_crds(cp.admin, crds)
+        if workloads:
+            stack.enter_context(start_kserve(tools, cp, root / "kserve"))
         published = publish(
             tools,
             f"{registry.host}/aim-crossplane",
@@ -274,6 +289,13 @@ def start_platform(
         install(cp, published, claims=claims)
         TIMES[f"{prefix}publish and install"] = time.monotonic() - t1
         yield Platform(cp, registry, published, private, the_node)
+
+
+def _controllers(*, node: bool, workloads: bool) -> Sequence[str]:
+    """kube-controller-manager's controllers besides `CONTROLLERS`."""
+    if workloads:
+        return NODE_CONTROLLERS
+    return FUNCTION_NODE_CONTROLLERS if node else ()
 
 
 def _function_args(
