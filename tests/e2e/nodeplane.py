@@ -1,15 +1,18 @@
-"""A control plane with one real node and a namespace enforcing `restricted`, for the node tier.
+"""What the node tier shares: a control plane with one real node and a namespace enforcing
+`restricted`, and a client of the test AIM image's OpenAI-compatible server.
 
-Its own control plane: the scenarios' plane simulates the kubelet, which a real one would
-contradict.
+A plane of its own, with a scheduler: the scenarios' platform schedules nothing (its Jobs' kubelet
+is simulated, which a real scheduler and kubelet would contradict).
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from devtools.controlplane import ControlPlane, start_control_plane
 from devtools.image import Image
@@ -49,3 +52,21 @@ def node_cluster(
             }
         )
         yield plane, node
+
+
+def chat(host: str, port: int, seen: list[str]) -> dict[str, Any] | None:
+    """An OpenAI chat completion from the server at host:port; None (noted in `seen`) while it
+    cannot connect or answers otherwise."""
+    conn = http.client.HTTPConnection(host, port, timeout=10)
+    try:
+        body = json.dumps({"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]})
+        conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        text = response.read()
+        answer: dict[str, Any] = json.loads(text)
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        seen.append(f"{type(e).__name__}: {e}")
+        return None
+    finally:
+        conn.close()
+    return answer

@@ -17,11 +17,10 @@ tier's registry.
 
 from __future__ import annotations
 
-import http.client
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pytest
 
@@ -33,6 +32,7 @@ from devtools.oci import write_archive
 from devtools.render import Tools
 from tests.e2e.converge import AIM, ISVC, one, templates_of, wait_condition, wait_status
 from tests.e2e.images import PUBLIC_REGISTRY
+from tests.e2e.nodeplane import chat
 from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, aim, start_platform
 
 REPOSITORY: Final = "org/small"
@@ -75,20 +75,6 @@ def kubelet_ran_pod(platform: Platform, namespace: str, prefix: str) -> bool:
         and e["objectRef"].get("name", "").startswith(prefix)
         for e in platform.cluster.audit_events()
     )
-
-
-def chat(host: str, port: int) -> dict[str, Any] | None:
-    """An OpenAI chat completion from host:port; None while it cannot answer."""
-    conn = http.client.HTTPConnection(host, port, timeout=10)
-    try:
-        body = json.dumps({"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]})
-        conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
-        answer: dict[str, Any] = json.loads(conn.getresponse().read())
-    except (OSError, http.client.HTTPException, ValueError):
-        return None
-    finally:
-        conn.close()
-    return answer
 
 
 def test_a_model_image_becomes_a_service_that_answers(platform_on_node: Platform) -> None:
@@ -137,7 +123,7 @@ def test_a_model_image_becomes_a_service_that_answers(platform_on_node: Platform
     address = (service["spec"]["clusterIP"], service["spec"]["ports"][0]["port"])
     answer = wait_for(
         "the service answering through KServe's Service",
-        lambda: chat(*address),
+        lambda: chat(*address, []),
         timeout_s=30,  # kube-proxy programs the Service once its EndpointSlice lists the pod
     )
     assert answer["choices"][0]["message"]["content"] == "a stand-in answer"

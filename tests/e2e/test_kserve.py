@@ -14,7 +14,6 @@ here and the stand-in server uses none.
 
 from __future__ import annotations
 
-import http.client
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +31,7 @@ from devtools.render import Tools
 from function.build import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.kube.observed import Observed
-from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
+from tests.e2e.nodeplane import AIM_IMAGE, NS, chat, node_cluster
 from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"
@@ -116,24 +115,6 @@ def isvc_explain(kube: Kube, name: str) -> str:
         },
         indent=1,
     )
-
-
-def chat(host: str, port: int, seen: list[str]) -> dict[str, Any] | None:
-    """An OpenAI chat completion from the server at host:port; None (noted in `seen`) while it
-    cannot connect or answers otherwise."""
-    conn = http.client.HTTPConnection(host, port, timeout=10)
-    try:
-        body = json.dumps({"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]})
-        conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
-        response = conn.getresponse()
-        text = response.read()
-        answer: dict[str, Any] = json.loads(text)
-    except (OSError, http.client.HTTPException, ValueError) as e:
-        seen.append(f"{type(e).__name__}: {e}")
-        return None
-    finally:
-        conn.close()
-    return answer
 
 
 def test_kserve_serves_the_composed_inference_service(

@@ -10,6 +10,7 @@ bound by the real volume binder and its download Job fills the volume.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import threading
@@ -422,6 +423,36 @@ class HuggingFaceMirror(http.server.BaseHTTPRequestHandler):
         """Quiet."""
 
 
+@contextlib.contextmanager
+def hugging_face_mirror(ip: str) -> Iterator[str]:
+    """`HuggingFaceMirror` on `ip` (pods reach the node's address) while the context lasts; its
+    endpoint URL, for `HF_ENDPOINT`."""
+    mirror = http.server.ThreadingHTTPServer((ip, 0), HuggingFaceMirror)
+    threading.Thread(target=mirror.serve_forever, daemon=True).start()
+    try:
+        yield f"http://{ip}:{mirror.server_port}"
+    finally:
+        mirror.shutdown()
+        mirror.server_close()
+
+
+def model_cache(name: str, image: str, endpoint: str, **spec: str) -> Manifest:
+    """An AIMModelCache of `hf://Org/Small` downloaded or measured by `image` from `endpoint`."""
+    return {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMModelCache",
+        "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
+        "spec": {
+            "sourceUri": "hf://Org/Small",
+            "modelId": "Org/Small",
+            "storageClassName": "node-local",
+            "modelDownloadImage": image,
+            "env": [{"name": "HF_ENDPOINT", "value": endpoint}],
+            **spec,
+        },
+    }
+
+
 def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
     cluster: tuple[ControlPlane, Node],
     tools: Tools,
@@ -453,22 +484,8 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
             },
         }
     )
-    mirror = http.server.ThreadingHTTPServer((node.ip, 0), HuggingFaceMirror)
-    threading.Thread(target=mirror.serve_forever, daemon=True).start()
-    try:
-        cache: Manifest = {
-            "apiVersion": "aim.silogen.ai/v1alpha1",
-            "kind": "AIMModelCache",
-            "metadata": {"name": "org-small", "namespace": NS, "uid": "uid-cache"},
-            "spec": {
-                "sourceUri": "hf://Org/Small",
-                "modelId": "Org/Small",
-                "size": "1Gi",
-                "storageClassName": "node-local",
-                "modelDownloadImage": DOWNLOAD_IMAGE,
-                "env": [{"name": "HF_ENDPOINT", "value": f"http://{node.ip}:{mirror.server_port}"}],
-            },
-        }
+    with hugging_face_mirror(node.ip) as endpoint:
+        cache = model_cache("org-small", DOWNLOAD_IMAGE, endpoint, size="1Gi")
         composed = loop.reconcile(compose_model_cache, Observed(cache), [])
         claim, job = composed.resources[PVC].manifest, composed.resources[DOWNLOAD_JOB].manifest
         kube.create(claim)
@@ -490,9 +507,6 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
             timeout_s=120,
             explain=lambda: str(kube.list("v1", "Pod", NS, labels={"job-name": job_name})),
         )
-    finally:
-        mirror.shutdown()
-        mirror.server_close()
 
     assert observed_claim["status"]["phase"] == "Bound"
     assert observed_claim["spec"]["volumeName"] == "node-local"
@@ -523,21 +537,8 @@ def test_a_size_check_measures_the_source_on_a_real_pod(
     plane, node = cluster
     kube = plane.admin
     node.load(size_check_image(SIZE_CHECK_IMAGE, aim_images))
-    mirror = http.server.ThreadingHTTPServer((node.ip, 0), HuggingFaceMirror)
-    threading.Thread(target=mirror.serve_forever, daemon=True).start()
-    try:
-        cache: Manifest = {
-            "apiVersion": "aim.silogen.ai/v1alpha1",
-            "kind": "AIMModelCache",
-            "metadata": {"name": "org-small-measured", "namespace": NS, "uid": "uid-measured"},
-            "spec": {
-                "sourceUri": "hf://Org/Small",
-                "modelId": "Org/Small",
-                "storageClassName": "node-local",
-                "modelDownloadImage": SIZE_CHECK_IMAGE,
-                "env": [{"name": "HF_ENDPOINT", "value": f"http://{node.ip}:{mirror.server_port}"}],
-            },
-        }
+    with hugging_face_mirror(node.ip) as endpoint:
+        cache = model_cache("org-small-measured", SIZE_CHECK_IMAGE, endpoint)
         composed = loop.reconcile(compose_model_cache, Observed(cache), [])
         assert PVC not in composed.resources  # nothing to size it by yet
         job = composed.resources[SIZE_CHECK_JOB].manifest
@@ -560,9 +561,6 @@ def test_a_size_check_measures_the_source_on_a_real_pod(
             timeout_s=120,
             explain=lambda: str(kube.list("v1", "Pod", NS, labels={"job-name": job_name})),
         )
-    finally:
-        mirror.shutdown()
-        mirror.server_close()
 
     measured = loop.reconcile(
         compose_model_cache,
