@@ -209,3 +209,35 @@ def test_the_default_resources_make_a_deployment_kserve_accepts(
     assert predictor["resources"]["limits"]["cpu"] == "4"
     isvc = kube.get(ISVC_API, "InferenceService", name, NS)
     assert (condition(isvc, "PredictorReady") or {}).get("reason") != "ReconcileFailed"
+
+
+def test_an_autoscaled_service_gets_kserves_horizontal_pod_autoscaler(
+    cluster: tuple[ControlPlane, Node],
+) -> None:
+    """A service with minReplicas and maxReplicas: KServe's validator accepts the HPA class we
+    compose in Standard mode, and KServe's controller makes the HorizontalPodAutoscaler between
+    those bounds for the predictor's Deployment."""
+    plane, _ = cluster
+    kube = plane.admin
+    service: Manifest = {
+        **SERVICE,
+        "metadata": {"name": "scaled", "namespace": NS, "uid": "uid-scaled"},
+        "spec": {**SERVICE["spec"], "minReplicas": 1, "maxReplicas": 3},  # type: ignore[dict-item]
+    }
+    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
+    manifest = composed.resources[INFERENCE_SERVICE].manifest
+    name = str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
+    kube.create(manifest)
+
+    hpa = wait_for(
+        "KServe's HorizontalPodAutoscaler for the predictor",
+        lambda: kube.get("autoscaling/v2", "HorizontalPodAutoscaler", f"{name}-predictor", NS),
+        timeout_s=60,
+        explain=lambda: isvc_explain(kube, name),
+    )
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 3)
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": f"{name}-predictor",
+    }
