@@ -108,6 +108,22 @@ class InferenceSecurity(ApiModel):
     )
 
 
+class LabelPropagation(ApiModel):
+    """Which of an AIM object's own labels go onto what it composes."""
+
+    enabled: bool = Field(default=False, description="Copy the labels `match` selects.")
+    match: list[Annotated[str, Field(min_length=1, max_length=317)]] | None = Field(
+        default=None,
+        max_length=32,
+        description=(
+            "Label key patterns, as Go's filepath.Match reads them: `*` is any run of "
+            "characters but `/`, `?` one such character (e.g. `team.example.com/*`, "
+            "`cost-center`). A composed object's own labels are never overwritten; Jobs' pods "
+            "get the labels too."
+        ),
+    )
+
+
 class ClusterRuntimeConfigSpec(ApiModel):
     """Cluster-wide runtime defaults."""
 
@@ -133,6 +149,12 @@ class ClusterRuntimeConfigSpec(ApiModel):
     inference_security: InferenceSecurity | None = Field(
         default=None,
         description="UID, GID and groups of inference containers (default: UID and GID 1000).",
+    )
+    label_propagation: LabelPropagation | None = Field(
+        default=None,
+        description=(
+            "Labels of the AIM objects that use this config, copied onto what they compose."
+        ),
     )
 
 

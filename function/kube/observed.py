@@ -151,6 +151,8 @@ class Composition:
     warnings: list[str] = field(default_factory=list)
     ttl_seconds: int | None = None
     """Call again after this long (a backoff window ending, nodes to re-check); None: default."""
+    propagated_labels: dict[str, str] = field(default_factory=dict)
+    """Labels of the XR to add to every composed object (and Jobs' pods) that lacks them."""
 
     @property
     def ready(self) -> bool | None:
@@ -206,6 +208,30 @@ _STATUS = {
 }
 
 
+def _with_labels(manifest: Manifest, extra: Mapping[str, str]) -> Manifest:
+    """`manifest` with `extra` labels it does not already have (a Job's pod template too)."""
+    if not extra:
+        return manifest
+    out = dict(manifest)
+    out["metadata"] = _labelled(out.get("metadata"), extra)
+    spec = out.get("spec")
+    template = spec.get("template") if out.get("kind") == "Job" and isinstance(spec, dict) else None
+    if isinstance(spec, dict) and isinstance(template, dict):
+        out["spec"] = {
+            **spec,
+            "template": {**template, "metadata": _labelled(template.get("metadata"), extra)},
+        }
+    return out
+
+
+def _labelled(metadata: JsonValue, extra: Mapping[str, str]) -> Manifest:
+    meta = dict(metadata) if isinstance(metadata, dict) else {}
+    labels = meta.get("labels")
+    own = labels if isinstance(labels, dict) else {}
+    meta["labels"] = {**extra, **own}
+    return meta
+
+
 def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
     """Write a composer's decisions onto the response, leaving other steps' resources alone."""
     for req in composition.requirements:
@@ -220,7 +246,9 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         )
     for name, desired in sorted(composition.resources.items()):
         target = rsp.desired.resources[name]
-        update_struct(target.resource, desired.manifest)
+        update_struct(
+            target.resource, _with_labels(desired.manifest, composition.propagated_labels)
+        )
         target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
     if composition.status:
         update_struct(rsp.desired.composite.resource, {"status": composition.status})

@@ -20,6 +20,7 @@ from function.errors import InvalidSpecError
 from function.kube.lookup import Lookup
 from function.kube.objects import uid_of
 from function.kube.observed import parse_spec
+from function.rules import labels
 from function.rules.merge import by_name, deep_merge
 from function.rules.status import ConditionType, Health, Reason, State
 
@@ -97,6 +98,17 @@ def resolve(
         resolved,
         f"using {ref.kind} {name!r}" if ref.kind else f"using {name!r} of both scopes",
     ), RuntimeConfig(spec, ref)
+
+
+def propagated_labels(
+    metadata: Mapping[str, JsonValue], config: RuntimeConfig | None
+) -> dict[str, str]:
+    """The XR's labels its runtime config's `labelPropagation` copies onto what it composes."""
+    rule = config.spec.label_propagation if config else None
+    if rule is None or not rule.enabled or not rule.match:
+        return {}
+    raw = metadata.get("labels")
+    return labels.propagated(raw if isinstance(raw, dict) else {}, rule.match)
 
 
 def merge_specs(base: Mapping[str, JsonValue], over: Mapping[str, JsonValue]) -> Manifest:

@@ -79,9 +79,9 @@ def kubelet_ran_pod(platform: Platform, namespace: str, prefix: str) -> bool:
 
 def test_a_model_image_becomes_a_service_that_answers(platform_on_node: Platform) -> None:
     """A cluster model of an image in a registry: its template comes from the image's labels and
-    is discovered by a real dry-run on the node; a service on it runs as KServe's Deployment,
-    turns Running on KServe's own status, and answers a chat completion through KServe's
-    Service."""
+    is discovered by a real dry-run on the node; a service on it runs as KServe's Deployment
+    (its pod carrying the labels the team's runtime config propagates), turns Running on
+    KServe's own status, and answers a chat completion through KServe's Service."""
     platform = platform_on_node
     kube = platform.kube
     discovery = {"enabled": True, "autoCreateTemplates": True}  # as seed 004's model has it
@@ -106,15 +106,22 @@ def test_a_model_image_becomes_a_service_that_answers(platform_on_node: Platform
     assert available["status"]["modelSources"][0]["size"] == "512Mi"
     assert kubelet_ran_pod(platform, SYSTEM_NAMESPACE, f"discover-{name}")
 
-    # The application team's side.
+    # The application team's side: its runtime config copies its billing labels onward.
     ns = platform.team_namespace("team-node")
-    kube.apply(aim("AIMService", "chat", ns, {"model": {"ref": "small"}, "resources": SMALL}))
+    propagation = {"enabled": True, "match": ["billing.example.com/*"]}
+    kube.apply(aim("AIMRuntimeConfig", "default", ns, {"labelPropagation": propagation}))
+    chat_service = aim("AIMService", "chat", ns, {"model": {"ref": "small"}, "resources": SMALL})
+    chat_service["metadata"]["labels"] = {"billing.example.com/project": "chat", "owner": "alice"}
+    kube.apply(chat_service)
     wait_status(platform, "AIMService", "chat", ns, "Running", timeout_s=180)
     wait_condition(platform, "AIMService", "chat", ns, "InferenceServiceReady", "True", "Ready")
     isvc = one(platform, ISVC, "InferenceService", ns)
     isvc_name = isvc["metadata"]["name"]
     [pod] = kube.list("v1", "Pod", ns, labels={"serving.kserve.io/inferenceservice": isvc_name})
     assert pod["spec"]["nodeName"] == NODE_NAME
+    # The service's selected label reached the pod: function → InferenceService → KServe.
+    assert pod["metadata"]["labels"]["billing.example.com/project"] == "chat"
+    assert "owner" not in pod["metadata"]["labels"]
     [container] = [c for c in pod["spec"]["containers"] if c["name"] == "kserve-container"]
     assert container["image"] == IMAGE
     assert container["resources"]["limits"]["amd.com/gpu"] == "1"

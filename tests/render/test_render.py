@@ -122,6 +122,21 @@ def test_basic_example_composes_an_inference_service_on_mi300x(
     assert conditions(xr)["Ready"][0] == "False"
 
 
+def test_a_runtime_config_propagates_the_labels_it_matches(
+    tools: Tools, function_target: str
+) -> None:
+    """The service's labels the runtime config's patterns match reach its InferenceService
+    through the real engine; the others stay on the service."""
+    example = ROOT / "examples" / "aimservice-label-propagation"
+    _, composed, _ = split(render_example(tools, function_target, example))
+    [isvc] = composed
+    labels = isvc["metadata"]["labels"]
+    assert labels["billing.example.com/cost-center"] == "4711"
+    assert labels["billing.example.com/project"] == "chat"
+    assert "owner" not in labels
+    assert labels["aim.silogen.ai/service"] == "qwen-chat"  # its own labels kept
+
+
 def test_composed_aim_objects_are_owned_by_the_service(tools: Tools, function_target: str) -> None:
     """The AIMModel a service composes is garbage-collected with it (Crossplane owner ref)."""
     _, composed, _ = split(

@@ -25,7 +25,7 @@ from function.kube.objects import status_of
 from function.kube.observed import Composition, Desired, Observed, keep, parse_spec, parse_status
 from function.rules import caching, labels, naming, quantity
 from function.rules.merge import secret_names
-from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
 from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report
@@ -58,6 +58,7 @@ def compose_model_cache(observed: Observed) -> Composition:
         *pods_requirement(observed, DOWNLOAD_JOB, _DOWNLOAD_PODS, observed.namespace),
     ]
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
+    comp.propagated_labels = propagated_labels(observed.metadata, config)
     names = _names(observed.name)
     base_labels = {**labels.MANAGED_BY, labels.MODEL_CACHE: labels.value(observed.name)}
 

@@ -29,7 +29,7 @@ from function.kube.observed import (
     keep,
     parse_spec,
 )
-from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
 from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report
@@ -51,6 +51,7 @@ def compose_model(observed: Observed) -> Composition | Inspect:
     if meta.request is not None and observed.inspection is None:
         return Inspect(meta.request)
     comp = Composition()
+    comp.propagated_labels = propagated_labels(observed.metadata, ctx.config)
     config_lookup = runtime_config_lookup(spec.runtime_config_name, _config_namespace(observed))
     listing = _templates_listing(ctx.namespace)
     comp.requirements += [

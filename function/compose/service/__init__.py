@@ -24,7 +24,7 @@ from function.kube.lookup import Found
 from function.kube.objects import inference_service_ready, name_of
 from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
 from function.rules import naming
-from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
 from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report, worst
@@ -60,6 +60,7 @@ def compose_service(observed: Observed) -> Composition:
         *template.requirements(spec, observed.namespace),
     ]
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
+    comp.propagated_labels = propagated_labels(observed.metadata, config)
     models = model.resolve_model(observed, spec, config, _explicit_template_model(observed, spec))
     templates = template.resolve_template(observed, spec, models.model)
     comp.requirements += caching.requirements(

@@ -28,6 +28,7 @@ from function.rules import labels
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
 from function.rules.runtimeconfig import lookup as runtime_config_lookup
+from function.rules.runtimeconfig import propagated_labels
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report, worst
 
@@ -60,6 +61,7 @@ def compose_template(observed: Observed) -> Composition:
     model_reqs, model_health, model = _model(observed, spec.model_name)
     comp.requirements += [*config_lookup.requirements(), *model_reqs]
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
+    comp.propagated_labels = propagated_labels(observed.metadata, config)
 
     gpu = gpus.check(observed, spec.hardware)
     comp.requirements += gpu.requirements
