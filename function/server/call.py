@@ -21,12 +21,16 @@ from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 
+from function.api.meta import Kind
 from function.compose import Composer
+from function.compose.template import DISCOVERY_JOB
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.convert import OBJECTS
-from function.kube.observed import Inspect, Observed, apply_composition, read_observed
+from function.kube.observed import Composition, Inspect, Observed, apply_composition, read_observed
 from function.registry.inspect import InspectionOutcome, InspectionRequest
+from function.rules.status import ConditionType
+from function.server.metrics import DISCOVERY_STARTED, SELECTION_EVENT
 from function.settings import Settings
 
 FUNCTION_NAME: Final = "function-aim"
@@ -51,9 +55,13 @@ class NeedsInspection:
 
 @dataclass(frozen=True)
 class Composed:
-    """The serialized RunFunctionResponse."""
+    """The serialized RunFunctionResponse, and what the server counts of it (`metrics`)."""
 
     response: bytes
+    kind: str = ""
+    outcome: str = "composed"
+    """composed; invalid (a FunctionError); refused (no such kind or claim); error (a bug)."""
+    events: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,7 +108,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             f"claims flavour create an {observed.kind} in a namespace, and Crossplane makes its "
             "composite",
         )
-        return Composed(rsp.SerializeToString(deterministic=True))
+        return Composed(rsp.SerializeToString(deterministic=True), observed.kind, "refused")
     if composer is None:
         known = ", ".join(sorted(composers.by_kind))
         response.fatal(
@@ -108,7 +116,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             f"cannot compose kind {observed.kind!r}: {FUNCTION_NAME} composes {known}; "
             "check the Composition's compositeTypeRef",
         )
-        return Composed(rsp.SerializeToString(deterministic=True))
+        return Composed(rsp.SerializeToString(deterministic=True), observed.kind, "refused")
     try:
         composition = composer(observed)
         if isinstance(composition, Inspect):
@@ -117,7 +125,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         log.info("cannot compose", error=str(e))
         report = response.fatal if e.severity is Severity.FATAL else response.warning
         report(rsp, f"cannot compose {observed.kind} {display_name(observed)}: {e}")
-        return Composed(rsp.SerializeToString(deterministic=True))
+        return Composed(rsp.SerializeToString(deterministic=True), observed.kind, "invalid")
     except Exception as e:  # a bug must fail this XR's reconcile only, not the call or server
         log.exception("bug while composing")
         response.fatal(
@@ -126,7 +134,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             f"{display_name(observed)}: {type(e).__name__}: {e} (this is a bug; please "
             "report it with the function's log)",
         )
-        return Composed(rsp.SerializeToString(deterministic=True))
+        return Composed(rsp.SerializeToString(deterministic=True), observed.kind, "error")
 
     if composition.ttl_seconds is None:
         # Kinds without a headline (runtime configs) wait for nothing.
@@ -147,7 +155,26 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         required=len(req.required_resources),
         headline=composition.status.get("status"),
     )
-    return Composed(rsp.SerializeToString(deterministic=True))
+    return Composed(
+        rsp.SerializeToString(deterministic=True),
+        observed.kind,
+        events=_events(observed, composition),
+    )
+
+
+def _events(observed: Observed, composition: Composition) -> tuple[str, ...]:
+    """What the server counts of a composition (`metrics`).
+
+    A service's template selection, by its TemplateReady reason; a discovery Job composed anew.
+    """
+    events = [
+        f"{SELECTION_EVENT}{c.reason}"
+        for c in composition.conditions
+        if observed.kind == Kind.SERVICE and c.type == ConditionType.TEMPLATE_READY
+    ]
+    if DISCOVERY_JOB in composition.resources and DISCOVERY_JOB not in observed.resources:
+        events.append(DISCOVERY_STARTED)
+    return tuple(events)
 
 
 def display_name(observed: Observed) -> str:

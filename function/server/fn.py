@@ -9,6 +9,7 @@ ran out of time or lost its worker into a result that names the XR.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
@@ -19,9 +20,10 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf.message import DecodeError
 
 from function.compose import COMPOSERS, Composer
-from function.registry.inspect import Inspector
+from function.registry.inspect import Inspector, RegistryFailure
 from function.registry.oras import OrasInspector
 from function.server.call import FUNCTION_NAME, Call, Composed, Composers, Undecodable
+from function.server.metrics import Metrics
 from function.server.workers import BudgetExceeded, Executor, InProcess, WorkerLost
 from function.settings import Settings
 
@@ -48,6 +50,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         executor: Executor | None = None,
         clock: Callable[[], datetime] | None = None,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_MIB * _MIB,
+        metrics: Metrics | None = None,
     ) -> None:
         """Serve the given composers, by XR kind.
 
@@ -61,6 +64,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self._clock = clock or (lambda: datetime.now(UTC))
         self._max_request_bytes = max_request_bytes
         self._log = logging.get_logger()
+        self.metrics = metrics or Metrics()
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, _: Context | None = None
@@ -82,6 +86,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             self._log.warning(
                 "refused a request larger than --max-recv-message-size", bytes=len(request), **who
             )
+            self.metrics.call(who["kind"], "too-large", 0.0)
             return _fatal(
                 req,
                 f"cannot compose {who['kind']} {who['xr']}: the request is "
@@ -90,12 +95,16 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 "(MiB) in the function's DeploymentRuntimeConfig",
             )
         call = Call(request, self._clock())
+        started = time.perf_counter()
         try:
             outcome = await self._executor.run(call)
             if isinstance(outcome, Undecodable):
                 raise UndecodableRequestError(outcome.error)
             if not isinstance(outcome, Composed):
                 inspection = await self._inspector.inspect(outcome.request)
+                self.metrics.inspection(
+                    inspection.kind.value if isinstance(inspection, RegistryFailure) else "ok"
+                )
                 self._log.info(
                     "inspected image",
                     image=str(outcome.request.reference),
@@ -104,6 +113,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 )
                 outcome = await self._executor.run(Call(call.request, call.now, inspection))
         except BudgetExceeded:
+            self._count_failed(request, "timeout", started)
             return self._internal_error(
                 request,
                 "composing ran out of time; its worker was replaced",
@@ -111,6 +121,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 "stopped (this is a bug; please report it with the XR's manifest)",
             )
         except WorkerLost:
+            self._count_failed(request, "worker-lost", started)
             return self._internal_error(
                 request,
                 "the worker composing this XR died; it was replaced",
@@ -118,8 +129,14 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 "tries again",
             )
         if not isinstance(outcome, Composed):  # a step must not ask twice
+            self._count_failed(request, "error", started)
             return self._internal_error(request, "inspected twice", "it asked to inspect twice")
+        elapsed = time.perf_counter() - started
+        self.metrics.call(outcome.kind, outcome.outcome, elapsed, outcome.events)
         return outcome.response
+
+    def _count_failed(self, request: bytes, outcome: str, started: float) -> None:
+        self.metrics.call(_parse(request)[1]["kind"], outcome, time.perf_counter() - started)
 
     def _internal_error(self, request: bytes, log_line: str, what: str) -> bytes:
         """A fatal result naming the XR, for a call the function itself failed."""

@@ -150,6 +150,12 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     "default; health is always served beside RunFunction.",
 )
 @click.option(
+    "--metrics-address",
+    default="",
+    metavar="HOST:PORT",
+    help="Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. :8080). Off by default.",
+)
+@click.option(
     "--discovery-entrypoint",
     default=" ".join(DEFAULT_ENTRYPOINT),
     show_default=True,
@@ -174,6 +180,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     workers: int,
     compose_budget: float,
     health_address: str,
+    metrics_address: str,
     discovery_entrypoint: str,
 ) -> None:
     """Serve the AIM composition function (Crossplane's FunctionRunnerService)."""
@@ -199,6 +206,9 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     )
     logging.configure(level=level)
     try:
+        if metrics_address:
+            host, _, port = _listen(metrics_address).rpartition(":")
+            runner.metrics.serve(host.strip("[]"), int(port))
         listen = Listen(
             _listen(address),
             credentials=load_credentials(tls_certs_dir) if tls_certs_dir and not insecure else None,

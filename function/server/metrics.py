@@ -1,0 +1,74 @@
+"""Prometheus metrics of the function, served on `--metrics-address`.
+
+Composing happens in worker processes, which share no memory with the server; so workers count
+nothing themselves. Each call's outcome comes back with its response (`call.Composed`: the XR's
+kind, how the call ended, and the events worth counting), and the server, one process, records
+it here. Names follow Prometheus' conventions: seconds, `_total` counters, a `function_aim_`
+prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+
+SELECTION_EVENT: Final = "selection:"
+"""An event prefix: a service's template selection ended with the reason that follows."""
+DISCOVERY_STARTED: Final = "discovery-started"
+"""An event: a template composed a discovery Job that did not exist yet."""
+
+# A call composes in about a millisecond and may take up to the budget (10 s by default).
+_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    """The function's metric families, in a registry of their own (tests make several)."""
+
+    def __init__(self) -> None:
+        """Create the families, empty."""
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._calls = Histogram(
+            "function_aim_run_function_seconds",
+            "RunFunction calls by the XR's kind and how they ended (composed; invalid: the XR "
+            "cannot be composed as written; refused: a kind or composite the function does not "
+            "compose; too-large; error: a bug; timeout; worker-lost), with the time each took.",
+            ["kind", "outcome"],
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
+        self._inspections = Counter(
+            "function_aim_registry_inspections",
+            "Model images whose labels were read from their registry, by outcome.",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self._selections = Counter(
+            "function_aim_template_selections",
+            "Services' template resolutions by the reason of their TemplateReady condition.",
+            ["reason"],
+            registry=self.registry,
+        )
+        self._discoveries = Counter(
+            "function_aim_discovery_jobs_started",
+            "Discovery Jobs composed for templates (first attempts and retries).",
+            registry=self.registry,
+        )
+
+    def call(self, kind: str, outcome: str, seconds: float, events: Iterable[str] = ()) -> None:
+        """Record one RunFunction call and the events its composing reported."""
+        self._calls.labels(kind or "unknown", outcome).observe(seconds)
+        for event in events:
+            if event.startswith(SELECTION_EVENT):
+                self._selections.labels(event.removeprefix(SELECTION_EVENT)).inc()
+            elif event == DISCOVERY_STARTED:
+                self._discoveries.inc()
+
+    def inspection(self, outcome: str) -> None:
+        """Record one registry inspection, by the type of its outcome."""
+        self._inspections.labels(outcome).inc()
+
+    def serve(self, host: str, port: int) -> None:
+        """Serve `/metrics` over plain HTTP on a thread of its own."""
+        start_http_server(port, addr=host, registry=self.registry)

@@ -1,0 +1,148 @@
+"""Prometheus metrics: what the server counts of each call, and the endpoint Prometheus scrapes."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+
+import grpc
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from prometheus_client.parser import text_string_to_metric_families
+
+from devtools.render import free_port, serve_function
+from function.build import Manifest
+from function.compose.template import DISCOVERY_JOB
+from function.errors import InvalidSpecError
+from function.kube.observed import (
+    Composition,
+    Condition,
+    ConditionStatus,
+    Desired,
+    Inspect,
+    Observed,
+)
+from function.registry.inspect import (
+    FailureKind,
+    InspectionOutcome,
+    InspectionRequest,
+    RegistryFailure,
+)
+from function.registry.reference import parse
+from function.rules.status import ConditionType
+from function.server.fn import FunctionRunner
+from tests.unit.test_fn import request
+
+IMAGE = "ghcr.io/org/m:1"
+
+
+def selecting(observed: Observed) -> Composition:
+    """A service whose template selection ends in a tie."""
+    del observed
+    tie = Condition(
+        ConditionType.TEMPLATE_READY, ConditionStatus.FALSE, "TemplateSelectionAmbiguous"
+    )
+    return Composition(conditions=[tie], status={"status": "Pending"})
+
+
+def discovering(observed: Observed) -> Composition:
+    """A template that composes its discovery Job (a new one unless it is observed)."""
+    job: Manifest = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": observed.name}}
+    return Composition(resources={DISCOVERY_JOB: Desired(job, ready=False)})
+
+
+def inspecting(observed: Observed) -> Composition | Inspect:
+    """A model that needs its image's labels, then has them (or the registry's refusal)."""
+    if observed.inspection is None:
+        return Inspect(InspectionRequest(IMAGE, parse(IMAGE)))
+    return Composition(status={"status": "Ready"})
+
+
+def invalid(observed: Observed) -> Composition:
+    """A model whose spec cannot be composed."""
+    raise InvalidSpecError(field="spec.image", problem=f"{observed.name}: no image reference")
+
+
+class Refusing:
+    """A registry that refuses every login."""
+
+    async def inspect(self, request: InspectionRequest) -> InspectionOutcome:
+        """Refuse."""
+        return RegistryFailure(str(request.reference), FailureKind.UNAUTHORIZED, "denied")
+
+
+def sample(runner: FunctionRunner, name: str, **labels: str) -> float:
+    """A sample's value (0 when it was never recorded)."""
+    return runner.metrics.registry.get_sample_value(name, labels) or 0.0
+
+
+def test_each_call_is_counted_by_kind_and_outcome_with_what_it_reported() -> None:
+    """Calls by kind and outcome, a service's selection reason, discovery Jobs composed anew (not
+    those that already exist) and registry inspections by outcome."""
+    runner = FunctionRunner(
+        {
+            "AIMService": selecting,
+            "AIMServiceTemplate": discovering,
+            "AIMModel": inspecting,
+            "AIMClusterModel": invalid,
+        },
+        inspector=Refusing(),
+    )
+    observed_job = request("AIMServiceTemplate")
+    observed_job.observed.resources[DISCOVERY_JOB].resource.update(
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}}
+    )
+    for req in (
+        request("AIMService"),
+        request("AIMService"),
+        request("AIMServiceTemplate"),
+        observed_job,
+        request("AIMModel"),
+        request("AIMClusterModel"),
+        request("Unknown"),
+    ):
+        asyncio.run(runner.RunFunction(req))
+
+    calls = "function_aim_run_function_seconds_count"
+    assert sample(runner, calls, kind="AIMService", outcome="composed") == 2
+    assert sample(runner, calls, kind="AIMServiceTemplate", outcome="composed") == 2
+    assert sample(runner, calls, kind="AIMModel", outcome="composed") == 1
+    assert sample(runner, calls, kind="AIMClusterModel", outcome="invalid") == 1
+    assert sample(runner, calls, kind="Unknown", outcome="refused") == 1
+    selections = "function_aim_template_selections_total"
+    assert sample(runner, selections, reason="TemplateSelectionAmbiguous") == 2
+    assert sample(runner, "function_aim_discovery_jobs_started_total") == 1
+    inspections = "function_aim_registry_inspections_total"
+    assert sample(runner, inspections, outcome="RegistryUnauthorized") == 1
+
+
+def test_the_served_function_exposes_its_metrics_for_prometheus() -> None:
+    """`function-aim --metrics-address` serves the text format Prometheus scrapes, with the calls
+    it answered over gRPC."""
+    port = free_port()
+    with serve_function(f"--metrics-address=127.0.0.1:{port}", "--workers=1") as server:
+        with grpc.insecure_channel(server.target) as channel:
+            stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
+            rsp: fnv1.RunFunctionResponse = stub.RunFunction(
+                request("AIMRuntimeConfig"), timeout=30
+            )
+        assert not rsp.results
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+            assert answer.headers["Content-Type"].startswith("text/plain")
+            text = answer.read().decode()
+
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    histogram = families["function_aim_run_function_seconds"]
+    [count] = [
+        s
+        for s in histogram.samples
+        if s.name.endswith("_count")
+        and s.labels == {"kind": "AIMRuntimeConfig", "outcome": "composed"}
+    ]
+    assert count.value == 1
+    for name in (
+        "function_aim_registry_inspections",
+        "function_aim_template_selections",
+        "function_aim_discovery_jobs_started",
+    ):
+        assert families[name].type == "counter"
