@@ -3,7 +3,10 @@
 The manager of the pinned KServe release (built by scripts/build-tools.sh) reconciles
 InferenceServices into Deployments and Services in Standard (raw Deployment) mode, and serves its
 admission webhooks (the InferenceService defaulter and validator, the pod mutator) to the API
-server at a loopback URL with a certificate from the plane's CA. Its configuration, CRDs and
+server at a loopback URL with a certificate from the plane's CA. KEDA's ScaledObject and the
+OpenTelemetry operator's collector CRDs are installed with KServe's (their controllers do not
+run), so that its KEDA class makes those objects; the operator's defaulting webhook is simulated
+for the field KServe's collectors need (`CollectorDefaults`). Its configuration, CRDs and
 webhook manifests are the release's own, read from its module; only what a plane without Knative,
 Istio or an ingress needs is changed (see `config_map`).
 """
@@ -12,8 +15,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import http.server
 import json
 import shutil
+import ssl
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +28,7 @@ from typing import Any, Final
 import yaml
 
 from devtools.controlplane import Component, ControlPlane, http_ok, wait_established
-from devtools.pki import loopback_server
+from devtools.pki import Pair, loopback_server
 from devtools.render import Tools, free_port
 
 NAMESPACE: Final = "kserve"
@@ -73,9 +79,82 @@ def webhook_configurations(src: Path, base_url: str, ca_bundle: str) -> list[dic
     return configurations
 
 
-def _crds(src: Path) -> list[dict[str, Any]]:
-    files = sorted((src / CRDS).glob("serving.kserve.io_*.yaml"))
+def _crds(tools: Tools) -> list[dict[str, Any]]:
+    # KServe's own, and KEDA's and the OpenTelemetry operator's, which KServe looks for when it
+    # starts: where they exist, its KEDA class makes a ScaledObject and a collector.
+    files = sorted((tools.kserve_src / CRDS).glob("serving.kserve.io_*.yaml"))
+    files += sorted(tools.autoscaling_crds.glob("*/*.yaml"))
     return [yaml.safe_load(p.read_text()) for p in files]
+
+
+class CollectorDefaults(http.server.BaseHTTPRequestHandler):
+    """Simulated: the OpenTelemetry operator's defaulting webhook, for one field.
+
+    That operator does not run here, and KServe writes collectors with an empty
+    `upgradeStrategy`, which the API server refuses until the operator's webhook has set it to
+    `automatic`.
+    """
+
+    def do_POST(self) -> None:
+        """Answer an AdmissionReview, setting `upgradeStrategy` where it is empty."""
+        review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        request = review["request"]
+        answer: dict[str, Any] = {"uid": request["uid"], "allowed": True}
+        if not (request.get("object") or {}).get("spec", {}).get("upgradeStrategy"):
+            patch = [{"op": "add", "path": "/spec/upgradeStrategy", "value": "automatic"}]
+            answer["patchType"] = "JSONPatch"
+            answer["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
+        body = json.dumps({**review, "response": answer}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        """Quiet."""
+
+
+@contextlib.contextmanager
+def collector_defaults(plane: ControlPlane, pair: Pair) -> Iterator[None]:
+    """`CollectorDefaults` on loopback, registered with the API server, while the context lasts."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), CollectorDefaults)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pair.cert, pair.key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    hook: dict[str, Any] = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "simulated-opentelemetry-operator"},
+        "webhooks": [
+            {
+                "name": "mopentelemetrycollector.simulated.opentelemetry.io",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "clientConfig": {
+                    "url": f"https://127.0.0.1:{server.server_port}/mutate",
+                    "caBundle": base64.b64encode(plane.pki.ca.cert.read_bytes()).decode(),
+                },
+                "rules": [
+                    {
+                        "apiGroups": ["opentelemetry.io"],
+                        "apiVersions": ["*"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": ["opentelemetrycollectors"],
+                    }
+                ],
+            }
+        ],
+    }
+    plane.admin.apply(hook)
+    try:
+        yield
+    finally:
+        plane.admin.delete(hook["apiVersion"], hook["kind"], hook["metadata"]["name"])
+        server.shutdown()
+        server.server_close()
 
 
 @contextlib.contextmanager
@@ -87,7 +166,7 @@ def start_kserve(tools: Tools, plane: ControlPlane, root: Path) -> Iterator[KSer
     of a server.
     """
     src, admin = tools.kserve_src, plane.admin
-    for crd in _crds(src):
+    for crd in _crds(tools):
         admin.apply(crd)
         wait_established(admin, crd["metadata"]["name"])
     admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
@@ -118,7 +197,8 @@ def start_kserve(tools: Tools, plane: ControlPlane, root: Path) -> Iterator[KSer
         hooks = webhook_configurations(src, base_url, bundle)
         admin.apply_all(hooks)
         try:
-            yield KServe(manager, base_url)
+            with collector_defaults(plane, pair):
+                yield KServe(manager, base_url)
         finally:
             # Failing webhooks with no server behind them would refuse every InferenceService.
             for hook in hooks:

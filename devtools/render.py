@@ -40,8 +40,9 @@ class Tools:
     kube-controller-manager, with core's CRDs and Helm chart read from its module, and its node's
     kube-scheduler, kubelet, kube-proxy, pause program and AIM stand-in, and KServe's manager
     with its module (`kserve_src`: configuration, CRDs, webhooks); and `crds`, KServe's and
-    Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs. The `render` set
-    has only the CLI, core and oras; the other paths do not exist there.
+    Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs, and `autoscaling_crds`, the KEDA
+    ScaledObject and OpenTelemetryCollector CRDs KServe's KEDA class creates objects of. The
+    `render` set has only the CLI, core and oras; the other paths do not exist there.
     """
 
     crossplane: Path
@@ -62,6 +63,7 @@ class Tools:
     oldest_crossplane_src: Path
     kserve_src: Path
     crds: Path
+    autoscaling_crds: Path
 
     def with_oldest_core(self) -> Tools:
         """The same tools with the oldest core the packages claim, and its source tree."""
@@ -136,6 +138,7 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",
         kserve_src=bin_dir.parent / "kserve-src",
         crds=bin_dir.parent / "crds",
+        autoscaling_crds=bin_dir.parent / "autoscaling-crds",
     )
 
 

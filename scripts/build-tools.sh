@@ -25,6 +25,8 @@ KUBE_VERSION=v1.35.3  # k8s.io/kubernetes: the end-to-end control plane (core's 
 ETCD_VERSION=v3.5.24  # go.etcd.io/etcd/server/v3: the API server's storage
 KSERVE_VERSION=v0.20.0       # github.com/kserve/kserve: the InferenceService CRD we compose for
 GATEWAY_API_VERSION=v1.6.1   # sigs.k8s.io/gateway-api: the HTTPRoute CRD (standard channel)
+KEDA_VERSION=v2.18.0         # github.com/kedacore/keda/v2, as KServe's go.mod pins it
+OTEL_OPERATOR_VERSION=v0.113.0  # github.com/open-telemetry/opentelemetry-operator, likewise
 
 set_name=${1:-all}
 case $set_name in render|all) ;; *) echo "usage: $0 [render|all]" >&2; exit 2 ;; esac
@@ -154,8 +156,8 @@ ln -sfn "$GOMODCACHE/github.com/crossplane/crossplane/v2@$OLDEST_CORE_VERSION" \
 
 # The schemas our composed objects must satisfy, as their projects publish them: the module zips
 # carry the CRD YAML, so nothing is built. Explicit versions only (proxies refuse version lists).
-crds() { # destination, module@version, directory in the module, files...
-  local dest="$bin/../crds/$1" module=$2 dir=$3 stamp; shift 3
+crds() { # destination under the set, module@version, directory in the module, files...
+  local dest="$bin/../$1" module=$2 dir=$3 stamp; shift 3
   stamp="$dest/.version"
   if [ "$(cat "$stamp" 2>/dev/null)" = "$module" ]; then log "$module CRDs: cached"; return; fi
   local src
@@ -166,12 +168,19 @@ crds() { # destination, module@version, directory in the module, files...
   echo "$module" >"$stamp"
   log "$module CRDs: copied ${#@} files"
 }
-crds kserve "github.com/kserve/kserve@$KSERVE_VERSION" config/crd/full \
+crds crds/kserve "github.com/kserve/kserve@$KSERVE_VERSION" config/crd/full \
   serving.kserve.io_inferenceservices.yaml serving.kserve.io_servingruntimes.yaml \
   serving.kserve.io_clusterservingruntimes.yaml
-crds gateway-api "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" config/crd/standard \
+crds crds/gateway-api "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" config/crd/standard \
   gateway.networking.k8s.io_gatewayclasses.yaml gateway.networking.k8s.io_gateways.yaml \
   gateway.networking.k8s.io_httproutes.yaml gateway.networking.k8s.io_referencegrants.yaml
+# What KServe's KEDA autoscaler class creates, beside the rest (not installed on every plane):
+# KServe's controller makes a ScaledObject and an OpenTelemetryCollector only where these exist.
+crds autoscaling-crds/keda "github.com/kedacore/keda/v2@$KEDA_VERSION" config/crd/bases \
+  keda.sh_scaledobjects.yaml
+crds autoscaling-crds/opentelemetry \
+  "github.com/open-telemetry/opentelemetry-operator@$OTEL_OPERATOR_VERSION" config/crd/bases \
+  opentelemetry.io_opentelemetrycollectors.yaml
 
 # The end-to-end tier's control plane (tests/e2e). etcd's server module replaces its sibling
 # modules with relative paths too, but requiring it at a tag resolves them to the same tag.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+from typing import Annotated, Final, Literal
 
 from pydantic import Field, model_validator
 
@@ -15,6 +15,7 @@ from function.api.common import (
     LocalObjectReference,
     ModelSource,
     ObservedStatus,
+    Quantity,
     ResolvedReference,
     ResourceRequirements,
 )
@@ -115,6 +116,65 @@ class ServiceOverrides(ApiModel):
     )
 
 
+class MetricTarget(ApiModel):
+    """The value a metric is held at (KServe's MetricTarget)."""
+
+    type: Literal["Utilization", "Value", "AverageValue"] = Field(
+        description="How the metric is compared: per pod on average, in total, or in percent."
+    )
+    value: Quantity | None = Field(default=None, description="The total to hold (`Value`).")
+    average_value: Quantity | None = Field(
+        default=None, description="The per-pod average to hold (`AverageValue`)."
+    )
+    average_utilization: int | None = Field(
+        default=None, ge=1, le=100, description="Percent of the request (`Utilization`)."
+    )
+
+
+class PodMetricSource(ApiModel):
+    """A metric the inference server exports, collected by OpenTelemetry (KServe's PodMetric)."""
+
+    backend: Literal["opentelemetry"] = Field(
+        default="opentelemetry", description="Where KEDA reads it: KServe's OpenTelemetry path."
+    )
+    metric_names: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        min_length=1,
+        max_length=8,
+        description="The metrics the collector scrapes, e.g. `vllm:num_requests_running`.",
+    )
+    query: str | None = Field(
+        default=None, max_length=1024, description="The expression KEDA evaluates over them."
+    )
+    server_address: str | None = Field(
+        default=None, max_length=253, description="The OpenTelemetry scaler's address."
+    )
+    operation_over_time: str | None = Field(
+        default=None, max_length=32, description="How samples over time combine (e.g. `avg`)."
+    )
+
+
+class PodMetric(ApiModel):
+    """A per-pod metric and its target."""
+
+    metric: PodMetricSource = Field(description="The metric.")
+    target: MetricTarget = Field(description="Its target.")
+
+
+class AutoScalingMetric(ApiModel):
+    """One metric the service scales on."""
+
+    type: Literal["PodMetric"] = Field(description="Pod metrics from the inference server.")
+    podmetric: PodMetric = Field(description="The pod metric.")
+
+
+class AutoScaling(ApiModel):
+    """Scaling on inference load through KServe's KEDA autoscaler class."""
+
+    metrics: list[AutoScalingMetric] = Field(
+        min_length=1, max_length=8, description="The metrics; KEDA scales on the highest."
+    )
+
+
 class AIMServiceSpec(ApiModel):
     """Desired state of an AIMService."""
 
@@ -152,6 +212,13 @@ class AIMServiceSpec(ApiModel):
     )
     max_replicas: int | None = Field(
         default=None, ge=1, le=INT32_MAX, description="Most pods when autoscaled."
+    )
+    auto_scaling: AutoScaling | None = Field(
+        default=None,
+        description=(
+            "Scale between minReplicas (default 1) and maxReplicas on the inference server's "
+            "metrics, through KServe's KEDA class (needs KEDA and the OpenTelemetry operator)."
+        ),
     )
     runtime_config_name: str = Field(
         default="default",

@@ -18,11 +18,23 @@ SHM_MOUNT_PATH = "/dev/shm"  # noqa: S108 - the shared-memory mount, not a tempo
 
 @dataclass(frozen=True)
 class Scaling:
-    """Replica bounds: fixed when `autoscaled` is False (min == max)."""
+    """Replica bounds: fixed when `autoscaled` is False (min == max).
+
+    Autoscaled with `metrics` (KServe's AutoScalingSpec metrics), KEDA scales on them; without,
+    KServe's HPA on CPU.
+    """
 
     min_replicas: int
     max_replicas: int
     autoscaled: bool = False
+    metrics: tuple[Manifest, ...] = ()
+
+    @property
+    def autoscaler_class(self) -> str:
+        """KServe's autoscaler class for these bounds."""
+        if self.metrics:
+            return "keda"
+        return "hpa" if self.autoscaled else "none"
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,19 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
                 },
             },
         }
+    annotations: dict[str, JsonValue] = {
+        # KServe's own HPA or KEDA between min and max replicas, or none for a fixed count;
+        # never Knative (scale-to-zero on GPUs reloads hundreds of gigabytes of weights on the
+        # first request).
+        "serving.kserve.io/autoscalerClass": scaling.autoscaler_class,
+        "serving.kserve.io/deploymentMode": "RawDeployment",
+    }
+    if scaling.metrics:
+        predictor["autoScaling"] = {"metrics": [dict(m) for m in scaling.metrics]}
+        # The OpenTelemetry operator's collector sidecar scrapes the server's metrics for KEDA,
+        # as KServe's KEDA class expects (the AIM operator sets the same).
+        annotations["sidecar.opentelemetry.io/inject"] = f"{name}-predictor"
+        annotations["prometheus.kserve.io/port"] = str(INFERENCE_PORT)
     if image_pull_secrets:
         predictor["imagePullSecrets"] = [{"name": s} for s in image_pull_secrets]
     if service_account_name:
@@ -122,13 +147,7 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
             "name": name,
             "namespace": namespace,
             "labels": dict(labels),
-            "annotations": {
-                # KServe's own HPA between min and max replicas, or none for a fixed count; never
-                # Knative (scale-to-zero on GPUs reloads hundreds of gigabytes of weights on the
-                # first request).
-                "serving.kserve.io/autoscalerClass": "hpa" if scaling.autoscaled else "none",
-                "serving.kserve.io/deploymentMode": "RawDeployment",
-            },
+            "annotations": annotations,
         },
         "spec": {"predictor": predictor},
     }

@@ -241,3 +241,47 @@ def test_an_autoscaled_service_gets_kserves_horizontal_pod_autoscaler(
         "kind": "Deployment",
         "name": f"{name}-predictor",
     }
+
+
+def test_a_service_scaling_on_its_metrics_gets_kedas_scaled_object(
+    cluster: tuple[ControlPlane, Node],
+) -> None:
+    """A service with `autoScaling` metrics: KServe's validator accepts the KEDA class and the
+    metrics we compose, and KServe's controller makes the ScaledObject on them and the
+    OpenTelemetry collector that feeds it (KEDA's and the OpenTelemetry operator's CRDs are
+    installed; their controllers, which would act on these, do not run here)."""
+    plane, _ = cluster
+    kube = plane.admin
+    metric: Manifest = {
+        "type": "PodMetric",
+        "podmetric": {
+            "metric": {
+                "backend": "opentelemetry",
+                "metricNames": ["vllm:num_requests_running"],
+                "query": "vllm:num_requests_running",
+            },
+            "target": {"type": "Value", "value": "2"},
+        },
+    }
+    service: Manifest = {
+        **SERVICE,
+        "metadata": {"name": "keda", "namespace": NS, "uid": "uid-keda"},
+        "spec": {**SERVICE["spec"], "maxReplicas": 4, "autoScaling": {"metrics": [metric]}},  # type: ignore[dict-item]
+    }
+    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
+    manifest = composed.resources[INFERENCE_SERVICE].manifest
+    name = str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
+    kube.create(manifest)
+
+    scaled = wait_for(
+        "KServe's ScaledObject for the predictor",
+        lambda: kube.get("keda.sh/v1alpha1", "ScaledObject", f"{name}-predictor", NS),
+        timeout_s=60,
+        explain=lambda: isvc_explain(kube, name),
+    )
+    assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (1, 4)
+    assert scaled["spec"]["scaleTargetRef"]["name"] == f"{name}-predictor"
+    [trigger] = scaled["spec"]["triggers"]
+    assert "vllm:num_requests_running" in json.dumps(trigger)
+    collectors = kube.list("opentelemetry.io/v1beta1", "OpenTelemetryCollector", NS)
+    assert [c["metadata"]["name"] for c in collectors] == [f"{name}-predictor"]

@@ -1070,3 +1070,36 @@ def test_the_predictor_passes_restricted_as_the_runtime_config_says() -> None:
     assert (context["runAsUser"], context["runAsGroup"], context["fsGroup"]) == (2000, 44, 44)
     assert context["supplementalGroups"] == [109]
     assert restricted_violations(chosen["spec"]["predictor"]) == []
+
+
+def test_autoscaling_on_metrics_uses_kserves_keda_class_with_the_collector_annotations() -> None:
+    """`autoScaling` metrics go to KServe 1:1, with the KEDA class and the annotations its
+    OpenTelemetry collection needs; the bounds default as the AIM operator's do."""
+    metric = {
+        "type": "PodMetric",
+        "podmetric": {
+            "metric": {"metricNames": ["vllm:num_requests_running"]},
+            "target": {"type": "AverageValue", "averageValue": "4"},
+        },
+    }
+    comp = reconcile(service(autoScaling={"metrics": [metric]}, maxReplicas=3), WORLD)
+    manifest = isvc(comp)
+    predictor = manifest["spec"]["predictor"]
+    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (1, 3)
+    [composed] = predictor["autoScaling"]["metrics"]
+    assert composed["podmetric"]["metric"] == {
+        "backend": "opentelemetry",
+        "metricNames": ["vllm:num_requests_running"],
+    }
+    assert composed["podmetric"]["target"] == {"type": "AverageValue", "averageValue": "4"}
+    annotations = manifest["metadata"]["annotations"]
+    assert annotations["serving.kserve.io/autoscalerClass"] == "keda"
+    assert (
+        annotations["sidecar.opentelemetry.io/inject"]
+        == f"{manifest['metadata']['name']}-predictor"
+    )
+    assert annotations["prometheus.kserve.io/port"] == "8000"
+    # Without metrics, bounds alone keep KServe's HPA, and a fixed count no autoscaler.
+    hpa = isvc(reconcile(service(minReplicas=2), WORLD))["metadata"]["annotations"]
+    assert hpa["serving.kserve.io/autoscalerClass"] == "hpa"
+    assert "sidecar.opentelemetry.io/inject" not in hpa

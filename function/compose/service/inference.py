@@ -136,7 +136,11 @@ def _run_as(config: RuntimeConfig) -> RunAs:
 
 
 def _scaling(spec: AIMServiceSpec) -> Scaling:
-    if spec.min_replicas is None and spec.max_replicas is None:
+    metrics = tuple(
+        m.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for m in (spec.auto_scaling.metrics if spec.auto_scaling else ())
+    )
+    if spec.min_replicas is None and spec.max_replicas is None and not metrics:
         return Scaling(spec.replicas, spec.replicas)
     low = spec.min_replicas or 1
-    return Scaling(low, spec.max_replicas or low, autoscaled=True)
+    return Scaling(low, spec.max_replicas or low, autoscaled=True, metrics=metrics)
