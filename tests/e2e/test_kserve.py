@@ -117,6 +117,19 @@ def isvc_explain(kube: Kube, name: str) -> str:
     )
 
 
+def create_isvc(kube: Kube, name: str, spec: Manifest, drop: tuple[str, ...] = ()) -> str:
+    """The InferenceService the composer writes for a variant of SERVICE, created; its name."""
+    base = SERVICE["spec"]
+    assert isinstance(base, dict)
+    body = {k: v for k, v in {**base, **spec}.items() if k not in drop}
+    meta: Manifest = {"name": name, "namespace": NS, "uid": f"uid-{name}"}
+    service: Manifest = {**SERVICE, "metadata": meta, "spec": body}
+    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
+    manifest = composed.resources[INFERENCE_SERVICE].manifest
+    kube.create(manifest)
+    return str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
+
+
 def test_kserve_serves_the_composed_inference_service(
     cluster: tuple[ControlPlane, Node], tools: Tools, aim_images: Path
 ) -> None:
@@ -188,15 +201,7 @@ def test_the_default_resources_make_a_deployment_kserve_accepts(
     The pod itself stays Pending here (this machine has 2 CPUs); that is the scheduler's call."""
     plane, _ = cluster
     kube = plane.admin
-    service: Manifest = {
-        **SERVICE,
-        "metadata": {"name": "defaults", "namespace": NS, "uid": "uid-defaults"},
-        "spec": {k: v for k, v in SERVICE["spec"].items() if k != "resources"},  # type: ignore[union-attr]
-    }
-    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
-    manifest = composed.resources[INFERENCE_SERVICE].manifest
-    name = str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
-    kube.create(manifest)
+    name = create_isvc(kube, "defaults", {}, drop=("resources",))
 
     deployment = wait_for(
         "KServe's Deployment for the predictor",
@@ -219,15 +224,7 @@ def test_an_autoscaled_service_gets_kserves_horizontal_pod_autoscaler(
     those bounds for the predictor's Deployment."""
     plane, _ = cluster
     kube = plane.admin
-    service: Manifest = {
-        **SERVICE,
-        "metadata": {"name": "scaled", "namespace": NS, "uid": "uid-scaled"},
-        "spec": {**SERVICE["spec"], "minReplicas": 1, "maxReplicas": 3},  # type: ignore[dict-item]
-    }
-    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
-    manifest = composed.resources[INFERENCE_SERVICE].manifest
-    name = str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
-    kube.create(manifest)
+    name = create_isvc(kube, "scaled", {"minReplicas": 1, "maxReplicas": 3})
 
     hpa = wait_for(
         "KServe's HorizontalPodAutoscaler for the predictor",
@@ -263,15 +260,7 @@ def test_a_service_scaling_on_its_metrics_gets_kedas_scaled_object(
             "target": {"type": "Value", "value": "2"},
         },
     }
-    service: Manifest = {
-        **SERVICE,
-        "metadata": {"name": "keda", "namespace": NS, "uid": "uid-keda"},
-        "spec": {**SERVICE["spec"], "maxReplicas": 4, "autoScaling": {"metrics": [metric]}},  # type: ignore[dict-item]
-    }
-    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
-    manifest = composed.resources[INFERENCE_SERVICE].manifest
-    name = str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
-    kube.create(manifest)
+    name = create_isvc(kube, "keda", {"maxReplicas": 4, "autoScaling": {"metrics": [metric]}})
 
     scaled = wait_for(
         "KServe's ScaledObject for the predictor",
