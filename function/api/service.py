@@ -263,6 +263,19 @@ class RoutingStatus(ApiModel):
     http_route: str | None = Field(default=None, description="Name of the composed HTTPRoute.")
 
 
+class ReplicaStatus(ApiModel):
+    """The inference pods: the bounds, and what the autoscaler has and wants."""
+
+    min_replicas: int = Field(ge=0, le=INT32_MAX, description="Fewest pods.")
+    max_replicas: int = Field(ge=0, le=INT32_MAX, description="Most pods.")
+    current_replicas: int = Field(ge=0, le=INT32_MAX, description="Pods the autoscaler counts.")
+    desired_replicas: int = Field(ge=0, le=INT32_MAX, description="Pods it wants.")
+    replicas: str = Field(
+        max_length=64,
+        description="`<current>` for a fixed count, else `<current>/<desired> (<min>-<max>)`.",
+    )
+
+
 class AIMServiceStatus(ObservedStatus):
     """Observed state of an AIMService, written by the function."""
 
@@ -284,3 +297,7 @@ class AIMServiceStatus(ObservedStatus):
         description="The AIMTemplateCache filling the caches the service mounts, if it has one.",
     )
     routing: RoutingStatus | None = Field(default=None, description="HTTP routing.")
+    runtime: ReplicaStatus | None = Field(
+        default=None,
+        description="Inference pods, from the autoscaler's HorizontalPodAutoscaler if it has one.",
+    )

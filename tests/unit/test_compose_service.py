@@ -1103,3 +1103,66 @@ def test_autoscaling_on_metrics_uses_kserves_keda_class_with_the_collector_annot
     hpa = isvc(reconcile(service(minReplicas=2), WORLD))["metadata"]["annotations"]
     assert hpa["serving.kserve.io/autoscalerClass"] == "hpa"
     assert "sidecar.opentelemetry.io/inject" not in hpa
+
+
+def hpa(name: str, **status: Any) -> Any:
+    """A HorizontalPodAutoscaler in the service's namespace, with the status given."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name, "namespace": NS},
+        "status": status,
+    }
+
+
+PREDICTOR = "qwen-chat-a04542d9-predictor"
+KEDA_METRIC = {
+    "type": "PodMetric",
+    "podmetric": {
+        "metric": {"metricNames": ["vllm:num_requests_running"]},
+        "target": {"type": "Value", "value": "2"},
+    },
+}
+
+
+@dataclass(frozen=True)
+class RuntimeCase(Case):
+    spec: dict[str, Any]
+    autoscalers: list[Any]
+    runtime: dict[str, Any]
+
+
+RUNTIME_CASES = [
+    RuntimeCase("fixed", "a fixed count reports itself and asks for no autoscaler",
+                {"replicas": 2}, [hpa(PREDICTOR, currentReplicas=9)],
+                {"minReplicas": 2, "maxReplicas": 2, "currentReplicas": 2, "desiredReplicas": 2,
+                 "replicas": "2"}),
+    RuntimeCase("hpa-not-yet", "until KServe's HPA exists, the lower bound stands in",
+                {"minReplicas": 1, "maxReplicas": 3}, [],
+                {"minReplicas": 1, "maxReplicas": 3, "currentReplicas": 1, "desiredReplicas": 1,
+                 "replicas": "1/1 (1-3)"}),
+    RuntimeCase("hpa", "KServe's HPA says how many pods run and how many it wants",
+                {"minReplicas": 1, "maxReplicas": 3},
+                [hpa(PREDICTOR, currentReplicas=2, desiredReplicas=3)],
+                {"minReplicas": 1, "maxReplicas": 3, "currentReplicas": 2, "desiredReplicas": 3,
+                 "replicas": "2/3 (1-3)"}),
+    RuntimeCase("keda", "with KEDA the HPA is KEDA's, named after the predictor",
+                {"maxReplicas": 4, "autoScaling": {"metrics": [KEDA_METRIC]}},
+                [hpa(PREDICTOR, currentReplicas=9),
+                 hpa(f"keda-hpa-{PREDICTOR}", currentReplicas=4, desiredReplicas=4)],
+                {"minReplicas": 1, "maxReplicas": 4, "currentReplicas": 4, "desiredReplicas": 4,
+                 "replicas": "4/4 (1-4)"}),
+    RuntimeCase("hostile-status", "another controller's status is read with bounds: a string or a "
+                "negative count never becomes a count",
+                {"minReplicas": 2, "maxReplicas": 5},
+                [hpa(PREDICTOR, currentReplicas="7", desiredReplicas=-1)],
+                {"minReplicas": 2, "maxReplicas": 5, "currentReplicas": 2, "desiredReplicas": 2,
+                 "replicas": "2/2 (2-5)"}),
+]  # fmt: skip
+
+
+@table(RUNTIME_CASES)
+def test_the_service_reports_its_replicas_from_its_autoscaler(case: RuntimeCase) -> None:
+    """status.runtime: the bounds, and the counts of the autoscaler's HPA when there is one."""
+    comp = reconcile(service(**case.spec), [*WORLD, *case.autoscalers])
+    assert status(comp)["runtime"] == case.runtime

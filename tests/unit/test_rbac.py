@@ -31,7 +31,12 @@ def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
         ("gateway.networking.k8s.io", "httproutes"),
     ]:
         assert {"create", "update", "delete", "watch"} <= granted[composed]
-    for read in [("", "nodes"), ("", "pods"), ("", "secrets")]:
+    for read in [
+        ("", "nodes"),
+        ("", "pods"),
+        ("", "secrets"),
+        ("autoscaling", "horizontalpodautoscalers"),
+    ]:
         assert {"get", "list", "watch"} <= granted[read]
 
 

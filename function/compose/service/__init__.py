@@ -13,7 +13,7 @@ because an input went missing or unready: it is kept as it is until it can be co
 from __future__ import annotations
 
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
-from function.compose.service import caching, inference, model, routing, template
+from function.compose.service import caching, inference, model, routing, scaling, template
 from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import MODEL
@@ -51,6 +51,7 @@ def compose_service(observed: Observed) -> Composition:
     """Compose one AIMService."""
     spec = parse_spec(observed.composite, AIMServiceSpec)
     isvc_name = _inference_service_name(observed)
+    bounds = scaling.bounds(spec)
     comp = Composition()
 
     config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
@@ -58,6 +59,7 @@ def compose_service(observed: Observed) -> Composition:
         *config_lookup.requirements(),
         *model.requirements(spec, observed.namespace),
         *template.requirements(spec, observed.namespace),
+        *scaling.requirements(bounds, observed.namespace, isvc_name),
     ]
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
     comp.propagated_labels = propagated_labels(observed.metadata, config)
@@ -124,6 +126,7 @@ def compose_service(observed: Observed) -> Composition:
         )
         if HTTP_ROUTE in comp.resources
         else None,
+        runtime=scaling.runtime(bounds, observed) if INFERENCE_SERVICE in comp.resources else None,
     ).model_dump(mode="json", exclude_none=True)
     return comp
 

@@ -19,7 +19,8 @@ from function.api.runtimeconfig import InferenceSecurity
 from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
-from function.build.kserve import CacheMount, RunAs, Scaling, build_inference_service
+from function.build.kserve import CacheMount, RunAs, build_inference_service
+from function.compose.service import scaling
 from function.errors import InvalidSpecError
 from function.kube.lookup import Resolved
 from function.kube.observed import Observed, parse_status
@@ -101,7 +102,7 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
         namespace=observed.namespace,
         labels=isvc_labels,
         image=model.spec.image,
-        scaling=_scaling(spec),
+        scaling=scaling.bounds(spec),
         resources=resources,
         env=merge_env(
             literal_env(dict(DEFAULT_ENV)),
@@ -133,14 +134,3 @@ def _run_as(config: RuntimeConfig) -> RunAs:
     security = config.spec.inference_security or InferenceSecurity()
     groups = tuple(security.supplemental_groups or ())
     return RunAs(security.run_as_user, security.run_as_group, groups)
-
-
-def _scaling(spec: AIMServiceSpec) -> Scaling:
-    metrics = tuple(
-        m.model_dump(mode="json", by_alias=True, exclude_none=True)
-        for m in (spec.auto_scaling.metrics if spec.auto_scaling else ())
-    )
-    if spec.min_replicas is None and spec.max_replicas is None and not metrics:
-        return Scaling(spec.replicas, spec.replicas)
-    low = spec.min_replicas or 1
-    return Scaling(low, spec.max_replicas or low, autoscaled=True, metrics=metrics)
