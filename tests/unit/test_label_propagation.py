@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
@@ -45,6 +46,38 @@ GLOB_CASES = [
     GlobCase("several", "any pattern selects", ("cost-center", "other.io/*"),
              frozenset({"cost-center", "other.io/owner"})),
 ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MatchCase(Case):
+    pattern: str
+    key: str
+    matches: bool
+
+
+MATCH_CASES = [
+    MatchCase("stars-between", "several stars each take what they need",
+              "a*b*c", "aXXbYc", matches=True),
+    MatchCase("star-takes-nothing", "a star may match the empty run",
+              "abc*", "abc", matches=True),
+    MatchCase("backtracks-to-last-star", "a first guess that fails is retried further on",
+              "*ab", "aab", matches=True),
+    MatchCase("question-not-slash", "`?` never matches the prefix separator",
+              "a?c", "a/c", matches=False),
+    MatchCase("segments-must-align", "a pattern with no `/` never matches a prefixed key",
+              "*", "team.example.com/owner", matches=False),
+    MatchCase("hostile-no-match", "a pattern built to backtrack answers at once, and rightly",
+              "*a" * 150 + "b", "a" * 300, matches=False),
+    MatchCase("hostile-match", "the same pattern without its tail matches",
+              "*a" * 150, "a" * 300, matches=True),
+]  # fmt: skip
+
+
+@table(MATCH_CASES)
+@pytest.mark.timeout(10)  # a backtracking matcher would take hours on the hostile rows
+def test_glob_matching_follows_filepath_match_in_bounded_time(case: MatchCase) -> None:
+    """The matcher agrees with Go's filepath.Match on these, and stays quick on hostile input."""
+    assert labels.glob_match(case.pattern, case.key) is case.matches
 
 
 @table(GLOB_CASES)
