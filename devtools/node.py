@@ -47,6 +47,9 @@ NODE_CONTROLLERS: Final = (
     "endpointslice-controller",
     "deployment-controller",
     "replicaset-controller",
+    # KServe's HPA class: the counts in an HPA's status (no metrics pipeline runs, so it scales
+    # nothing, but it reports the replicas it finds).
+    "horizontal-pod-autoscaler-controller",
 )
 PAUSE_IMAGE: Final = "aim.local/pause:1"
 POD_SUBNET: Final = "10.244.0.0/24"

@@ -117,13 +117,31 @@ def isvc_explain(kube: Kube, name: str) -> str:
     )
 
 
-def create_isvc(kube: Kube, name: str, spec: Manifest, drop: tuple[str, ...] = ()) -> str:
-    """The InferenceService the composer writes for a variant of SERVICE, created; its name."""
+def predictor_object(kube: Kube, isvc: str, api_version: str, kind: str) -> dict[str, Any]:
+    """The object of `kind` KServe makes for the InferenceService's predictor, once it exists."""
+    return wait_for(
+        f"KServe's {kind} for the predictor",
+        lambda: kube.get(api_version, kind, f"{isvc}-predictor", NS),
+        timeout_s=60,
+        explain=lambda: isvc_explain(kube, isvc),
+    )
+
+
+SCALED: Manifest = {"minReplicas": 1, "maxReplicas": 3}
+
+
+def service_manifest(name: str, spec: Manifest, drop: tuple[str, ...] = ()) -> Manifest:
+    """A variant of SERVICE named `name`, with `spec` over its spec and `drop` left out."""
     base = SERVICE["spec"]
     assert isinstance(base, dict)
     body = {k: v for k, v in {**base, **spec}.items() if k not in drop}
     meta: Manifest = {"name": name, "namespace": NS, "uid": f"uid-{name}"}
-    service: Manifest = {**SERVICE, "metadata": meta, "spec": body}
+    return {**SERVICE, "metadata": meta, "spec": body}
+
+
+def create_isvc(kube: Kube, name: str, spec: Manifest, drop: tuple[str, ...] = ()) -> str:
+    """The InferenceService the composer writes for a variant of SERVICE, created; its name."""
+    service = service_manifest(name, spec, drop)
     composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
     manifest = composed.resources[INFERENCE_SERVICE].manifest
     kube.create(manifest)
@@ -203,12 +221,7 @@ def test_the_default_resources_make_a_deployment_kserve_accepts(
     kube = plane.admin
     name = create_isvc(kube, "defaults", {}, drop=("resources",))
 
-    deployment = wait_for(
-        "KServe's Deployment for the predictor",
-        lambda: kube.get("apps/v1", "Deployment", f"{name}-predictor", NS),
-        timeout_s=60,
-        explain=lambda: isvc_explain(kube, name),
-    )
+    deployment = predictor_object(kube, name, "apps/v1", "Deployment")
     [predictor] = deployment["spec"]["template"]["spec"]["containers"]
     assert predictor["resources"]["requests"]["cpu"] == "4"
     assert predictor["resources"]["limits"]["cpu"] == "4"
@@ -224,19 +237,37 @@ def test_an_autoscaled_service_gets_kserves_horizontal_pod_autoscaler(
     those bounds for the predictor's Deployment."""
     plane, _ = cluster
     kube = plane.admin
-    name = create_isvc(kube, "scaled", {"minReplicas": 1, "maxReplicas": 3})
+    name = create_isvc(kube, "scaled", SCALED)
 
-    hpa = wait_for(
-        "KServe's HorizontalPodAutoscaler for the predictor",
-        lambda: kube.get("autoscaling/v2", "HorizontalPodAutoscaler", f"{name}-predictor", NS),
-        timeout_s=60,
-        explain=lambda: isvc_explain(kube, name),
-    )
+    hpa = predictor_object(kube, name, "autoscaling/v2", "HorizontalPodAutoscaler")
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 3)
     assert hpa["spec"]["scaleTargetRef"] == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "name": f"{name}-predictor",
+    }
+
+    # The HPA controller's own status (no metrics here, so it counts and scales nothing) is
+    # what the service reports.
+    counted = wait_for(
+        "the HPA controller counting the predictor's replicas",
+        lambda: (
+            (kube.get("autoscaling/v2", "HorizontalPodAutoscaler", f"{name}-predictor", NS) or {})
+            .get("status", {})
+            .get("currentReplicas")
+            and kube.get("autoscaling/v2", "HorizontalPodAutoscaler", f"{name}-predictor", NS)
+        ),
+        timeout_s=60,
+    )
+    reported = loop.reconcile(
+        compose_service, Observed(service_manifest("scaled", SCALED)), [MODEL, TEMPLATE, counted]
+    )
+    assert reported.status["runtime"] == {
+        "minReplicas": 1,
+        "maxReplicas": 3,
+        "currentReplicas": 1,
+        "desiredReplicas": 1,
+        "replicas": "1/1 (1-3)",
     }
 
 
@@ -262,12 +293,7 @@ def test_a_service_scaling_on_its_metrics_gets_kedas_scaled_object(
     }
     name = create_isvc(kube, "keda", {"maxReplicas": 4, "autoScaling": {"metrics": [metric]}})
 
-    scaled = wait_for(
-        "KServe's ScaledObject for the predictor",
-        lambda: kube.get("keda.sh/v1alpha1", "ScaledObject", f"{name}-predictor", NS),
-        timeout_s=60,
-        explain=lambda: isvc_explain(kube, name),
-    )
+    scaled = predictor_object(kube, name, "keda.sh/v1alpha1", "ScaledObject")
     assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (1, 4)
     assert scaled["spec"]["scaleTargetRef"]["name"] == f"{name}-predictor"
     [trigger] = scaled["spec"]["triggers"]

@@ -1146,6 +1146,12 @@ RUNTIME_CASES = [
                 [hpa(PREDICTOR, currentReplicas=2, desiredReplicas=3)],
                 {"minReplicas": 1, "maxReplicas": 3, "currentReplicas": 2, "desiredReplicas": 3,
                  "replicas": "2/3 (1-3)"}),
+    RuntimeCase("hpa-computed-nothing", "an HPA whose metrics never answered writes desired 0, "
+                "below any bound: it wants what runs (seen from the real HPA controller)",
+                {"minReplicas": 1, "maxReplicas": 3},
+                [hpa(PREDICTOR, currentReplicas=1, desiredReplicas=0)],
+                {"minReplicas": 1, "maxReplicas": 3, "currentReplicas": 1, "desiredReplicas": 1,
+                 "replicas": "1/1 (1-3)"}),
     RuntimeCase("keda", "with KEDA the HPA is KEDA's, named after the predictor",
                 {"maxReplicas": 4, "autoScaling": {"metrics": [KEDA_METRIC]}},
                 [hpa(PREDICTOR, currentReplicas=9),

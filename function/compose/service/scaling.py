@@ -49,7 +49,10 @@ def runtime(scaling: Scaling, observed: Observed) -> ReplicaStatus:
     for hpa in observed.required.get(HPA) or ():
         status = status_of(hpa)
         current = _count(status.get("currentReplicas"), current)
-        desired = _count(status.get("desiredReplicas"), desired)
+        # Below the lower bound an HPA never wants: it has computed nothing yet (the
+        # Kubernetes HPA controller writes 0 until its metrics answer), so it wants what runs.
+        wanted = _count(status.get("desiredReplicas"), current)
+        desired = wanted if wanted >= low else current
     text = f"{current}" if low == high else f"{current}/{desired} ({low}-{high})"
     return ReplicaStatus(
         min_replicas=low,
