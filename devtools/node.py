@@ -45,6 +45,8 @@ NODE_CONTROLLERS: Final = (
     "node-lifecycle-controller",
     "persistentvolume-binder-controller",
     "endpointslice-controller",
+    # The API server's service proxy still reads a Service's v1 Endpoints.
+    "endpoints-controller",
     "deployment-controller",
     "replicaset-controller",
     # KServe's HPA class: the counts in an HPA's status (no metrics pipeline runs, so it scales

@@ -1,16 +1,18 @@
 """Build the packages and push them to an OCI registry with `crossplane xpkg push`.
 
-    python -m devtools.publish REGISTRY [--version v0.1.0] [--out _output]
+    python -m devtools.publish REGISTRY [--version v0.1.0] [--out _output] [--push-via ADDRESS]
                                         [--runtime-image-tarball IMAGE.tar | --no-runtime-image]
 
 REGISTRY is a registry plus an optional path (`ghcr.io/acme`, `127.0.0.1:5000/aim-crossplane`).
 The Function goes to `REGISTRY/function-aim:VERSION`; the Configuration, depending on that
 Function at `>=VERSION`, to `REGISTRY/configuration-aim:VERSION` (the namespaced flavour) and
 `REGISTRY/configuration-aim-claims:VERSION` (the claims flavour; a cluster installs one of
-them). Installing a Configuration installs the Function too; its Compositions call the Function
-by the name Crossplane gives it (see devtools/packages.py). The Function package embeds the
-runtime image, built by scripts/build-image unless a tarball is given. Credentials come from the
-docker configuration (`~/.docker/config.json`), as for any `crossplane xpkg push`.
+them). With `--push-via`, the packages are named by REGISTRY, as the cluster reaches it, and
+pushed to the same registry at ADDRESS, as this host reaches it. Installing a Configuration
+installs the Function too; its Compositions call the Function by the name Crossplane gives it
+(see devtools/packages.py). The Function package embeds the runtime image, built by
+scripts/build-image unless a tarball is given. Credentials come from the docker configuration
+(`~/.docker/config.json`), as for any `crossplane xpkg push`.
 """
 
 from __future__ import annotations
@@ -50,27 +52,38 @@ class Published:
     function_name: str
 
 
-def publish(
+def publish(  # noqa: PLR0913 - a registry, where it is reached from, and build options
     tools: Tools,
     registry: str,
     *,
     version: str = DEFAULT_VERSION,
     out: Path = DEFAULT_OUT,
     runtime_image_tarball: Path | None = None,
+    push_via: str | None = None,
 ) -> Published:
-    """Build and push the Function and both Configuration flavours; return their references."""
+    """Build and push the Function and both Configuration flavours; return their references.
+
+    `push_via` is the same registry and path as this host reaches it, where the cluster knows it
+    by another address (a kind cluster's registry is `localhost:5001` here and `<ip>:5000` to
+    its nodes): the packages are named, and depend on each other, by `registry`.
+    """
     registry = registry.rstrip("/")
+    via = (push_via or registry).rstrip("/")
+
+    def pushed(reference: str) -> str:
+        return via + reference.removeprefix(registry)
+
     function = f"{registry}/function-aim"
     fn_xpkg = build_function(tools, out, runtime_image_tarball=runtime_image_tarball)
     # The dependency must exist before anything can install a Configuration.
-    push(tools, fn_xpkg, f"{function}:{version}")
+    push(tools, fn_xpkg, pushed(f"{function}:{version}"))
     configurations = {}
     for flavour in FLAVOURS:
         xpkg = build_configuration(
             tools, out, function_package=function, function_version=f">={version}", flavour=flavour
         )
         configurations[flavour] = f"{registry}/{flavour.name}:{version}"
-        push(tools, xpkg, configurations[flavour])
+        push(tools, xpkg, pushed(configurations[flavour]))
     return Published(
         configurations[NAMESPACED],
         configurations[CLAIMS],
@@ -95,6 +108,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help="where the .xpkg files are built"
     )
+    parser.add_argument(
+        "--push-via",
+        metavar="ADDRESS",
+        help="the same registry and path as this host reaches it (the cluster uses REGISTRY)",
+    )
     runtime_image_options(parser)
     args = parser.parse_args(argv)
     try:
@@ -105,6 +123,7 @@ def main(argv: list[str]) -> int:
             version=args.version,
             out=args.out,
             runtime_image_tarball=tarball,
+            push_via=args.push_via,
         )
     except HarnessError as e:
         print(f"publish: {e}", file=sys.stderr)

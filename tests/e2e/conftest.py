@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from tests.e2e.images import IMAGES, PRIVATE_REGISTRY, SOURCE_SIZES
 from tests.e2e.journey import Journey
 from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, start_platform
 from tests.e2e.simulate import simulate_gpu_node
+from tests.e2e.target import KUBECONFIG, Target
 from tests.e2e.timing import TIMES
 
 
@@ -60,9 +62,25 @@ OWN_NODE: Final = frozenset(
 )
 
 
+# What runs against a cluster `AIM_E2E_KUBECONFIG` names (tests/e2e/target.py): every controller
+# in it is real, so nothing here may simulate one, and nothing starts host processes.
+ON_EXISTING_CLUSTER: Final = frozenset({"test_journey_node.py"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the tests of modules with their own node first, keeping every other order."""
+    """Put the tests of modules with their own node first, keeping every other order; against
+    an existing cluster, skip what needs the tier's own control plane."""
     items.sort(key=lambda item: item.path.name not in OWN_NODE)
+    if Target.from_env(os.environ) is None:
+        return
+    skip = pytest.mark.skip(
+        reason=f"{KUBECONFIG} names an existing cluster: this test needs the tier's own control "
+        "plane (it starts host processes or simulates a controller)"
+    )
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.parent == here and item.path.name not in ON_EXISTING_CLUSTER:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,9 @@ out, prints the AIM objects' statuses and the end of Crossplane's and the functi
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from devtools.kube import Kube, condition, wait_for
-from tests.e2e.platform import Platform
 
 AIM: Final = "aim.silogen.ai/v1alpha1"
 ISVC: Final = "serving.kserve.io/v1beta1"
@@ -23,6 +22,17 @@ AIM_KINDS: Final = (
     "AIMModelCache",
 )
 CLUSTER_KINDS: Final = ("AIMClusterModel", "AIMClusterServiceTemplate")
+
+
+class Platform(Protocol):
+    """What waiting needs of a platform: a client, and what to print when a wait fails."""
+
+    @property
+    def kube(self) -> Kube:
+        """An admin client."""
+
+    def diagnose(self) -> str:
+        """The end of the function's log."""
 
 
 def wait_status(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -19,9 +19,8 @@ from devtools.controlplane import (
     wait_established,
 )
 from devtools.image import Image
-from devtools.kserve import start_kserve
 from devtools.kube import Kube, condition, wait_for
-from devtools.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
+from devtools.node import NODE_NAME, Node, start_node
 from devtools.publish import Published, publish
 from devtools.registry import Registry, start_registry
 from devtools.render import ROOT, Tools
@@ -58,14 +57,7 @@ class Platform:
 
     def team_namespace(self, name: str) -> str:
         """A namespace for an application team, enforcing the `restricted` Pod Security level."""
-        self.kube.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {"name": name, "labels": RESTRICTED},
-            }
-        )
-        return name
+        return team_namespace(self.kube, name)
 
     def diagnose(self) -> str:
         """The end of Crossplane's and the function's logs, for a failed wait."""
@@ -79,6 +71,14 @@ class Platform:
                 log = self.node.pod_log(CROSSPLANE_NAMESPACE, pod["metadata"]["name"], RUNTIME)
                 parts.append(f"--- pod {pod['metadata']['name']} ---\n" + _tail(log, 15))
         return "\n".join(parts)
+
+
+def team_namespace(kube: Kube, name: str) -> str:
+    """A namespace for an application team, enforcing the `restricted` Pod Security level."""
+    kube.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": RESTRICTED}}
+    )
+    return name
 
 
 def _tail(text: str, lines: int) -> str:
@@ -114,6 +114,21 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
     empty) Crossplane runs it.
     """
     kube = cluster.admin
+    apply_packages(kube, published, claims=claims)
+    if cluster.function_endpoint:
+        simulate_package_runtime(
+            kube,
+            published.function_name,
+            cluster.function_endpoint,
+            cluster.pki.function_dir,
+            CROSSPLANE_NAMESPACE,
+        )
+    wait_installed(kube, published, claims=claims)
+    cluster.retire_rbac_manager()
+
+
+def apply_packages(kube: Kube, published: Published, *, claims: bool = False) -> None:
+    """The system namespace, `package/rbac` and the Configuration of one flavour."""
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE}})
     # A Configuration cannot carry RBAC: package/rbac is applied next to it.
     for path in sorted((ROOT / "package" / "rbac").glob("*.yaml")):
@@ -128,14 +143,11 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
             },
         }
     )
-    if cluster.function_endpoint:
-        simulate_package_runtime(
-            kube,
-            published.function_name,
-            cluster.function_endpoint,
-            cluster.pki.function_dir,
-            CROSSPLANE_NAMESPACE,
-        )
+
+
+def wait_installed(kube: Kube, published: Published, *, claims: bool = False) -> None:
+    """Wait for the Configuration and its Function to be Installed and Healthy, and every XRD
+    of the flavour Established."""
 
     def healthy() -> bool:
         cfg = kube.get("pkg.crossplane.io/v1", "Configuration", "aim")
@@ -178,7 +190,6 @@ def install(cluster: ControlPlane, published: Published, *, claims: bool = False
             return (condition(obj, "Established") or {}).get("status") == "True"
 
         wait_for(f"XRD {name} Established", established, timeout_s=120)
-    cluster.retire_rbac_manager()
 
 
 E2E_RECHECKS: Final = ("--waiting-recheck=2", "--ready-recheck=5")
@@ -192,10 +203,13 @@ volume binder and node lifecycle stay off: the simulated provisioner and GPU nod
 they would)."""
 
 
-def runtime_config(args: Sequence[str]) -> dict[str, Any]:
-    """The default DeploymentRuntimeConfig, which every package's runtime uses, for a node
-    without a scheduler: the Function's pod names the node and gets the tier's flags."""
+def runtime_config(args: Sequence[str], node: str | None = NODE_NAME) -> dict[str, Any]:
+    """The default DeploymentRuntimeConfig, which every package's runtime uses: the Function's
+    pod gets the tier's flags, and names `node` (for a node without a scheduler)."""
     container = {"name": RUNTIME, "args": list(args)}
+    pod: dict[str, Any] = {"containers": [container]}
+    if node:
+        pod["nodeName"] = node
     return {
         "apiVersion": "pkg.crossplane.io/v1beta1",
         "kind": "DeploymentRuntimeConfig",
@@ -204,7 +218,7 @@ def runtime_config(args: Sequence[str]) -> dict[str, Any]:
             "deploymentTemplate": {
                 "spec": {
                     "selector": {},
-                    "template": {"spec": {"nodeName": NODE_NAME, "containers": [container]}},
+                    "template": {"spec": pod},
                 }
             }
         },
@@ -221,18 +235,15 @@ def start_platform(
     claims: bool = False,
     rechecks: Sequence[str] = E2E_RECHECKS,
     node: bool = False,
-    workloads: bool = False,
 ) -> Iterator[Platform]:
     """A control plane with its registries and one flavour of the AIM packages installed.
 
     With `node`, Crossplane runs the Function as it does on a cluster: its package's runtime
     image, pulled from the registry, in a Deployment on a real node (which runs nothing else:
     no scheduler places the Jobs' pods, whose kubelet is simulated); without, the function runs
-    on the host (with no runtime image the Function package carries none). With `workloads` as
-    well, the node runs everything the AIM objects compose: a scheduler places their pods, the
-    node advertises 8 (fake) AMD GPUs and pulls the public registry's images by their `ghcr.io`
-    names, and KServe's controller runs. `rechecks` replaces the tier's shortened ones (`()`
-    keeps the defaults).
+    on the host (with no runtime image the Function package carries none). `rechecks` replaces
+    the tier's shortened ones (`()` keeps the defaults). (A cluster that runs everything the AIM
+    objects compose is `tests.e2e.target.own_cluster`.)
     """
     prefix = "claims: " if claims else ""
     if os.environ.get("AIM_E2E_CORE") == "oldest":
@@ -253,22 +264,14 @@ def start_platform(
                 tools,
                 root / "cluster",
                 function_args=() if node else _function_args(registry, private, rechecks),
-                extra_controllers=_controllers(node=node, workloads=workloads),
+                extra_controllers=FUNCTION_NODE_CONTROLLERS if node else (),
                 deployment_runtime=node,
             )
         )
         the_node = None
         if node:
-            mirror = f"{PUBLIC_REGISTRY}={registry.host}"
             the_node = stack.enter_context(
-                start_node(
-                    tools,
-                    cp,
-                    root / "node",
-                    registries=[registry.host, mirror] if workloads else [registry.host],
-                    scheduler=workloads,
-                    capacity={"amd.com/gpu": "8"} if workloads else None,
-                )
+                start_node(tools, cp, root / "node", registries=[registry.host], scheduler=False)
             )
             ip = the_node.ip
             args = _function_args(registry, private, rechecks, address=ip, oras="oras")
@@ -278,8 +281,6 @@ def start_platform(
             TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
         t1 = time.monotonic()
         install_third_party_crds(cp.admin, crds)
-        if workloads:
-            stack.enter_context(start_kserve(tools, cp, root / "kserve"))
         published = publish(
             tools,
             f"{registry.host}/aim-crossplane",
@@ -291,13 +292,6 @@ def start_platform(
         yield Platform(cp, registry, published, private, the_node)
 
 
-def _controllers(*, node: bool, workloads: bool) -> Sequence[str]:
-    """kube-controller-manager's controllers besides `CONTROLLERS`."""
-    if workloads:
-        return NODE_CONTROLLERS
-    return FUNCTION_NODE_CONTROLLERS if node else ()
-
-
 def _function_args(
     registry: Registry,
     private: Registry,
@@ -306,15 +300,24 @@ def _function_args(
     address: str | None = None,
     oras: str | Path | None = None,
 ) -> list[str]:
-    """The function's flags: its registry mirrors (at `address` when not loopback), rechecks."""
+    """The function's flags for the tier's registries (at `address` when not loopback)."""
     public_host = registry.at(address) if address else registry.host
     private_host = private.at(address) if address else private.host
+    mirrors = {PUBLIC_REGISTRY: public_host, PRIVATE_REGISTRY: private_host}
+    return function_args(mirrors, rechecks, oras=oras or registry.oras)
+
+
+def function_args(
+    mirrors: Mapping[str, str], rechecks: Sequence[str], *, oras: str | Path
+) -> list[str]:
+    """The function's flags: `mirrors` maps a registry's name to a plain-HTTP registry that
+    serves its images; `oras` is the binary; then the rechecks."""
+    insecure = [f"--insecure-registry={host}" for host in mirrors.values()]
+    mirrored = [f"--registry-mirror={name}={host}" for name, host in mirrors.items()]
     return [
-        f"--oras={oras or registry.oras}",
+        f"--oras={oras}",
         f"--system-namespace={SYSTEM_NAMESPACE}",
-        f"--insecure-registry={public_host}",
-        f"--insecure-registry={private_host}",
-        f"--registry-mirror={PUBLIC_REGISTRY}={public_host}",
-        f"--registry-mirror={PRIVATE_REGISTRY}={private_host}",
+        *insecure,
+        *mirrored,
         *rechecks,
     ]

@@ -1,23 +1,27 @@
 """A user's journey with every controller real but the GPUs: from an image in a registry to a
 chat completion.
 
-A platform of its own (`start_platform(node=True, workloads=True)`): Crossplane installs the
-packages from the registry and runs the Function as its Deployment on a real node, where the
+A cluster with Crossplane and KServe (`tests/e2e/target.py`): the one `AIM_E2E_KUBECONFIG`
+names (a kind cluster, say: docs/e2e.md), or else one the tier makes, with a real node and
+scheduler, and reaches only as it would a user's, by a kubeconfig file and registry addresses.
+The packages are installed from the registry; Crossplane runs the Function as its Deployment, the
 scheduler places every pod the AIM objects compose and KServe's own controller serves the
 InferenceService. A platform team registers a model by its image; the function reads the
 image's labels from the registry, creates its template, whose discovery Job pulls the image and
 runs its dry-run on the node; an application team asks for a service, which runs as KServe's
 Deployment and answers through KServe's Service.
 
-Simulated: the GPUs (the node advertises `amd.com/gpu` and an MI300X device id label, as AMD's
+Simulated: the GPUs (a node advertises `amd.com/gpu` and an MI300X device id label, as AMD's
 GPU operator would; the test AIM image's server uses none). The image is the test AIM image
-(`devtools.aimimage`), pushed under a `ghcr.io` name the node and the function pull from the
-tier's registry.
+(`devtools.aimimage`), pushed under a `ghcr.io` name the nodes and the function pull from the
+registry.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -26,14 +30,13 @@ import pytest
 
 from devtools.aimimage import stub_image
 from devtools.image import Image
-from devtools.kube import wait_for
-from devtools.node import NODE_NAME
+from devtools.kube import Kube, wait_for
 from devtools.oci import write_archive
 from devtools.render import Tools
 from tests.e2e.converge import AIM, ISVC, one, templates_of, wait_condition, wait_status
 from tests.e2e.images import PUBLIC_REGISTRY
-from tests.e2e.nodeplane import chat
-from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, aim, start_platform
+from tests.e2e.platform import SYSTEM_NAMESPACE, aim
+from tests.e2e.target import ClusterPlatform, Target, attach, chat_through_service, own_cluster
 
 REPOSITORY: Final = "org/small"
 IMAGE: Final = f"{PUBLIC_REGISTRY}/{REPOSITORY}:1"
@@ -42,47 +45,47 @@ SMALL: Final = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memor
 
 
 @pytest.fixture(scope="module")
-def platform_on_node(
+def target_cluster(
     tools: Tools,
     crds: Path,
     runtime_image: Image,
     aim_images: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Platform]:
-    """The platform on a node that runs its workloads, with the test AIM image in its registry."""
+) -> Iterator[ClusterPlatform]:
+    """The packages installed on the target cluster, with the test AIM image in its registry."""
     root = tmp_path_factory.mktemp("journey-node")
-    with start_platform(tools, crds, runtime_image, root, node=True, workloads=True) as platform:
+    with contextlib.ExitStack() as stack:
+        target = Target.from_env(os.environ)
+        pod_log = None
+        if target is None:
+            target, pod_log = stack.enter_context(own_cluster(tools, crds, root / "own"))
+        platform = stack.enter_context(attach(tools, target, runtime_image, root, pod_log))
         archive = root / "aim-image.tar"
         write_archive(stub_image(tools, IMAGE, aim_images), archive)
         platform.registry.push_archive(archive, REPOSITORY, "1")
-        platform.kube.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": NODE_NAME, "labels": {"amd.com/gpu.device-id": "74a1"}},
-            }
-        )
         yield platform
 
 
-def kubelet_ran_pod(platform: Platform, namespace: str, prefix: str) -> bool:
-    """Whether the kubelet wrote the status of a pod named `prefix...` in `namespace` (from the
-    plane's audit log of pod writes)."""
+def kubelet_ran_pod(kube: Kube, namespace: str, prefix: str) -> bool:
+    """Whether a kubelet reported starting a pod named `prefix...` in `namespace` (its events
+    outlive the pod, and any cluster keeps them)."""
     return any(
-        e.get("userAgent", "").startswith("kubelet/")
-        and e["objectRef"].get("subresource") == "status"
-        and e["objectRef"].get("namespace") == namespace
-        and e["objectRef"].get("name", "").startswith(prefix)
-        for e in platform.cluster.audit_events()
+        (
+            e.get("source", {}).get("component") == "kubelet"
+            or e.get("reportingComponent") == "kubelet"
+        )
+        and e.get("reason") == "Started"
+        and e["involvedObject"].get("name", "").startswith(prefix)
+        for e in kube.list("v1", "Event", namespace)
     )
 
 
-def test_a_model_image_becomes_a_service_that_answers(platform_on_node: Platform) -> None:
+def test_a_model_image_becomes_a_service_that_answers(target_cluster: ClusterPlatform) -> None:
     """A cluster model of an image in a registry: its template comes from the image's labels and
     is discovered by a real dry-run on the node; a service on it runs as KServe's Deployment
     (its pod carrying the labels the team's runtime config propagates), turns Running on
     KServe's own status, and answers a chat completion through KServe's Service."""
-    platform = platform_on_node
+    platform = target_cluster
     kube = platform.kube
     discovery = {"enabled": True, "autoCreateTemplates": True}  # as seed 004's model has it
     kube.apply(aim("AIMClusterModel", "small", None, {"image": IMAGE, "discovery": discovery}))
@@ -102,9 +105,9 @@ def test_a_model_image_becomes_a_service_that_answers(platform_on_node: Platform
     assert available["status"]["hardwareSummary"] == "1 x MI300X"
     assert available["status"]["modelSources"][0]["sourceUri"] == "hf://Org/Small"
     # Only the dry-run knows the weights' size (the image's labels do not). Its Job is gone once
-    # its result is in status, but the audit log keeps who ran its pod: the kubelet.
+    # its result is in status, but the kubelet's events say it ran the pod.
     assert available["status"]["modelSources"][0]["size"] == "512Mi"
-    assert kubelet_ran_pod(platform, SYSTEM_NAMESPACE, f"discover-{name}")
+    assert kubelet_ran_pod(kube, SYSTEM_NAMESPACE, f"discover-{name}")
 
     # The application team's side: its runtime config copies its billing labels onward.
     ns = platform.team_namespace("team-node")
@@ -118,7 +121,7 @@ def test_a_model_image_becomes_a_service_that_answers(platform_on_node: Platform
     isvc = one(platform, ISVC, "InferenceService", ns)
     isvc_name = isvc["metadata"]["name"]
     [pod] = kube.list("v1", "Pod", ns, labels={"serving.kserve.io/inferenceservice": isvc_name})
-    assert pod["spec"]["nodeName"] == NODE_NAME
+    assert pod["spec"]["nodeName"] == platform.gpu_node
     # The service's selected label reached the pod: function → InferenceService → KServe.
     assert pod["metadata"]["labels"]["billing.example.com/project"] == "chat"
     assert "owner" not in pod["metadata"]["labels"]
@@ -127,11 +130,13 @@ def test_a_model_image_becomes_a_service_that_answers(platform_on_node: Platform
     assert container["resources"]["limits"]["amd.com/gpu"] == "1"
 
     service = kube.get("v1", "Service", f"{isvc_name}-predictor", ns) or {}
-    address = (service["spec"]["clusterIP"], service["spec"]["ports"][0]["port"])
+    port = int(service["spec"]["ports"][0]["port"])
+    seen: list[str] = []
     answer = wait_for(
         "the service answering through KServe's Service",
-        lambda: chat(*address, []),
-        timeout_s=30,  # kube-proxy programs the Service once its EndpointSlice lists the pod
+        lambda: chat_through_service(kube, ns, f"{isvc_name}-predictor", port, seen),
+        timeout_s=30,  # the Service's endpoints list the pod once it is Ready
+        explain=lambda: "\n".join(seen[-3:]),
     )
     assert answer["choices"][0]["message"]["content"] == "a stand-in answer"
     assert kube.get(AIM, "AIMService", "chat", ns) is not None

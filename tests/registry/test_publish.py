@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
+import tarfile
 from pathlib import Path
+
+import yaml
 
 from devtools.image import Image
 from devtools.registry import Registry
@@ -58,6 +62,46 @@ def test_publish_pushes_both_packages_to_the_named_registry(
             if (layer.get("annotations") or {}).get("io.crossplane.xpkg") == "base"
         ]
         assert base == [manifest["layers"][-1]]
+
+
+def test_packages_named_for_the_cluster_are_pushed_through_this_hosts_address(
+    tools: Tools, registry: Registry, runtime_image: Image, tmp_path: Path
+) -> None:
+    """A kind cluster's registry has one address on this host and another on its nodes: the
+    packages land at the first and are named, and depend on each other, by the second, which is
+    what Crossplane in the cluster resolves."""
+    cluster = "registry.cluster.test:5000/acme"
+    via = f"{registry.host}/via"
+    proc = subprocess.run(
+        [
+            str(ROOT / "scripts" / "publish"),
+            cluster,
+            "--push-via",
+            via,
+            "--out",
+            str(tmp_path),
+            "--runtime-image-tarball",
+            str(runtime_image.tarball),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"configuration: {cluster}/configuration-aim:v0.1.0" in proc.stdout
+    manifest = json.loads(oras(tools, "manifest", "fetch", f"{via}/configuration-aim:v0.1.0"))
+    digest = manifest["layers"][-1]["digest"]
+    fetch = [str(tools.oras), "blob", "fetch", "--plain-http", "--output", "-"]
+    layer = subprocess.run(
+        [*fetch, f"{via}/configuration-aim@{digest}"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(layer)) as tar:
+        member = tar.extractfile("package.yaml")
+        assert member is not None
+        meta = next(yaml.safe_load_all(member.read()))
+    assert meta["spec"]["dependsOn"][0]["package"] == f"{cluster}/function-aim"
 
 
 def test_publish_without_a_registry_prints_usage() -> None:
