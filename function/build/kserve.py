@@ -101,6 +101,9 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
                 "resources": {k: dict(v) for k, v in resources.items()},
                 "volumeMounts": mounts,
                 "securityContext": restricted_container_security(),
+                # A crashing server's last log lines become its termination message, the one
+                # account of the crash the function can read (InferenceServicePodsReady).
+                "terminationMessagePolicy": "FallbackToLogsOnError",
             },
         ],
         "volumes": volumes,

@@ -149,6 +149,8 @@ class Composition:
     conditions: list[Condition] = field(default_factory=list)
     requirements: list[Requirement] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    """Normal events: conditions that changed (function/kube/transitions.py)."""
     ttl_seconds: int | None = None
     """Call again after this long (a backoff window ending, nodes to re-check); None: default."""
     propagated_labels: dict[str, str] = field(default_factory=dict)
@@ -264,6 +266,8 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         if condition.message:
             c.message = condition.message
         rsp.conditions.append(c)
+    for message in composition.notices:
+        response.normal(rsp, message)
     for message in composition.warnings:
         response.warning(rsp, message)
     if composition.ttl_seconds is not None:

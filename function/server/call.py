@@ -28,6 +28,7 @@ from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.convert import OBJECTS
 from function.kube.observed import Composition, Inspect, Observed, apply_composition, read_observed
+from function.kube.transitions import transitions
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.rules.status import ConditionType
 from function.server.metrics import DISCOVERY_STARTED, SELECTION_EVENT
@@ -148,6 +149,9 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         # Every kind says which spec its status describes, so GitOps tools can tell a status
         # that is not caught up yet from a current one.
         composition.status["observedGeneration"] = generation
+    composition.notices = transitions(
+        observed.composite, composition.conditions, composition.warnings
+    )
     apply_composition(rsp, composition)
     log.debug(
         "composed",

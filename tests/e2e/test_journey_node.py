@@ -118,6 +118,23 @@ def test_a_model_image_becomes_a_service_that_answers(target_cluster: ClusterPla
     kube.apply(chat_service)
     wait_status(platform, "AIMService", "chat", ns, "Running", timeout_s=180)
     wait_condition(platform, "AIMService", "chat", ns, "InferenceServiceReady", "True", "Ready")
+    wait_condition(
+        platform, "AIMService", "chat", ns, "InferenceServicePodsReady", "True", "PodsReady"
+    )
+
+    # `kubectl describe` tells the story: Normal events as conditions changed, from the first
+    # waits to the pods serving.
+    def normal_events() -> list[str] | None:
+        messages = [
+            str(e.get("message"))
+            for e in kube.list("v1", "Event", ns)
+            if e["involvedObject"].get("kind") == "AIMService" and e.get("type") == "Normal"
+        ]
+        pods_ready = any("InferenceServicePodsReady is True: PodsReady" in m for m in messages)
+        return messages if pods_ready else None
+
+    told = wait_for("a Normal event for the service's pods turning Ready", normal_events)
+    assert any(m.startswith("TemplateReady is True") for m in told), told
     isvc = one(platform, ISVC, "InferenceService", ns)
     isvc_name = isvc["metadata"]["name"]
     [pod] = kube.list("v1", "Pod", ns, labels={"serving.kserve.io/inferenceservice": isvc_name})

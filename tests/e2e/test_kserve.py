@@ -31,6 +31,7 @@ from devtools.render import Tools
 from function.build import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.kube.observed import Observed
+from function.rules.pods import PREDICTOR_LABEL
 from tests.e2e.nodeplane import AIM_IMAGE, NS, chat, node_cluster
 from tests.unit import loop
 
@@ -139,13 +140,66 @@ def service_manifest(name: str, spec: Manifest, drop: tuple[str, ...] = ()) -> M
     return {**SERVICE, "metadata": meta, "spec": body}
 
 
-def create_isvc(kube: Kube, name: str, spec: Manifest, drop: tuple[str, ...] = ()) -> str:
+BIG = aim(
+    "AIMServiceTemplate",
+    "big",
+    {
+        "modelName": "small",
+        "metric": "throughput",
+        "precision": "fp8",
+        "type": "optimized",
+        "hardware": {"gpu": {"requests": 16, "model": "MI300X"}},
+    },
+    "Available",
+)
+"""A template for more GPUs than the node has (a 16-GPU node does not exist either)."""
+
+
+def create_isvc(
+    kube: Kube,
+    name: str,
+    spec: Manifest,
+    drop: tuple[str, ...] = (),
+    pool: tuple[Manifest, ...] | list[Manifest] = (),
+) -> str:
     """The InferenceService the composer writes for a variant of SERVICE, created; its name."""
     service = service_manifest(name, spec, drop)
-    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE])
+    composed = loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE, *pool])
     manifest = composed.resources[INFERENCE_SERVICE].manifest
     kube.create(manifest)
     return str(manifest["metadata"]["name"])  # type: ignore[call-overload,index]
+
+
+def pods_verdict(
+    kube: Kube,
+    name: str,
+    spec: Manifest,
+    drop: tuple[str, ...] = (),
+    pool: tuple[Manifest, ...] | list[Manifest] = (),
+) -> dict[str, Any]:
+    """The service's InferenceServicePodsReady condition, composed over KServe's
+    InferenceService and the predictor's pods as the scheduler left them (unscheduled)."""
+    service = service_manifest(name, spec, drop)
+    isvc_name = str(
+        loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE, *pool])
+        .resources[INFERENCE_SERVICE]
+        .manifest["metadata"]["name"]  # type: ignore[call-overload,index]
+    )
+
+    def unscheduled() -> list[dict[str, Any]] | None:
+        pods = kube.list("v1", "Pod", NS, labels={PREDICTOR_LABEL: isvc_name})
+        return pods if pods and all(condition(p, "PodScheduled") for p in pods) else None
+
+    pods = wait_for("the scheduler's verdict on the predictor pod", unscheduled, timeout_s=60)
+    isvc = kube.get(ISVC_API, "InferenceService", isvc_name, NS) or {}
+    composed = loop.reconcile(
+        compose_service,
+        Observed(service, resources={INFERENCE_SERVICE: isvc}),
+        [MODEL, TEMPLATE, *pool, *pods],
+    )
+    [pods_ready] = [c for c in composed.conditions if c.type == "InferenceServicePodsReady"]
+    assert composed.status["status"] == "Pending", composed.conditions
+    return {"reason": pods_ready.reason, "message": pods_ready.message}
 
 
 def test_kserve_serves_the_composed_inference_service(
@@ -227,6 +281,28 @@ def test_the_default_resources_make_a_deployment_kserve_accepts(
     assert predictor["resources"]["limits"]["cpu"] == "4"
     isvc = kube.get(ISVC_API, "InferenceService", name, NS)
     assert (condition(isvc, "PredictorReady") or {}).get("reason") != "ReconcileFailed"
+
+    # The real scheduler's verdict, as the service reports it.
+    verdict = pods_verdict(kube, "defaults", {}, drop=("resources",))
+    assert verdict["reason"] == "InsufficientResources", verdict
+    assert "waits for a node with 4 free cpu" in verdict["message"]
+    assert "Insufficient cpu" in verdict["message"]  # the scheduler's own words, quoted
+
+
+def test_a_service_asking_more_gpus_than_any_node_has_says_so(
+    cluster: tuple[ControlPlane, Node],
+) -> None:
+    """A template asking 16 GPUs on a node with 8: the predictor pod stays unscheduled, and the
+    service's InferenceServicePodsReady says it waits for a node with 16 free amd.com/gpu, in
+    the scheduler's words (the headline Pending, as the operator reports FailedScheduling)."""
+    plane, _ = cluster
+    kube = plane.admin
+    name = create_isvc(kube, "big", {"template": {"name": "big"}}, pool=[BIG])
+    predictor_object(kube, name, "apps/v1", "Deployment")
+    verdict = pods_verdict(kube, "big", {"template": {"name": "big"}}, pool=[BIG])
+    assert verdict["reason"] == "InsufficientGPU", verdict
+    assert "waits for a node with 16 free amd.com/gpu" in verdict["message"]
+    assert "Insufficient amd.com/gpu" in verdict["message"]
 
 
 def test_an_autoscaled_service_gets_kserves_horizontal_pod_autoscaler(

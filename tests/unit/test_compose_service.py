@@ -23,6 +23,8 @@ from function.compose.service import (
 )
 from function.errors import InvalidSpecError
 from function.kube.observed import Composition, Observed
+from function.rules import naming
+from function.rules.pods import PREDICTOR_LABEL
 from tests.cases import Case, table
 from tests.podsecurity import restricted_violations
 from tests.unit import loop
@@ -130,6 +132,41 @@ def ready(kind: str = "InferenceService", **status: Any) -> Any:
 
 
 READY_ISVC = ready(conditions=[{"type": "Ready", "status": "True"}])
+UNREADY_ISVC = ready(conditions=[{"type": "Ready", "status": "False"}])
+
+
+def predictor_pod(status: dict[str, Any]) -> Any:
+    """A pod KServe made for the service's InferenceService (by its label), with `status`."""
+    isvc_name = naming.inference_service_name(service()["metadata"]["name"], NS)
+    meta = {"name": "p-1", "namespace": NS, "labels": {PREDICTOR_LABEL: isvc_name}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {}, "status": status}
+
+
+UNSCHEDULED = predictor_pod(
+    {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/2 nodes are available: 2 Insufficient amd.com/gpu.",
+            }
+        ],
+    }
+)
+PULL_REFUSED = predictor_pod(
+    {
+        "phase": "Pending",
+        "containerStatuses": [
+            {
+                "name": "kserve-container",
+                "state": {"waiting": {"reason": "ErrImagePull", "message": "401 Unauthorized"}},
+            }
+        ],
+    }
+)
+SERVING = predictor_pod({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})
 
 
 # --- the life of a service: Pending -> Starting -> Running, and every way it can stop -----------
@@ -199,6 +236,40 @@ CASES = [
         {INFERENCE_SERVICE: READY_ISVC},
         "Running",
         {"InferenceServiceReady": ("True", "Ready")},
+        {INFERENCE_SERVICE},
+    ),
+    LifeCase(
+        "running-with-its-pods",
+        "KServe Ready and a Ready predictor pod: Running, and the pods condition counts it",
+        service(),
+        [*WORLD, SERVING],
+        {INFERENCE_SERVICE: READY_ISVC},
+        "Running",
+        {"InferenceServicePodsReady": ("True", "PodsReady")},
+        {INFERENCE_SERVICE},
+    ),
+    LifeCase(
+        "pods-unschedulable",
+        "the predictor pod finds no node with free GPUs: Pending (not Starting), and why",
+        service(),
+        [*WORLD, UNSCHEDULED],
+        {INFERENCE_SERVICE: UNREADY_ISVC},
+        "Pending",
+        {
+            "InferenceServiceReady": ("False", "Creating"),
+            "InferenceServicePodsReady": ("False", "InsufficientGPU"),
+        },
+        {INFERENCE_SERVICE},
+    ),
+    LifeCase(
+        "pods-pull-refused",
+        "the registry refuses the predictor's image: Failed, and the InferenceService is kept "
+        "(fixing the pull secret must not need it recreated)",
+        service(),
+        [*WORLD, PULL_REFUSED],
+        {INFERENCE_SERVICE: UNREADY_ISVC},
+        "Failed",
+        {"InferenceServicePodsReady": ("False", "ImagePullAuthFailure")},
         {INFERENCE_SERVICE},
     ),
     LifeCase(
@@ -285,6 +356,13 @@ def test_status_follows_the_world(case: LifeCase) -> None:
         assert comp.warnings, "a user-facing failure is also an event"
     else:
         assert comp.warnings == []
+
+
+def test_a_crashing_server_leaves_its_logs_tail_for_the_pods_condition() -> None:
+    """The function cannot read logs: the inference container's termination message, filled
+    from its log's tail when it fails, is how a crash loop explains itself."""
+    comp = reconcile(service(), WORLD)
+    assert container(comp)["terminationMessagePolicy"] == "FallbackToLogsOnError"
 
 
 def test_before_crossplane_answers_everything_is_unknown_not_missing() -> None:

@@ -12,6 +12,8 @@ because an input went missing or unready: it is kept as it is until it can be co
 
 from __future__ import annotations
 
+from typing import Final
+
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
 from function.compose.service import caching, inference, model, routing, scaling, template
 from function.compose.service.caching import TEMPLATE_CACHE
@@ -24,6 +26,7 @@ from function.kube.lookup import Found
 from function.kube.objects import inference_service_ready, name_of
 from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
 from function.rules import naming
+from function.rules.pods import PREDICTOR_LABEL, pods_health
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
 from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
@@ -37,6 +40,9 @@ __all__ = [
     "TEMPLATE_CACHE",
     "compose_service",
 ]
+
+PODS: Final = "predictor-pods"
+"""Requirement name of the InferenceService's pods."""
 
 _HEADLINE = {
     State.FAILED: ServiceStatusValue.FAILED,
@@ -60,6 +66,7 @@ def compose_service(observed: Observed) -> Composition:
         *model.requirements(spec, observed.namespace),
         *template.requirements(spec, observed.namespace),
         *scaling.requirements(bounds, observed.namespace, isvc_name),
+        *_pods_requirements(observed, isvc_name),
     ]
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
     comp.propagated_labels = propagated_labels(observed.metadata, config)
@@ -90,6 +97,10 @@ def compose_service(observed: Observed) -> Composition:
         blocked=failed,
     )
     healths = [config_health, models.health, templates.health, isvc_health]
+    pods = observed.required.get(PODS)
+    if INFERENCE_SERVICE in observed.resources and pods is not None:
+        serving = inference_service_ready(observed.resources[INFERENCE_SERVICE])
+        healths.append(pods_health(pods, serving=serving))
     if caches.health is not None:
         healths.append(caches.health)
     if route.health is not None:
@@ -186,6 +197,14 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
     return None, _isvc_health(
         State.PENDING, Reason.WAITING, f"InferenceService {name!r} is created once {until}"
     )
+
+
+def _pods_requirements(observed: Observed, isvc_name: str) -> list[Requirement]:
+    """The predictor's pods, once the InferenceService exists: they say why it is not Ready."""
+    if INFERENCE_SERVICE not in observed.resources:
+        return []
+    labels = {PREDICTOR_LABEL: isvc_name}
+    return [Requirement(PODS, "v1", "Pod", namespace=observed.namespace, match_labels=labels)]
 
 
 def _kept(observed: Observed, key: str, *, ready: bool) -> Desired | None:

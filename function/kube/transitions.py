@@ -1,0 +1,42 @@
+"""Normal events for conditions that changed, so `kubectl describe` tells an object's story.
+
+Warnings already report what failed or degraded, on every call. What went right, or moved on
+(a template discovered, a service's pods turning Ready), would leave no trace but the current
+condition; one Normal event per transition keeps the sequence. A transition is a condition whose
+status or reason differs from the one the object carries now, as Crossplane last wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import JsonValue
+
+from function.kube.observed import Condition, ConditionStatus
+
+
+def transitions(
+    composite: Mapping[str, JsonValue],
+    conditions: Sequence[Condition],
+    warnings: Sequence[str] = (),
+) -> list[str]:
+    """One message per condition that changed since the object's last status.
+
+    Conditions still being resolved (Unknown) are not news yet; those whose message is already
+    a warning of this call are not said twice.
+    """
+    status = composite.get("status")
+    had = status.get("conditions") if isinstance(status, dict) else None
+    before = {
+        str(c.get("type")): (c.get("status"), c.get("reason"))
+        for c in (had if isinstance(had, list) else [])
+        if isinstance(c, dict) and isinstance(c.get("type"), str)
+    }
+    told = set(warnings)
+    return [
+        f"{c.type} is {c.status}: {c.reason}" + (f": {c.message}" if c.message else "")
+        for c in conditions
+        if c.status is not ConditionStatus.UNKNOWN
+        and before.get(c.type) != (c.status.value, c.reason)
+        and c.message not in told
+    ]

@@ -1,0 +1,311 @@
+"""Why a service's inference pods are or are not serving, from the pods' own status.
+
+KServe reports an InferenceService not Ready without saying why its pods are not; the pods do
+(the kubelet's container states, the scheduler's PodScheduled condition). This reads them into
+one verdict a user can act on: which pod, which container, what to change. Pod status is written
+by other controllers and can hold anything, so every field is read by type, at most `MAX_PODS`
+pods are looked at and every quoted message is cut to `MAX_QUOTE` characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.rules.gpu import DEVICE_ID_LABEL
+from function.rules.status import ConditionType, Health, Reason, State
+
+MAX_PODS: Final = 100
+MAX_QUOTE: Final = 300
+_PULL: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
+_AUTH: Final = re.compile(
+    r"unauthorized|authentication required|\b401\b|\b403\b|forbidden|denied|credentials",
+    re.IGNORECASE,
+)
+_NOT_FOUND: Final = re.compile(
+    r"not found|\b404\b|manifest unknown|name unknown|does not exist", re.IGNORECASE
+)
+_INSUFFICIENT: Final = re.compile(r"Insufficient ([\w./-]*\w)")
+_CANNOT_START: Final = frozenset({"CreateContainerConfigError", "CreateContainerError"})
+
+
+@dataclass(frozen=True)
+class Pod:
+    """The parts of one pod the verdict reads, each of the right type or empty."""
+
+    name: str
+    phase: str
+    ready: bool
+    scheduling: str
+    """The scheduler's message when it could not place the pod, else empty."""
+    pull_secrets: tuple[str, ...]
+    containers: tuple[Container, ...]
+
+
+@dataclass(frozen=True)
+class Container:
+    """One container's (or init container's) spec and status, as the verdict needs them."""
+
+    name: str
+    image: str
+    limits: Mapping[str, str]
+    waiting: str
+    waiting_message: str
+    restarts: int
+    last_reason: str
+    last_exit: int | None
+    last_message: str
+
+
+def pods_health(pods: Sequence[Mapping[str, JsonValue]], *, serving: bool) -> Health:
+    """The InferenceServicePodsReady verdict for a service's predictor pods.
+
+    `serving`: KServe reports the InferenceService Ready. With no pods that is a service scaled
+    to zero, which serves (KEDA can scale to zero); otherwise its pods are still to come.
+    """
+    read = [_pod(p) for p in pods[:MAX_PODS]]
+    if not read and serving:
+        return _health(
+            State.READY, Reason.NO_PODS, "no predictor pods run; KServe reports the service Ready"
+        )
+    if not read:
+        return _health(State.PROGRESSING, Reason.NO_PODS, "KServe has created no pods yet")
+    ready = [p for p in read if p.ready]
+    problem = _first_problem(read)
+    if ready:
+        message = f"{len(ready)} of {len(read)} predictor pods Ready"
+        return _health(
+            State.READY, Reason.PODS_READY, message + (f"; {problem.message}" if problem else "")
+        )
+    if problem is not None:
+        return problem
+    if any(p.phase == "Running" for p in read):
+        return _health(
+            State.PROGRESSING,
+            Reason.PODS_STARTING,
+            f"pod {read[0].name} is running; waiting for its readiness probe",
+        )
+    return _health(
+        State.PROGRESSING,
+        Reason.PODS_STARTING,
+        f"pod {read[0].name} is {read[0].phase or 'Pending'}",
+    )
+
+
+def _first_problem(pods: Sequence[Pod]) -> Health | None:
+    """The most telling problem among the pods: what stops every pod, before what stops one."""
+    for check in (_pull, _oom, _crash, _cannot_start, _failed, _unschedulable):
+        for pod in pods:
+            found = check(pod)
+            if found is not None:
+                return found
+    return None
+
+
+def _pull(pod: Pod) -> Health | None:
+    for c in pod.containers:
+        if c.waiting not in _PULL:
+            continue
+        quoted = _quote(c.waiting_message) or c.waiting
+        cannot = f"pod {pod.name} cannot pull {c.image}"
+        if _AUTH.search(c.waiting_message):
+            secrets = ", ".join(pod.pull_secrets) or "none"
+            return _health(
+                State.FAILED,
+                Reason.IMAGE_PULL_AUTH,
+                f"{cannot}: the registry refused it ({quoted}); pull secrets in use: {secrets}. "
+                "Name a Secret that can read the image in the service's or its runtime "
+                "config's imagePullSecrets",
+            )
+        if _NOT_FOUND.search(c.waiting_message) or c.waiting == "InvalidImageName":
+            return _health(
+                State.FAILED,
+                Reason.IMAGE_NOT_FOUND,
+                f"{cannot}: the registry has no such image ({quoted})",
+            )
+        return _health(State.DEGRADED, Reason.IMAGE_PULL_BACKOFF, f"{cannot}: {quoted}")
+    return None
+
+
+def _oom(pod: Pod) -> Health | None:
+    for c in pod.containers:
+        if c.last_reason == "OOMKilled" and (c.waiting or pod.phase == "Failed"):
+            memory = c.limits.get("memory")
+            limit = f"its memory limit, {memory}" if memory else "its memory"
+            return _health(
+                State.DEGRADED,
+                Reason.POD_OOM_KILLED,
+                f"container {c.name} of pod {pod.name} was killed for using more than {limit} "
+                f"({c.restarts} restarts); raise spec.resources.limits.memory",
+            )
+    return None
+
+
+def _crash(pod: Pod) -> Health | None:
+    for c in pod.containers:
+        if c.waiting == "CrashLoopBackOff":
+            code = f"code {c.last_exit}" if c.last_exit is not None else "an unknown code"
+            why = f" ({c.last_reason})" if c.last_reason else ""
+            said = f": {_quote(c.last_message)}" if c.last_message.strip() else ""
+            return _health(
+                State.DEGRADED,
+                Reason.CRASH_LOOP,
+                f"container {c.name} of pod {pod.name} keeps exiting, last with {code}{why}"
+                f"{said} ({c.restarts} restarts)",
+            )
+    return None
+
+
+def _cannot_start(pod: Pod) -> Health | None:
+    for c in pod.containers:
+        if c.waiting in _CANNOT_START:
+            return _health(
+                State.DEGRADED,
+                Reason.POD_FAILED,
+                f"container {c.name} of pod {pod.name} cannot start: {c.waiting}: "
+                f"{_quote(c.waiting_message)}",
+            )
+    return None
+
+
+def _failed(pod: Pod) -> Health | None:
+    if pod.phase != "Failed":
+        return None
+    return _health(State.DEGRADED, Reason.POD_FAILED, f"pod {pod.name} failed")
+
+
+def _unschedulable(pod: Pod) -> Health | None:
+    said = pod.scheduling
+    if not said:
+        return None
+    quoted = _quote(said)
+    short = _INSUFFICIENT.search(said)
+    if short is not None:
+        resource = short.group(1)
+        count = next((c.limits[resource] for c in pod.containers if resource in c.limits), "")
+        return _health(
+            State.PENDING,
+            Reason.INSUFFICIENT_GPU if "gpu" in resource else Reason.INSUFFICIENT_RESOURCES,
+            f"pod {pod.name} waits for a node with {count or 'enough'} free {resource} "
+            f"(the scheduler: {quoted})",
+        )
+    if "node affinity" in said or "node selector" in said:
+        return _health(
+            State.PENDING,
+            Reason.NO_MATCHING_GPU_NODE,
+            f"pod {pod.name} waits for a node with the template's GPU (its {DEVICE_ID_LABEL} "
+            f"label) (the scheduler: {quoted})",
+        )
+    if "PersistentVolumeClaim" in said:
+        return _health(
+            State.PENDING,
+            Reason.PVC_PENDING,
+            f"pod {pod.name} waits for a volume claim it mounts to be bound (the scheduler: "
+            f"{quoted})",
+        )
+    return _health(
+        State.PENDING, Reason.UNSCHEDULABLE, f"pod {pod.name} cannot be scheduled: {quoted}"
+    )
+
+
+def _health(state: State, reason: Reason, message: str) -> Health:
+    return Health(ConditionType.INFERENCE_SERVICE_PODS_READY, state, reason, message)
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
+
+
+# -- reading a pod by type ------------------------------------------------------------------------
+
+
+def _pod(pod: Mapping[str, JsonValue]) -> Pod:
+    meta = _map(pod.get("metadata"))
+    spec = _map(pod.get("spec"))
+    status = _map(pod.get("status"))
+    conditions = [_map(c) for c in _list(status.get("conditions"))]
+    ready = any(
+        _str(c.get("type")) == "Ready" and _str(c.get("status")) == "True" for c in conditions
+    )
+    scheduling = next(
+        (
+            _str(c.get("message"))
+            for c in conditions
+            if _str(c.get("type")) == "PodScheduled"
+            and _str(c.get("status")) == "False"
+            and _str(c.get("reason")) == "Unschedulable"
+        ),
+        "",
+    )
+    specs = {
+        _str(c.get("name")): c
+        for c in (
+            _map(x) for x in [*_list(spec.get("initContainers")), *_list(spec.get("containers"))]
+        )
+    }
+    statuses = [
+        _map(s)
+        for s in [
+            *_list(status.get("initContainerStatuses")),
+            *_list(status.get("containerStatuses")),
+        ]
+    ]
+    return Pod(
+        name=_str(meta.get("name")),
+        phase=_str(status.get("phase")),
+        ready=ready,
+        scheduling=scheduling,
+        pull_secrets=tuple(
+            n for n in (_str(_map(s).get("name")) for s in _list(spec.get("imagePullSecrets"))) if n
+        ),
+        containers=tuple(_container(s, specs.get(_str(s.get("name")), {})) for s in statuses)
+        or tuple(_container({}, c) for c in specs.values()),
+    )
+
+
+def _container(status: Mapping[str, JsonValue], spec: Mapping[str, JsonValue]) -> Container:
+    waiting = _map(_map(status.get("state")).get("waiting"))
+    last = _map(_map(status.get("lastState")).get("terminated"))
+    if not last:
+        last = _map(_map(status.get("state")).get("terminated"))
+    limits = {
+        k: v
+        for k, v in _map(_map(spec.get("resources")).get("limits")).items()
+        if isinstance(v, str)
+    }
+    exit_code = last.get("exitCode")
+    restarts = status.get("restartCount")
+    return Container(
+        name=_str(status.get("name")) or _str(spec.get("name")),
+        image=_str(spec.get("image")) or _str(status.get("image")),
+        limits=limits,
+        waiting=_str(waiting.get("reason")),
+        waiting_message=_str(waiting.get("message")),
+        restarts=restarts if isinstance(restarts, int) and not isinstance(restarts, bool) else 0,
+        last_reason=_str(last.get("reason")),
+        last_exit=exit_code
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool)
+        else None,
+        last_message=_str(last.get("message")),
+    )
+
+
+def _map(value: JsonValue | None) -> Mapping[str, JsonValue]:
+    return value if isinstance(value, dict) else {}
+
+
+PREDICTOR_LABEL: Final = "serving.kserve.io/inferenceservice"
+"""The label KServe puts on an InferenceService's pods, naming it."""
+
+
+def _list(value: JsonValue | None) -> list[JsonValue]:
+    return value[:MAX_PODS] if isinstance(value, list) else []
+
+
+def _str(value: JsonValue | None) -> str:
+    return value if isinstance(value, str) else ""

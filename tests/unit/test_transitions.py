@@ -1,0 +1,82 @@
+"""function/kube/transitions.py: a Normal event per condition that changed, and only then."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from function.kube.observed import Condition, ConditionStatus
+from function.kube.transitions import transitions
+from tests.cases import table
+
+T, F, U = ConditionStatus.TRUE, ConditionStatus.FALSE, ConditionStatus.UNKNOWN
+PODS_READY = Condition("InferenceServicePodsReady", T, "PodsReady", "1 of 1 predictor pods Ready")
+
+
+def xr(*had: tuple[str, str, str]) -> dict[str, Any]:
+    """An XR whose status carries conditions (type, status, reason), as Crossplane wrote them."""
+    conditions = [{"type": t, "status": s, "reason": r, "message": "old"} for t, s, r in had]
+    return {"status": {"conditions": conditions}}
+
+
+@dataclass(frozen=True)
+class Change:
+    id: str
+    reason: str
+    composite: dict[str, Any]
+    conditions: list[Condition]
+    told: list[str]
+    warnings: tuple[str, ...] = ()
+
+
+CHANGES = [
+    Change(
+        "first",
+        "an object's first condition is news",
+        xr(),
+        [PODS_READY],
+        ["InferenceServicePodsReady is True: PodsReady: 1 of 1 predictor pods Ready"],
+    ),
+    Change(
+        "unchanged",
+        "the same status and reason again is not news, whatever the message now says (a count)",
+        xr(("InferenceServicePodsReady", "True", "PodsReady")),
+        [PODS_READY],
+        [],
+    ),
+    Change(
+        "new-reason",
+        "the same status for another reason is news (Pending: no GPUs -> Pending: no volume)",
+        xr(("InferenceServicePodsReady", "False", "InsufficientGPU")),
+        [Condition("InferenceServicePodsReady", F, "VolumePending", "waits for a claim")],
+        ["InferenceServicePodsReady is False: VolumePending: waits for a claim"],
+    ),
+    Change(
+        "unknown",
+        "a condition still being resolved is not news yet",
+        xr(),
+        [Condition("ModelReady", U, "Resolving", "")],
+        [],
+    ),
+    Change(
+        "already-a-warning",
+        "a failure is already a warning event: not told twice",
+        xr(("InferenceServicePodsReady", "True", "PodsReady")),
+        [Condition("InferenceServicePodsReady", F, "ImagePullAuthFailure", "cannot pull")],
+        [],
+        ("cannot pull",),
+    ),
+    Change(
+        "hostile-status",
+        "conditions of the wrong shape in the XR read as absent",
+        {"status": {"conditions": ["x", None, {"type": ["a"]}]}},
+        [PODS_READY],
+        ["InferenceServicePodsReady is True: PodsReady: 1 of 1 predictor pods Ready"],
+    ),
+]
+
+
+@table(CHANGES)
+def test_a_normal_event_for_each_condition_that_changed(case: Change) -> None:
+    """`kubectl describe` shows each step once: on the call that changes the condition."""
+    assert transitions(case.composite, case.conditions, case.warnings) == case.told
