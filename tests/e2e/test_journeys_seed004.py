@@ -292,6 +292,14 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     assert {row["Status"] for row in caches.values()} == {"Available"}
     assert len(others) == 2
 
+    # Each cache records when a service mounting it last started (its InferenceService Ready).
+    def last_used() -> list[str] | None:
+        found = [c.get("status", {}).get("lastUsed") for c in kube.list(AIM, "AIMModelCache", ns)]
+        return [str(t) for t in found] if all(found) else None
+
+    used = wait_for("every cache to record when a service last started with it", last_used)
+    assert len(used) == len(caches)
+
     # Deleting the inline service removes the model it composed, and its cache with its PVC.
     kube.delete(AIM, "AIMService", name, ns)
     wait_for(

@@ -4,7 +4,8 @@ One step per call. Size unknown: a size-check Job measures the source and its re
 Pod's termination message) is kept in `status.size`. Size known: the PVC (ReadWriteMany, size
 plus the runtime config's headroom, rounded up to GiB; created once, never resized) and the
 download Job. Job complete: `status.status: Available` is recorded and the Job dropped. A PVC
-that disappears after that is a lost cache: it is re-created and downloaded again.
+that disappears after that is a lost cache: it is re-created and downloaded again. `lastUsed` is
+when a service mounting the PVC last started (usage.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from function.build.storage import (
     build_pvc,
     build_size_check_job,
 )
+from function.compose.cache import usage
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement
 from function.kube.objects import status_of
 from function.kube.observed import Composition, Desired, Observed, keep, parse_spec, parse_status
@@ -56,6 +58,7 @@ def compose_model_cache(observed: Observed) -> Composition:
         *config_lookup.requirements(),
         *pods_requirement(observed, SIZE_CHECK_JOB, _SIZE_CHECK_PODS, observed.namespace),
         *pods_requirement(observed, DOWNLOAD_JOB, _DOWNLOAD_PODS, observed.namespace),
+        *usage.requirements(observed, has_volume=PVC in observed.resources),
     ]
     config_health, config = resolve_runtime_config(config_lookup, observed.required)
     comp.propagated_labels = propagated_labels(observed.metadata, config)
@@ -103,7 +106,7 @@ def compose_model_cache(observed: Observed) -> Composition:
         status=CACHE_HEADLINE[state],
         persistent_volume_claim=pvc_name,
         size=quantity.binary(size) if size is not None else None,
-        last_used=previous.last_used,
+        last_used=usage.last_used(observed, pvc_name, previous.last_used),
     ).model_dump(mode="json", by_alias=True, exclude_none=True)
     return comp
 

@@ -1,0 +1,72 @@
+"""When a service last started with a model cache: `status.lastUsed`.
+
+A service uses a cache by mounting its PVC in the InferenceService it composes; it has started
+once KServe reports that InferenceService Ready. So the cache lists its namespace's
+InferenceServices and takes the latest time one that mounts its PVC turned Ready (its `Ready`
+condition's `lastTransitionTime`). That time only moves when a service (re)starts, so the status
+does not change on every call while services run; and it is never moved back, so a cache whose
+services are gone keeps the last time it was used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.kube.objects import find_condition, status_of
+from function.kube.observed import Observed, Requirement
+from function.rules.discovery import timestamp
+
+INFERENCE_SERVICES: Final = "inference-services"
+"""Requirement name of the namespace's InferenceServices."""
+_MAX_VOLUMES: Final = 256
+
+
+def requirements(observed: Observed, *, has_volume: bool) -> list[Requirement]:
+    """The namespace's InferenceServices, once the cache has a volume to mount."""
+    if not has_volume:
+        return []
+    return [
+        Requirement(
+            INFERENCE_SERVICES,
+            "serving.kserve.io/v1beta1",
+            "InferenceService",
+            namespace=observed.namespace,
+        )
+    ]
+
+
+def last_used(observed: Observed, pvc: str | None, previous: str | None) -> str | None:
+    """The latest start of a service mounting `pvc`, or `previous` when none is later."""
+    best = timestamp(previous) if previous else None
+    for isvc in observed.required.get(INFERENCE_SERVICES) or ():
+        if pvc is None or not isinstance(isvc, dict) or pvc not in _claims(isvc):
+            continue
+        ready = find_condition(status_of(isvc).get("conditions"), "Ready")
+        if ready.get("status") != "True":
+            continue
+        started = timestamp(ready.get("lastTransitionTime"))
+        # Another controller's clock: a start after this call is not believed.
+        if started is not None and started <= observed.now and (best is None or started > best):
+            best = started
+    return _rfc3339(best) if best is not None else previous
+
+
+def _claims(isvc: Mapping[str, JsonValue]) -> set[str]:
+    spec = isvc.get("spec")
+    predictor = spec.get("predictor") if isinstance(spec, dict) else None
+    volumes = predictor.get("volumes") if isinstance(predictor, dict) else None
+    found = set()
+    for volume in volumes[:_MAX_VOLUMES] if isinstance(volumes, list) else ():
+        claim = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
+        name = claim.get("claimName") if isinstance(claim, dict) else None
+        if isinstance(name, str):
+            found.add(name)
+    return found
+
+
+def _rfc3339(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
