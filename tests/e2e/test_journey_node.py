@@ -134,7 +134,7 @@ def test_a_model_image_becomes_a_service_that_answers(target_cluster: ClusterPla
         return messages if pods_ready else None
 
     told = wait_for("a Normal event for the service's pods turning Ready", normal_events)
-    assert any(m.startswith("TemplateReady is True") for m in told), told
+    assert any("TemplateReady is True: Resolved" in m for m in told), told
     isvc = one(platform, ISVC, "InferenceService", ns)
     isvc_name = isvc["metadata"]["name"]
     [pod] = kube.list("v1", "Pod", ns, labels={"serving.kserve.io/inferenceservice": isvc_name})

@@ -190,7 +190,9 @@ def pods_verdict(
         pods = kube.list("v1", "Pod", NS, labels={PREDICTOR_LABEL: isvc_name})
         return pods if pods and all(condition(p, "PodScheduled") for p in pods) else None
 
-    pods = wait_for("the scheduler's verdict on the predictor pod", unscheduled, timeout_s=60)
+    listed = wait_for("the scheduler's verdict on the predictor pod", unscheduled, timeout_s=60)
+    # A list's items lack their kind, which Crossplane's required resources carry.
+    pods = [{**p, "apiVersion": "v1", "kind": "Pod"} for p in listed]
     isvc = kube.get(ISVC_API, "InferenceService", isvc_name, NS) or {}
     composed = loop.reconcile(
         compose_service,
