@@ -142,6 +142,14 @@ class ModelCacheSpec(ApiModel):
     )
 
 
+class DownloadStatus(ApiModel):
+    """The download Job's attempts, as its Job reports them."""
+
+    protocol: str = Field(max_length=16, description="The source's scheme: hf, s3, gs, https, ...")
+    attempt: int = Field(ge=1, le=100, description="The attempt running, or the last one made.")
+    total_attempts: int = Field(ge=1, le=100, description="Attempts the Job makes before failing.")
+
+
 class ModelCacheStatus(ObservedStatus):
     """Observed state of an AIMModelCache, written by the function."""
 
@@ -152,4 +160,7 @@ class ModelCacheStatus(ObservedStatus):
     size: Quantity | None = Field(default=None, description="Size of the model, once known.")
     last_used: str | None = Field(
         default=None, description="When a service last started with this cache (RFC 3339)."
+    )
+    download: DownloadStatus | None = Field(
+        default=None, description="The download's attempts, while its Job exists."
     )

@@ -37,6 +37,13 @@ def job_state(job: Manifest) -> JobState:
     return JobState.RUNNING
 
 
+def attempt(job: Manifest, total: int) -> int:
+    """Which of a Job's `total` attempts runs now (or ran last): one after those that failed."""
+    failed = status_of(job).get("failed")
+    done = failed if isinstance(failed, int) and not isinstance(failed, bool) else 0
+    return max(1, min(done + 1, total))
+
+
 def pods_requirement(
     observed: Observed, key: str, pods_key: str, namespace: str
 ) -> list[Requirement]:

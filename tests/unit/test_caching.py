@@ -314,6 +314,42 @@ def test_a_finished_download_makes_the_cache_available_and_drops_the_job() -> No
     assert DOWNLOAD_JOB not in again.resources
 
 
+def test_a_download_says_which_attempt_runs_and_why_the_last_one_failed() -> None:
+    """A user watching a slow download sees its protocol and attempt in status, and, on a
+    retry, what the failed attempt said, without waiting for the last attempt to fail."""
+    _, pvc, job = downloading()
+    first = reconcile(
+        compose_model_cache, model_cache(size="1Gi"), resources={PVC: pvc, DOWNLOAD_JOB: job}
+    )
+    assert first.status["download"] == {"protocol": "hf", "attempt": 1, "totalAttempts": 3}
+    assert "(attempt 1 of 3)" in message(first, "DownloadReady")
+
+    retrying = with_status(job, failed=1, active=1)
+    failed_pod = pod(job, "Failed", "ConnectionResetError: reset by peer", "download")
+    second = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[failed_pod],
+        resources={PVC: pvc, DOWNLOAD_JOB: retrying},
+    )
+    assert tree(second.status)["download"]["attempt"] == 2
+    said = message(second, "DownloadReady")
+    assert "(attempt 2 of 3); attempt 1 failed: ConnectionResetError: reset by peer" in said
+
+    took_two = {"failed": 1, "succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+    done = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        resources={PVC: pvc, DOWNLOAD_JOB: {**complete(job), "status": took_two}},
+    )
+    assert tree(done.status)["download"]["attempt"] == 2
+    # Once Available the Job is gone, and so is the attempt count.
+    later = reconcile(
+        compose_model_cache, model_cache(done.status, size="1Gi"), resources={PVC: pvc}
+    )
+    assert "download" not in later.status
+
+
 def test_a_lost_pvc_is_downloaded_again() -> None:
     """A cache whose volume vanished downloads again instead of claiming to be Available."""
     comp = reconcile(

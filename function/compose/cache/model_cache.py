@@ -12,9 +12,15 @@ from __future__ import annotations
 
 from typing import Final
 
-from function.api.cache import CacheStatusValue, ModelCacheSpec, ModelCacheStatus
+from function.api.cache import (
+    CacheStatusValue,
+    DownloadStatus,
+    ModelCacheSpec,
+    ModelCacheStatus,
+)
 from function.build import Manifest
 from function.build.storage import (
+    DOWNLOAD_BACKOFF_LIMIT,
     DOWNLOAD_CONTAINER,
     SIZE_CHECK_CONTAINER,
     build_download_job,
@@ -22,7 +28,7 @@ from function.build.storage import (
     build_size_check_job,
 )
 from function.compose.cache import usage
-from function.kube.jobs import JobState, job_state, pod_message, pods_requirement
+from function.kube.jobs import JobState, attempt, job_state, pod_message, pods_requirement
 from function.kube.objects import status_of
 from function.kube.observed import Composition, Desired, Observed, keep, parse_spec, parse_status
 from function.rules import caching, labels, naming, quantity
@@ -76,6 +82,7 @@ def compose_model_cache(observed: Observed) -> Composition:
     )
     healths = [config_health, size_health]
     pvc_name = None
+    download = None
     if size is not None and config is not None:
         pvc_name = names["pvc"]
         pvc_health = _pvc(
@@ -87,7 +94,7 @@ def compose_model_cache(observed: Observed) -> Composition:
             base_labels=base_labels,
             comp=comp,
         )
-        download_health = _download(
+        download_health, download = _download(
             observed,
             spec=spec,
             config=config,
@@ -107,6 +114,7 @@ def compose_model_cache(observed: Observed) -> Composition:
         persistent_volume_claim=pvc_name,
         size=quantity.binary(size) if size is not None else None,
         last_used=usage.last_used(observed, pvc_name, previous.last_used),
+        download=download,
     ).model_dump(mode="json", by_alias=True, exclude_none=True)
     return comp
 
@@ -237,12 +245,13 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
     names: dict[str, str],
     base_labels: dict[str, str],
     comp: Composition,
-) -> Health:
+) -> tuple[Health, DownloadStatus | None]:
+    """The download's health, and its attempts while its Job exists."""
     # Available is recorded once; it holds while the PVC does (a lost PVC downloads again).
     if previous.status is CacheStatusValue.AVAILABLE and PVC in observed.resources:
         return _download_health(
             State.READY, Reason.DOWNLOADED, f"{spec.source_uri} is in PVC {pvc}"
-        )
+        ), None
     current = observed.resources.get(DOWNLOAD_JOB)
     pull_secrets, service_account = _runs_as(spec, config)
     job = build_download_job(
@@ -256,22 +265,31 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         pull_secrets=pull_secrets,
         service_account=service_account,
     )
+    total = DOWNLOAD_BACKOFF_LIMIT + 1
+    tries = attempt(current, total) if current is not None else 1
+    download = DownloadStatus(
+        protocol=spec.source_uri.partition("://")[0][:16], attempt=tries, total_attempts=total
+    )
     state = job_state(current) if current is not None else None
     if state is JobState.COMPLETE:
         return _download_health(
             State.READY, Reason.DOWNLOADED, f"{spec.source_uri} downloaded into PVC {pvc}"
-        )
+        ), download
     comp.resources[DOWNLOAD_JOB] = Desired(job, ready=False)
+    pods = observed.required.get(_DOWNLOAD_PODS)
     if state is JobState.FAILED:
-        pods = observed.required.get(_DOWNLOAD_PODS)
         return _failed(
             ConditionType.DOWNLOAD_READY, pods, DOWNLOAD_CONTAINER, f"download into PVC {pvc}"
-        )
+        ), download.model_copy(update={"attempt": total})
+    # A retry says why the attempt before it failed: the user may not want to wait for it.
+    tail = (pod_message(pods, DOWNLOAD_CONTAINER, "Failed") or "").strip()
+    before = f"; attempt {tries - 1} failed: {tail[-300:]}" if tries > 1 and tail else ""
     return _download_health(
         State.PROGRESSING,
         Reason.DOWNLOADING,
-        f"Job {names['download']} downloads {spec.source_uri}",
-    )
+        f"Job {names['download']} downloads {spec.source_uri} (attempt {tries} of {total})"
+        + before,
+    ), download
 
 
 def _failed(
