@@ -83,11 +83,12 @@ def pods_health(pods: Sequence[Mapping[str, JsonValue]], *, serving: bool) -> He
         )
     if problem is not None:
         return problem
-    if any(p.phase == "Running" for p in read):
+    running = next((p for p in read if p.phase == "Running"), None)
+    if running is not None:
         return _health(
             State.PROGRESSING,
             Reason.PODS_STARTING,
-            f"pod {read[0].name} is running; waiting for its readiness probe",
+            f"pod {running.name} is running; waiting for its readiness probe",
         )
     return _health(
         State.PROGRESSING,
@@ -97,7 +98,11 @@ def pods_health(pods: Sequence[Mapping[str, JsonValue]], *, serving: bool) -> He
 
 
 def _first_problem(pods: Sequence[Pod]) -> Health | None:
-    """The most telling problem among the pods: what stops every pod, before what stops one."""
+    """The first problem found, each kind looked for across all pods in turn.
+
+    Pulls, memory, crashes, containers that cannot start, failed pods, then scheduling: what a
+    user must fix comes before what may pass.
+    """
     for check in (_pull, _oom, _crash, _cannot_start, _failed, _unschedulable):
         for pod in pods:
             found = check(pod)
