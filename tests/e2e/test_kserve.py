@@ -171,20 +171,10 @@ def create_isvc(
 
 
 def pods_verdict(
-    kube: Kube,
-    name: str,
-    spec: Manifest,
-    drop: tuple[str, ...] = (),
-    pool: tuple[Manifest, ...] | list[Manifest] = (),
+    kube: Kube, isvc_name: str, service: Manifest, pool: tuple[Manifest, ...] | list[Manifest] = ()
 ) -> dict[str, Any]:
     """The service's InferenceServicePodsReady condition, composed over KServe's
     InferenceService and the predictor's pods as the scheduler left them (unscheduled)."""
-    service = service_manifest(name, spec, drop)
-    isvc_name = str(
-        loop.reconcile(compose_service, Observed(service), [MODEL, TEMPLATE, *pool])
-        .resources[INFERENCE_SERVICE]
-        .manifest["metadata"]["name"]  # type: ignore[call-overload,index]
-    )
 
     def unscheduled() -> list[dict[str, Any]] | None:
         pods = kube.list("v1", "Pod", NS, labels={PREDICTOR_LABEL: isvc_name})
@@ -285,7 +275,7 @@ def test_the_default_resources_make_a_deployment_kserve_accepts(
     assert (condition(isvc, "PredictorReady") or {}).get("reason") != "ReconcileFailed"
 
     # The real scheduler's verdict, as the service reports it.
-    verdict = pods_verdict(kube, "defaults", {}, drop=("resources",))
+    verdict = pods_verdict(kube, name, service_manifest("defaults", {}, drop=("resources",)))
     assert verdict["reason"] == "InsufficientResources", verdict
     assert "waits for a node with 4 free cpu" in verdict["message"]
     assert "Insufficient cpu" in verdict["message"]  # the scheduler's own words, quoted
@@ -301,7 +291,8 @@ def test_a_service_asking_more_gpus_than_any_node_has_says_so(
     kube = plane.admin
     name = create_isvc(kube, "big", {"template": {"name": "big"}}, pool=[BIG])
     predictor_object(kube, name, "apps/v1", "Deployment")
-    verdict = pods_verdict(kube, "big", {"template": {"name": "big"}}, pool=[BIG])
+    big = service_manifest("big", {"template": {"name": "big"}})
+    verdict = pods_verdict(kube, name, big, pool=[BIG])
     assert verdict["reason"] == "InsufficientGPU", verdict
     assert "waits for a node with 16 free amd.com/gpu" in verdict["message"]
     assert "Insufficient amd.com/gpu" in verdict["message"]

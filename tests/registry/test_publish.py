@@ -22,27 +22,31 @@ def oras(tools: Tools, *args: str) -> str:
     return proc.stdout
 
 
-def test_publish_pushes_both_packages_to_the_named_registry(
-    tools: Tools, registry: Registry, runtime_image: Image, tmp_path: Path
-) -> None:
-    """publish pushes the Function and the Configurations to the registry it is given."""
-    target = f"{registry.host}/acme/aim"
+def publish(*args: str, out: Path, image: Image) -> subprocess.CompletedProcess[str]:
+    """`scripts/publish ARGS` with the test's runtime image, which must succeed."""
     proc = subprocess.run(
         [
             str(ROOT / "scripts" / "publish"),
-            target,
-            "--version",
-            "v0.2.0",
+            *args,
             "--out",
-            str(tmp_path),
+            str(out),
             "--runtime-image-tarball",
-            str(runtime_image.tarball),
+            str(image.tarball),
         ],
         capture_output=True,
         text=True,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_publish_pushes_both_packages_to_the_named_registry(
+    tools: Tools, registry: Registry, runtime_image: Image, tmp_path: Path
+) -> None:
+    """publish pushes the Function and the Configurations to the registry it is given."""
+    target = f"{registry.host}/acme/aim"
+    proc = publish(target, "--version", "v0.2.0", out=tmp_path, image=runtime_image)
     assert f"configuration: {target}/configuration-aim:v0.2.0" in proc.stdout
     assert "installed as Function acme-aim-function-aim" in proc.stdout
     # A Crossplane package: one layer annotated as the package's base layer; the Function's
@@ -72,22 +76,7 @@ def test_packages_named_for_the_cluster_are_pushed_through_this_hosts_address(
     what Crossplane in the cluster resolves."""
     cluster = "registry.cluster.test:5000/acme"
     via = f"{registry.host}/via"
-    proc = subprocess.run(
-        [
-            str(ROOT / "scripts" / "publish"),
-            cluster,
-            "--push-via",
-            via,
-            "--out",
-            str(tmp_path),
-            "--runtime-image-tarball",
-            str(runtime_image.tarball),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
+    proc = publish(cluster, "--push-via", via, out=tmp_path, image=runtime_image)
     assert f"configuration: {cluster}/configuration-aim:v0.1.0" in proc.stdout
     manifest = json.loads(oras(tools, "manifest", "fetch", f"{via}/configuration-aim:v0.1.0"))
     digest = manifest["layers"][-1]["digest"]
