@@ -15,7 +15,7 @@ here and the stand-in server uses none.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from devtools.image import Image
 from devtools.kserve import start_kserve
 from devtools.kube import Kube, condition, wait_for
 from devtools.node import NODE_NAME, Node
+from devtools.registry import Registry, start_registry
 from devtools.render import Tools
 from function.build import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
@@ -41,13 +42,26 @@ MI300X = "74a1"
 
 
 @pytest.fixture(scope="module")
+def private_registry(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    """A registry with basic auth, which the node pulls from over plain HTTP."""
+    with start_registry(tools, tmp_path_factory.mktemp("registry"), auth=True) as registry:
+        yield registry
+
+
+@pytest.fixture(scope="module")
 def cluster(
-    tools: Tools, runtime_image: Image, tmp_path_factory: pytest.TempPathFactory
+    tools: Tools,
+    runtime_image: Image,
+    private_registry: Registry,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[ControlPlane, Node]]:
     """A plane with a node that has (fake) AMD GPUs, and KServe's controller beside it."""
     root = tmp_path_factory.mktemp("kserve")
+    gpus = {"amd.com/gpu": "8"}
     with (
-        node_cluster(tools, runtime_image, root, capacity={"amd.com/gpu": "8"}) as (plane, node),
+        node_cluster(
+            tools, runtime_image, root, capacity=gpus, registries=[private_registry.host]
+        ) as (plane, node),
         start_kserve(tools, plane, root / "kserve"),
     ):
         plane.admin.apply(
@@ -171,16 +185,27 @@ def create_isvc(
 
 
 def pods_verdict(
-    kube: Kube, isvc_name: str, service: Manifest, pool: tuple[Manifest, ...] | list[Manifest] = ()
-) -> dict[str, Any]:
-    """The service's InferenceServicePodsReady condition, composed over KServe's
-    InferenceService and the predictor's pods as the scheduler left them (unscheduled)."""
+    kube: Kube,
+    isvc_name: str,
+    service: Manifest,
+    pool: tuple[Manifest, ...] | list[Manifest] = (),
+    *,
+    until: Callable[[dict[str, Any]], bool] = lambda pod: bool(condition(pod, "PodScheduled")),
+) -> tuple[str, dict[str, Any]]:
+    """The service's headline and InferenceServicePodsReady condition, composed over KServe's
+    InferenceService and the predictor's pods once `until` holds for each (by default: the
+    scheduler has ruled on it)."""
 
-    def unscheduled() -> list[dict[str, Any]] | None:
+    def settled() -> list[dict[str, Any]] | None:
         pods = kube.list("v1", "Pod", NS, labels={PREDICTOR_LABEL: isvc_name})
-        return pods if pods and all(condition(p, "PodScheduled") for p in pods) else None
+        return pods if pods and all(until(p) for p in pods) else None
 
-    listed = wait_for("the scheduler's verdict on the predictor pod", unscheduled, timeout_s=60)
+    listed = wait_for(
+        "the predictor pod to show its problem",
+        settled,
+        timeout_s=60,
+        explain=lambda: isvc_explain(kube, isvc_name),
+    )
     # A list's items lack their kind, which Crossplane's required resources carry.
     pods = [{**p, "apiVersion": "v1", "kind": "Pod"} for p in listed]
     isvc = kube.get(ISVC_API, "InferenceService", isvc_name, NS) or {}
@@ -190,8 +215,8 @@ def pods_verdict(
         [MODEL, TEMPLATE, *pool, *pods],
     )
     [pods_ready] = [c for c in composed.conditions if c.type == "InferenceServicePodsReady"]
-    assert composed.status["status"] == "Pending", composed.conditions
-    return {"reason": pods_ready.reason, "message": pods_ready.message}
+    verdict = {"reason": pods_ready.reason, "message": pods_ready.message}
+    return str(composed.status["status"]), verdict
 
 
 def test_kserve_serves_the_composed_inference_service(
@@ -275,7 +300,10 @@ def test_the_default_resources_make_a_deployment_kserve_accepts(
     assert (condition(isvc, "PredictorReady") or {}).get("reason") != "ReconcileFailed"
 
     # The real scheduler's verdict, as the service reports it.
-    verdict = pods_verdict(kube, name, service_manifest("defaults", {}, drop=("resources",)))
+    headline, verdict = pods_verdict(
+        kube, name, service_manifest("defaults", {}, drop=("resources",))
+    )
+    assert headline == "Pending"
     assert verdict["reason"] == "InsufficientResources", verdict
     assert "waits for a node with 4 free cpu" in verdict["message"]
     assert "Insufficient cpu" in verdict["message"]  # the scheduler's own words, quoted
@@ -292,7 +320,8 @@ def test_a_service_asking_more_gpus_than_any_node_has_says_so(
     name = create_isvc(kube, "big", {"template": {"name": "big"}}, pool=[BIG])
     predictor_object(kube, name, "apps/v1", "Deployment")
     big = service_manifest("big", {"template": {"name": "big"}})
-    verdict = pods_verdict(kube, name, big, pool=[BIG])
+    headline, verdict = pods_verdict(kube, name, big, pool=[BIG])
+    assert headline == "Pending"
     assert verdict["reason"] == "InsufficientGPU", verdict
     assert "waits for a node with 16 free amd.com/gpu" in verdict["message"]
     assert "Insufficient amd.com/gpu" in verdict["message"]
@@ -369,3 +398,41 @@ def test_a_service_scaling_on_its_metrics_gets_kedas_scaled_object(
     assert "vllm:num_requests_running" in json.dumps(trigger)
     collectors = kube.list("opentelemetry.io/v1beta1", "OpenTelemetryCollector", NS)
     assert [c["metadata"]["name"] for c in collectors] == [f"{name}-predictor"]
+
+
+def pulling_failed(pod: dict[str, Any]) -> bool:
+    """The kubelet has tried to pull the predictor's image and failed."""
+    return any(
+        (c.get("state", {}).get("waiting") or {}).get("reason")
+        in {"ErrImagePull", "ImagePullBackOff"}
+        for c in pod.get("status", {}).get("containerStatuses", [])
+    )
+
+
+def test_an_image_the_registry_refuses_names_the_image_and_the_pull_secrets(
+    cluster: tuple[ControlPlane, Node], private_registry: Registry
+) -> None:
+    """A model whose image is in a registry that needs credentials, served without them: the
+    kubelet's pull gets the registry's 401, and the service is Failed with
+    ImagePullAuthFailure naming the image and the pull secrets the pod used (none), and
+    where to name one."""
+    plane, _ = cluster
+    kube = plane.admin
+    image = f"{private_registry.host}/org/locked:1"
+    model = aim("AIMModel", "locked", {"image": image}, "Ready")
+    template = aim(
+        "AIMServiceTemplate",
+        "locked-latency",
+        {**TEMPLATE["spec"], "modelName": "locked"},  # type: ignore[dict-item]
+        "Available",
+    )
+    spec: Manifest = {"model": {"ref": "locked"}, "template": {"name": "locked-latency"}}
+    name = create_isvc(kube, "locked", spec, pool=[model, template])
+    headline, verdict = pods_verdict(
+        kube, name, service_manifest("locked", spec), [model, template], until=pulling_failed
+    )
+    assert headline == "Failed"
+    assert verdict["reason"] == "ImagePullAuthFailure", verdict
+    assert f"cannot pull {image}" in verdict["message"]
+    assert "pull secrets in use: none" in verdict["message"]
+    assert "401 Unauthorized" in verdict["message"]  # the registry's answer, via containerd
