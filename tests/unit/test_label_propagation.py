@@ -11,12 +11,13 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
 from function.build import Manifest
+from function.compose.cache import compose_template_cache
 from function.compose.service import compose_service
 from function.kube.observed import Composition, Desired, Observed, apply_composition
 from function.rules import labels
 from tests.cases import Case, table
 from tests.unit import loop
-from tests.unit.test_compose_service import WORLD, config, service
+from tests.unit.test_compose_service import NS, WORLD, config, service
 
 LABELS = {
     "team.example.com/owner": "alice",
@@ -116,6 +117,24 @@ def test_a_services_runtime_config_decides_what_it_propagates(case: ConfigCase) 
     spec = {"labelPropagation": case.propagation} if case.propagation else {}
     comp = loop.reconcile(compose_service, Observed(labelled_service()), [*WORLD, config(**spec)])
     assert comp.propagated_labels == case.propagated
+
+
+def test_a_template_cache_passes_the_services_labels_on_to_its_model_caches() -> None:
+    """service -> template cache -> model caches -> their Jobs and PVCs: a template cache that
+    read no runtime config broke the chain, and its model caches never got the labels."""
+    cache: Manifest = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMTemplateCache",
+        "metadata": {"name": "tc", "namespace": NS, "labels": dict(LABELS)},
+        "spec": {"templateName": "tpl", "runtimeConfigName": "default"},
+    }
+    propagation = {"enabled": True, "match": ["team.example.com/*"]}
+    comp = loop.reconcile(
+        compose_template_cache, Observed(cache), [config(labelPropagation=propagation)]
+    )
+    assert comp.propagated_labels == {"team.example.com/owner": "alice"}
+    without = loop.reconcile(compose_template_cache, Observed(cache), [])
+    assert without.propagated_labels == {}
 
 
 def test_propagated_labels_reach_composed_objects_and_job_pods_without_overwriting() -> None:

@@ -48,6 +48,9 @@ from function.kube.observed import (
 )
 from function.rules import caching, labels
 from function.rules.merge import merged_env
+from function.rules.runtimeconfig import lookup as runtime_config_lookup
+from function.rules.runtimeconfig import propagated_labels
+from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report
 
 MODEL_CACHE_PREFIX: Final = "model-cache-"
@@ -70,7 +73,12 @@ def compose_template_cache(observed: Observed) -> Composition:
     comp = Composition()
     reqs, resolution = _template(observed, spec)
     listing = Listing(_MODEL_CACHES.key, Kind.MODEL_CACHE, observed.namespace)
-    comp.requirements += [*reqs, listing.requirement()]
+    # The runtime config is read for its label propagation only: the model caches resolve it
+    # themselves for everything they run, and report a missing one.
+    config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
+    comp.requirements += [*reqs, listing.requirement(), *config_lookup.requirements()]
+    _, config = resolve_runtime_config(config_lookup, observed.required)
+    comp.propagated_labels = propagated_labels(observed.metadata, config)
 
     template, template_health = _template_health(spec, resolution)
     caches: list[_Cache] = []
