@@ -7,6 +7,11 @@
 //	aim download URI DIR        fetches hf://org/model from $HF_ENDPOINT into DIR, as the model
 //	                            download image (KServe's storage-initializer convention) does
 //
+// Serving fails on demand, as a broken inference server would, for the tests of what a service
+// reports about its pods: $AIM_STUB_EXIT is printed and the server exits with code 3 (a crash
+// loop); $AIM_STUB_ALLOCATE_MIB mebibytes are touched before serving (killed under a lower
+// memory limit).
+//
 // Real AIM images carry a GPU inference server; none can run without AMD GPUs, so the tests put
 // this program in a small Debian image (devtools/aimimage.py) with the AIM labels instead.
 package main
@@ -19,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -67,6 +73,18 @@ func main() {
 }
 
 func serve(port int) {
+	if said := os.Getenv("AIM_STUB_EXIT"); said != "" {
+		fmt.Fprintln(os.Stderr, said)
+		os.Exit(3)
+	}
+	var held []byte
+	if mib, err := strconv.Atoi(os.Getenv("AIM_STUB_ALLOCATE_MIB")); err == nil && mib > 0 {
+		held = make([]byte, mib<<20)
+		for i := range held {
+			held[i] = byte(i)
+		}
+	}
+	defer func() { _ = held }()
 	reply := func(w http.ResponseWriter, body any) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(body)

@@ -53,9 +53,11 @@ def cluster(
     tools: Tools,
     runtime_image: Image,
     private_registry: Registry,
+    aim_images: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[ControlPlane, Node]]:
-    """A plane with a node that has (fake) AMD GPUs, and KServe's controller beside it."""
+    """A plane with a node that has (fake) AMD GPUs and the test AIM image, and KServe's
+    controller beside it."""
     root = tmp_path_factory.mktemp("kserve")
     gpus = {"amd.com/gpu": "8"}
     with (
@@ -71,6 +73,7 @@ def cluster(
                 "metadata": {"name": NODE_NAME, "labels": {"amd.com/gpu.device-id": MI300X}},
             }
         )
+        node.load(stub_image(tools, AIM_IMAGE, aim_images))
         yield plane, node
 
 
@@ -220,14 +223,13 @@ def pods_verdict(
 
 
 def test_kserve_serves_the_composed_inference_service(
-    cluster: tuple[ControlPlane, Node], tools: Tools, aim_images: Path
+    cluster: tuple[ControlPlane, Node],
 ) -> None:
     """The composed InferenceService is admitted by KServe's webhooks, reconciled into a
     Deployment whose pod serves on the node, reachable through KServe's Service; the composer
     reads KServe's status as Running."""
-    plane, node = cluster
+    plane, _ = cluster
     kube = plane.admin
-    node.load(stub_image(tools, AIM_IMAGE, aim_images))
     pool = [MODEL, TEMPLATE]
     starting = loop.reconcile(compose_service, Observed(SERVICE), pool)
     assert starting.status["status"] == "Starting", starting.conditions
@@ -436,3 +438,56 @@ def test_an_image_the_registry_refuses_names_the_image_and_the_pull_secrets(
     assert f"cannot pull {image}" in verdict["message"]
     assert "pull secrets in use: none" in verdict["message"]
     assert "401 Unauthorized" in verdict["message"]  # the registry's answer, via containerd
+
+
+def crash_looping(pod: dict[str, Any]) -> bool:
+    """The kubelet has restarted the predictor's container and backs off before the next try."""
+    return any(
+        (c.get("state", {}).get("waiting") or {}).get("reason") == "CrashLoopBackOff"
+        for c in pod.get("status", {}).get("containerStatuses", [])
+    )
+
+
+def test_a_server_that_keeps_exiting_is_reported_with_its_last_words(
+    cluster: tuple[ControlPlane, Node],
+) -> None:
+    """An inference server that fails at start (the stub exits with code 3 saying why): the
+    kubelet restarts it into CrashLoopBackOff, and the service is Degraded with the exit code and
+    the server's last log line, which reach the function as the termination message only
+    because the composed container asks for FallbackToLogsOnError (KServe keeps it)."""
+    plane, _ = cluster
+    kube = plane.admin
+    said = "RuntimeError: no GPU is visible to the server"
+    spec: Manifest = {"env": [{"name": "AIM_STUB_EXIT", "value": said}]}
+    name = create_isvc(kube, "crashing", spec)
+    headline, verdict = pods_verdict(
+        kube, name, service_manifest("crashing", spec), until=crash_looping
+    )
+    assert headline == "Degraded"
+    assert verdict["reason"] == "CrashLoopBackOff", verdict
+    assert f"last with code 3 (Error): {said}" in verdict["message"]
+
+
+def test_a_server_killed_for_memory_names_the_limit_to_raise(
+    cluster: tuple[ControlPlane, Node],
+) -> None:
+    """A server that needs more memory than its limit (the stub touches 128 MiB under a 64Mi
+    limit): the kernel kills it, the kubelet says OOMKilled, and the service is Degraded with
+    PodOOMKilled naming the limit and the field that raises it."""
+    plane, _ = cluster
+    kube = plane.admin
+    spec: Manifest = {
+        "env": [{"name": "AIM_STUB_ALLOCATE_MIB", "value": "128"}],
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "64Mi"},
+            "limits": {"memory": "64Mi"},
+        },
+    }
+    name = create_isvc(kube, "hungry", spec)
+    headline, verdict = pods_verdict(
+        kube, name, service_manifest("hungry", spec), until=crash_looping
+    )
+    assert headline == "Degraded"
+    assert verdict["reason"] == "PodOOMKilled", verdict
+    assert "its memory limit, 64Mi" in verdict["message"]
+    assert "spec.resources.limits.memory" in verdict["message"]
