@@ -1250,3 +1250,61 @@ def test_the_service_reports_its_replicas_from_its_autoscaler(case: RuntimeCase)
     """status.runtime: the bounds, and the counts of the autoscaler's HPA when there is one."""
     comp = reconcile(service(**case.spec), [*WORLD, *case.autoscalers])
     assert status(comp)["runtime"] == case.runtime
+
+
+def hpa_conditions(able: str, active: str, reason: str = "FailedGetResourceMetric") -> Any:
+    """KServe's HPA for the predictor with the HPA controller's two conditions."""
+    return hpa(
+        PREDICTOR,
+        currentReplicas=1,
+        conditions=[
+            {"type": "AbleToScale", "status": able, "reason": "ReadyForNewScale"},
+            {
+                "type": "ScalingActive",
+                "status": active,
+                "reason": reason,
+                "message": "the HPA was unable to compute the replica count: no metrics returned",
+            },
+        ],
+    )
+
+
+@dataclass(frozen=True)
+class HpaCase(Case):
+    autoscalers: list[Any]
+    isvc: Any
+    want: tuple[str, str]
+    says: str
+    headline: str
+
+
+SCALED = {"minReplicas": 1, "maxReplicas": 3}
+HPA_CASES = [
+    HpaCase("not-yet", "KServe has not made the HPA: on its way",
+            [], UNREADY_ISVC, ("False", "HPANotFound"), "no autoscaler yet", "Starting"),
+    HpaCase("waiting", "no metrics while the pods start: waiting, not an error",
+            [hpa_conditions("True", "False")], UNREADY_ISVC, ("False", "WaitingForMetrics"),
+            "FailedGetResourceMetric", "Starting"),
+    HpaCase("metrics-failed", "a serving service whose HPA reads no metrics runs but cannot "
+            "scale: Degraded (the operator says Failed, which would hide that it serves)",
+            [hpa_conditions("True", "False")], READY_ISVC, ("False", "MetricsFailed"),
+            "runs but cannot scale", "Degraded"),
+    HpaCase("operational", "an HPA with metrics: True",
+            [hpa_conditions("True", "True", "ValidMetricFound")], READY_ISVC,
+            ("True", "HPAOperational"), "reads its metrics", "Running"),
+    HpaCase("target-not-ready", "an HPA that cannot scale its Deployment yet: on its way",
+            [hpa_conditions("False", "False")], UNREADY_ISVC, ("False", "ScaleTargetNotReady"),
+            "the autoscaler", "Starting"),
+]  # fmt: skip
+
+
+@table(HPA_CASES)
+def test_hpa_ready_says_whether_the_autoscaler_works(case: HpaCase) -> None:
+    """HPAReady, from the HPA controller's conditions on KServe's HPA, once the service has an
+    InferenceService; a fixed count has no such condition."""
+    comp = reconcile(service(**SCALED), [*WORLD, *case.autoscalers], {INFERENCE_SERVICE: case.isvc})
+    assert conditions(comp)["HPAReady"] == case.want
+    assert case.says in message_of(comp, "HPAReady")
+    assert status(comp)["status"] == case.headline
+    fixed = reconcile(service(), WORLD, {INFERENCE_SERVICE: case.isvc})
+    assert "HPAReady" not in conditions(fixed)

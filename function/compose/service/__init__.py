@@ -97,10 +97,14 @@ def compose_service(observed: Observed) -> Composition:
         blocked=failed,
     )
     healths = [config_health, models.health, templates.health, isvc_health]
-    pods = observed.required.get(PODS)
-    if INFERENCE_SERVICE in observed.resources and pods is not None:
+    if INFERENCE_SERVICE in observed.resources:
         serving = inference_service_ready(observed.resources[INFERENCE_SERVICE])
-        healths.append(pods_health(pods, serving=serving))
+        pods = observed.required.get(PODS)
+        if pods is not None:
+            healths.append(pods_health(pods, serving=serving))
+        autoscaler = scaling.health(bounds, observed, serving=serving)
+        if autoscaler is not None:
+            healths.append(autoscaler)
     if caches.health is not None:
         healths.append(caches.health)
     if route.health is not None:

@@ -4,7 +4,8 @@ Fixed at `replicas` by default; with `minReplicas`/`maxReplicas`, KServe's HPA c
 between them, and with `autoScaling.metrics` KServe's KEDA class does. The HPA class runs a
 HorizontalPodAutoscaler named after the predictor, KEDA one named `keda-hpa-<predictor>`: their
 status says how many pods there are and how many the autoscaler wants. Until one exists (and for
-a fixed count) the bounds stand in for both.
+a fixed count) the bounds stand in for both. Their conditions say whether the autoscaler works:
+`HPAReady`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Final
 
 from function.api.service import AIMServiceSpec, ReplicaStatus
 from function.build.kserve import Scaling
-from function.kube.objects import status_of
+from function.kube.objects import find_condition, status_of
 from function.kube.observed import Observed, Requirement
+from function.rules.status import ConditionType, Health, Reason, State
 
 HPA: Final = "autoscaler"
 """Requirement name of the predictor's HorizontalPodAutoscaler."""
@@ -61,6 +63,50 @@ def runtime(scaling: Scaling, observed: Observed) -> ReplicaStatus:
         desired_replicas=desired,
         replicas=text,
     )
+
+
+def health(scaling: Scaling, observed: Observed, *, serving: bool) -> Health | None:
+    """Whether the service's autoscaler works, from its HPA's conditions; None without one.
+
+    An HPA that cannot read its metrics while the service is not Ready yet is waiting for the
+    pods to report them; once it serves, the service runs but cannot scale (Degraded).
+    """
+    found = observed.required.get(HPA)
+    if not scaling.autoscaled or found is None:
+        return None
+    if not found:
+        return _hpa(State.PROGRESSING, Reason.HPA_NOT_FOUND, "KServe has made no autoscaler yet")
+    conditions = status_of(found[0]).get("conditions")
+    able = find_condition(conditions, "AbleToScale")
+    active = find_condition(conditions, "ScalingActive")
+    if able and able.get("status") != "True":
+        return _hpa(
+            State.PROGRESSING, Reason.SCALE_TARGET_NOT_READY, f"the autoscaler: {_said(able)}"
+        )
+    if active.get("status") != "True":
+        if serving:
+            return _hpa(
+                State.DEGRADED,
+                Reason.METRICS_FAILED,
+                f"the service runs but cannot scale: {_said(active)}",
+            )
+        return _hpa(
+            State.PROGRESSING, Reason.WAITING_FOR_METRICS, f"the autoscaler: {_said(active)}"
+        )
+    return _hpa(State.READY, Reason.HPA_OPERATIONAL, "the autoscaler reads its metrics")
+
+
+def _said(condition: object) -> str:
+    """A condition's reason and message, as the autoscaler wrote them (cut short)."""
+    if not isinstance(condition, dict) or not condition:
+        return "no status yet"
+    reason, message = condition.get("reason"), condition.get("message")
+    text = ": ".join(str(x) for x in (reason, message) if isinstance(x, str) and x)
+    return (text or "no reason given")[:300]
+
+
+def _hpa(state: State, reason: Reason, message: str) -> Health:
+    return Health(ConditionType.HPA_READY, state, reason, message)
 
 
 def _count(value: object, default: int) -> int:
