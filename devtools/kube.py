@@ -38,12 +38,16 @@ class KubeError(RuntimeError):
 
 @dataclass(frozen=True)
 class Credentials:
-    """How to reach and authenticate to an API server (the files a kubeconfig points at)."""
+    """How to reach and authenticate to an API server (the files a kubeconfig points at).
+
+    A client certificate (`cert` and `key`), or a bearer `token` (a service account's, say).
+    """
 
     server: str  # https://127.0.0.1:<port>
     ca: Path
-    cert: Path
-    key: Path
+    cert: Path | None = None
+    key: Path | None = None
+    token: str | None = field(default=None, repr=False)
 
     def kubeconfig(self, user: str) -> str:
         """A kubeconfig for these credentials, for processes that take one."""
@@ -57,19 +61,16 @@ class Credentials:
                         "cluster": {"server": self.server, "certificate-authority": str(self.ca)},
                     }
                 ],
-                "users": [
-                    {
-                        "name": user,
-                        "user": {
-                            "client-certificate": str(self.cert),
-                            "client-key": str(self.key),
-                        },
-                    }
-                ],
+                "users": [{"name": user, "user": self._user()}],
                 "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": user}}],
                 "current-context": "e2e",
             }
         )
+
+    def _user(self) -> dict[str, str]:
+        if self.token is not None:
+            return {"token": self.token}
+        return {"client-certificate": str(self.cert), "client-key": str(self.key)}
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,12 @@ class Kube:
 
     def __post_init__(self) -> None:
         """Build the TLS context once: CA, client certificate and key."""
-        ctx = ssl.create_default_context(cafile=str(self.credentials.ca))
-        ctx.load_cert_chain(str(self.credentials.cert), str(self.credentials.key))
+        creds = self.credentials
+        ctx = ssl.create_default_context(cafile=str(creds.ca))
+        if creds.cert is not None and creds.key is not None:
+            ctx.load_cert_chain(str(creds.cert), str(creds.key))
         self._ssl = ctx
+        self._auth = {"Authorization": f"Bearer {creds.token}"} if creds.token else {}
         parsed = urllib.parse.urlsplit(self.credentials.server)
         self._host = parsed.hostname or "127.0.0.1"
         self._port = parsed.port or 443
@@ -137,7 +141,7 @@ class Kube:
                 method,
                 path,
                 body=data,
-                headers={"Content-Type": content_type, "Accept": accept},
+                headers={"Content-Type": content_type, "Accept": accept, **self._auth},
             )
             resp = conn.getresponse()
             raw = resp.read()
@@ -161,7 +165,7 @@ class Kube:
         """True when /readyz answers ok."""
         try:
             conn = http.client.HTTPSConnection(self._host, self._port, context=self._ssl, timeout=5)
-            conn.request("GET", "/readyz")
+            conn.request("GET", "/readyz", headers=self._auth)
             ok = conn.getresponse().status == 200  # noqa: PLR2004
             conn.close()
         except OSError:

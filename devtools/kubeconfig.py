@@ -1,8 +1,9 @@
 """Reading a user's kubeconfig into the end-to-end tier's client credentials.
 
 The tier's client (`devtools.kube`) authenticates with a client certificate, which is what kind
-and kubeadm clusters put in their admin kubeconfig. The file is the user's, so it is read with
-bounds, and every refusal names the field and what to do instead. Data embedded in the file
+and kubeadm clusters put in their admin kubeconfig, or a bearer token (inline or `tokenFile`);
+exec plugins and auth providers are refused. The file is the user's, so it is read with bounds,
+and every refusal names the field and what to do instead. Data embedded in the file
 (`*-data`, base64) is written beside the run's other files with owner-only permissions; paths
 are resolved against the kubeconfig's directory, as kubectl resolves them.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,12 +27,16 @@ MAX_BYTES: Final = 1 << 20
 """A kubeconfig larger than this is not one (kind's is about 5 KiB)."""
 
 
+_MAX_TOKEN: Final = 16 << 10
+"""Bound of a bearer token (service account tokens are about 1 KiB)."""
+
+
 class KubeconfigError(HarnessError):
     """The kubeconfig cannot be used; the message names the file, the field and the fix."""
 
 
 def credentials(path: Path, into: Path, context: str | None = None) -> Credentials:
-    """The server, CA and client certificate of a context of the kubeconfig at `path`.
+    """The server, CA and client credentials of a context of the kubeconfig at `path`.
 
     `context` defaults to the current context; embedded data is written under `into`.
     """
@@ -58,21 +64,52 @@ def credentials(path: Path, into: Path, context: str | None = None) -> Credentia
         raise _error(
             path, "cluster.insecure-skip-tls-verify", "is set; give the cluster's CA instead"
         )
-    for field in ("token", "tokenFile", "exec", "auth-provider", "username"):
-        if field in user["user"]:
+    into.mkdir(parents=True, exist_ok=True)
+    ca = _file(path, cluster["cluster"], "certificate-authority", into / "ca.crt")
+    return _client(path, user["user"], Credentials(server, ca), into)
+
+
+def _client(path: Path, who: Mapping[str, Any], base: Credentials, into: Path) -> Credentials:
+    """`base` with the user's client certificate and key, or bearer token, or both."""
+    for field in ("exec", "auth-provider", "username"):
+        if field in who:
             raise _error(
                 path,
                 f"user.{field}",
-                "is set: the tier authenticates with a client certificate only; use an admin "
-                "kubeconfig with client-certificate-data and client-key-data (kind's has them)",
+                "is set: the tier authenticates with a client certificate or a bearer token "
+                "only; use kind's admin kubeconfig, or a service account's token",
             )
-    into.mkdir(parents=True, exist_ok=True)
-    return Credentials(
-        server,
-        _file(path, cluster["cluster"], "certificate-authority", into / "ca.crt"),
-        _file(path, user["user"], "client-certificate", into / "client.crt"),
-        _file(path, user["user"], "client-key", into / "client.key"),
+    token = _token(path, who)
+    if token is not None and not any(
+        k in who for k in ("client-certificate", "client-certificate-data")
+    ):
+        return dataclasses.replace(base, token=token)
+    return dataclasses.replace(
+        base,
+        cert=_file(path, who, "client-certificate", into / "client.crt"),
+        key=_file(path, who, "client-key", into / "client.key"),
+        token=token,
     )
+
+
+def _token(path: Path, user: Mapping[str, Any]) -> str | None:
+    """The user's bearer token, given inline or in `tokenFile`; None when there is none."""
+    token = user.get("token")
+    named = user.get("tokenFile")
+    if token is None and isinstance(named, str) and named:
+        file = Path(named) if Path(named).is_absolute() else path.parent / named
+        try:
+            with file.open("rb") as f:
+                token = f.read(_MAX_TOKEN + 1).decode("ascii", errors="replace").strip()
+        except OSError as e:
+            raise _error(path, "user.tokenFile", f"names {file}: {e.strerror}") from e
+    if token is None:
+        return None
+    if not isinstance(token, str) or not token or len(token) > _MAX_TOKEN:
+        raise _error(path, "user.token", f"is not a token (a string of 1 to {_MAX_TOKEN} bytes)")
+    if any(c.isspace() or not c.isprintable() for c in token):
+        raise _error(path, "user.token", "holds whitespace or control characters")
+    return token
 
 
 def _named(

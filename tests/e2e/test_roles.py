@@ -8,13 +8,18 @@ cluster catalog stays out of reach of both until `catalog-viewer` is bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from devtools.kube import Kube, wait_for
+import pytest
+
+from devtools.kube import Credentials, Kube, KubeError, wait_for
+from devtools.kubeconfig import credentials
 from tests.cases import Case, table
 from tests.e2e.platform import Platform
 
 NS = "team-roles"
+AIM = "aim.silogen.ai/v1alpha1"
 
 
 @dataclass(frozen=True)
@@ -101,3 +106,61 @@ def test_teams_get_the_aim_kinds_through_the_built_in_roles(
     aggregated = ACCESS[0]
     wait_for("our rules aggregated into edit", lambda: allowed(kube, aggregated), timeout_s=30)
     assert allowed(kube, case) == case.allowed
+
+
+def test_a_service_accounts_token_kubeconfig_gets_what_view_gives(
+    platform: Platform, tmp_path: Path
+) -> None:
+    """A kubeconfig with a bearer token (as a CI system's service account has, and the tier
+    accepts for an existing cluster) authenticates to the real API server as that account:
+    bound to `view`, it lists the team's services and is refused creating one."""
+    kube = platform.kube
+    platform.team_namespace(NS)
+    account = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "ci", "namespace": NS},
+    }
+    kube.apply(account)
+    kube.apply(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "ci-view", "namespace": NS},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "view",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "ci", "namespace": NS}],
+        }
+    )
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+    path = f"/api/v1/namespaces/{NS}/serviceaccounts/ci/token"
+    token = kube.request("POST", path, request).body["status"]["token"]
+    config = tmp_path / "ci.kubeconfig"
+    config.write_text(
+        Credentials(kube.credentials.server, kube.credentials.ca, token=token).kubeconfig("ci")
+    )
+
+    ci = Kube(credentials(config, tmp_path / "ci"))
+
+    def listed() -> list[dict[str, Any]] | None:
+        try:
+            return ci.list(AIM, "AIMService", NS)
+        except KubeError as e:
+            if e.status == 403:  # not aggregated into view yet
+                return None
+            raise
+
+    wait_for("the account listing services through view", listed, timeout_s=30)
+    service = {
+        "apiVersion": AIM,
+        "kind": "AIMService",
+        "metadata": {"name": "x", "namespace": NS},
+        "spec": {"model": {"ref": "m"}},
+    }
+    with pytest.raises(KubeError) as refused:
+        ci.create(service)
+    assert refused.value.status == 403
+    assert f"system:serviceaccount:{NS}:ci" in refused.value.message

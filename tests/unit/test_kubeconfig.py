@@ -54,10 +54,28 @@ def test_a_kind_kubeconfig_gives_its_server_and_files(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(KIND))
     creds = credentials(path, tmp_path / "out")
     assert creds.server == "https://127.0.0.1:40123"
+    assert creds.cert is not None
+    assert creds.key is not None
     assert creds.ca.read_text() == "CA PEM"
     assert creds.cert.read_text() == "CERT PEM"
     assert creds.key.read_text() == "KEY PEM"
     assert creds.key.stat().st_mode & 0o777 == 0o600
+    assert creds.token is None
+
+
+def test_a_bearer_token_is_used_inline_or_from_its_file(tmp_path: Path) -> None:
+    """A service account's kubeconfig carries a token and no certificate; `tokenFile` is read
+    relative to the kubeconfig, as kubectl reads it."""
+    doc = copy.deepcopy(KIND)
+    doc["users"][0]["user"] = {"token": "eyJhbGciOi.abc.def"}
+    path = tmp_path / "config"
+    path.write_text(yaml.safe_dump(doc))
+    creds = credentials(path, tmp_path / "out")
+    assert (creds.token, creds.cert, creds.key) == ("eyJhbGciOi.abc.def", None, None)
+    (tmp_path / "sa-token").write_text("eyJ.from.file\n")
+    doc["users"][0]["user"] = {"tokenFile": "sa-token"}
+    path.write_text(yaml.safe_dump(doc))
+    assert credentials(path, tmp_path / "out").token == "eyJ.from.file"  # noqa: S105 - a test token
 
 
 def test_relative_file_paths_are_read_from_the_kubeconfigs_directory(tmp_path: Path) -> None:
@@ -106,17 +124,29 @@ class Bad:
 
 BAD = [
     Bad(
-        "token",
-        "a cloud kubeconfig's bearer token cannot be used by the tier's client: say so and point "
-        "at what works, rather than failing later with a 401",
-        edit(lambda d: d["users"][0]["user"].update({"token": "abc"})),
-        "user.token is set: the tier authenticates with a client certificate only",
+        "exec",
+        "an exec plugin (EKS, GKE) cannot be run by the tier's client: say so and point at what "
+        "works, rather than failing later with a 401",
+        edit(lambda d: d["users"][0]["user"].update(exec={"command": "aws"})),
+        "user.exec is set: the tier authenticates with a client certificate or a bearer token",
     ),
     Bad(
-        "exec",
-        "an exec plugin (EKS, GKE) is refused the same way",
-        edit(lambda d: d["users"][0]["user"].update(exec={"command": "aws"})),
-        "user.exec is set",
+        "token-with-newline",
+        "a token with a line break would split the Authorization header: refused",
+        edit(lambda d: d["users"][0].update(user={"token": "abc\nX-Evil: 1"})),
+        "user.token holds whitespace or control characters",
+    ),
+    Bad(
+        "token-not-a-string",
+        "a token of the wrong type names the field",
+        edit(lambda d: d["users"][0].update(user={"token": 12})),
+        "user.token is not a token",
+    ),
+    Bad(
+        "token-file-missing",
+        "a tokenFile that cannot be read names the file",
+        edit(lambda d: d["users"][0].update(user={"tokenFile": "/nonexistent/token"})),
+        "user.tokenFile names /nonexistent/token",
     ),
     Bad(
         "no-current-context",
