@@ -142,7 +142,8 @@ DEFINITIONS: tuple[XrdDefinition, ...] = (
             PrinterColumn("Status", ".status.status"),
             PrinterColumn("Model", ".status.resolvedModel.name"),
             PrinterColumn("Template", ".status.resolvedTemplate.name"),
-            PrinterColumn("Replicas", ".spec.replicas", "integer"),
+            # What runs and what the autoscaler wants: `2` fixed, `2/3 (1-4)` autoscaled.
+            PrinterColumn("Replicas", ".status.runtime.replicas"),
             PrinterColumn("Path", ".status.routing.path", priority=1),
         ),
     ),
@@ -173,6 +174,7 @@ DEFINITIONS: tuple[XrdDefinition, ...] = (
             PrinterColumn("Source", ".spec.sourceUri"),
             PrinterColumn("Size", ".status.size"),
             PrinterColumn("PVC", ".status.persistentVolumeClaim"),
+            PrinterColumn("Last Used", ".status.lastUsed", "date"),
         ),
     ),
 )

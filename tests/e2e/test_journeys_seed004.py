@@ -96,10 +96,11 @@ def test_cluster_model_with_discovery_serves_a_service_that_names_only_the_model
     latency = next(t for t in templates if t["spec"]["metric"] == "latency")
     assert running["status"]["resolvedTemplate"]["name"] == latency["metadata"]["name"]
     row = kubectl_get(platform, "AIMService", ns)[svc_name]
-    assert (row["Status"], row["Model"], row["Template"]) == (
+    assert (row["Status"], row["Model"], row["Template"], row["Replicas"]) == (
         "Running",
         name,
         latency["metadata"]["name"],
+        "1",
     )
     wait_condition(platform, "AIMService", svc_name, ns, "Ready", "True")
 
@@ -299,6 +300,9 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
 
     used = wait_for("every cache to record when a service last started with it", last_used)
     assert len(used) == len(caches)
+    # `kubectl get` shows it as an age, as it shows any date column.
+    ages = [row["Last Used"] for row in kubectl_get(platform, "AIMModelCache", ns).values()]
+    assert all(age and age != "<none>" for age in ages), ages
 
     # Deleting the inline service removes the model it composed, and its cache with its PVC.
     kube.delete(AIM, "AIMService", name, ns)
