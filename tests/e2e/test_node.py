@@ -571,3 +571,45 @@ def test_a_size_check_measures_the_source_on_a_real_pod(
     [known] = [c for c in measured.conditions if c.type == "SizeKnown"]
     assert (known.status.value, known.message) == ("True", f"hf://Org/Small: {total} (measured)")
     assert PVC in measured.resources
+
+
+def test_a_download_image_the_registry_refuses_fails_the_cache_naming_it(
+    cluster: tuple[ControlPlane, Node], private_registry: Registry
+) -> None:
+    """A cache whose download image is in a registry that wants credentials, with none given:
+    the kubelet's pull of the size check's pod gets the registry's 401, and the cache is Failed
+    with JobCannotStart naming the image and the pull secrets (none) rather than reading
+    "measuring" forever."""
+    plane, _ = cluster
+    kube = plane.admin
+    image = f"{private_registry.host}/org/downloader:1"
+    cache = model_cache("org-small-locked", image, "http://unused.invalid")
+    composed = loop.reconcile(compose_model_cache, Observed(cache), [])
+    job = composed.resources[SIZE_CHECK_JOB].manifest
+    kube.create(job)
+    job_name = str(job["metadata"]["name"])  # type: ignore[call-overload,index]
+
+    def refused() -> list[dict[str, Any]] | None:
+        listed = kube.list("v1", "Pod", NS, labels={"job-name": job_name})
+        waiting = [
+            (s.get("state", {}).get("waiting") or {}).get("reason")
+            for p in listed
+            for s in p.get("status", {}).get("containerStatuses", [])
+        ]
+        if not {"ErrImagePull", "ImagePullBackOff"} & set(waiting):
+            return None
+        return [{"apiVersion": "v1", "kind": "Pod", **p} for p in listed]
+
+    pods = wait_for("the kubelet's failed pull", refused, timeout_s=60)
+    observed_job = kube.get("batch/v1", "Job", job_name, NS) or {}
+    verdict = loop.reconcile(
+        compose_model_cache,
+        Observed({**cache, "status": composed.status}, resources={SIZE_CHECK_JOB: observed_job}),
+        pods,
+    )
+    [known] = [c for c in verdict.conditions if c.type == "SizeKnown"]
+    assert known.reason == "JobCannotStart", known
+    assert f"cannot start {image}" in known.message
+    assert "401 Unauthorized" in known.message
+    assert "pull secrets in use: none" in known.message
+    assert verdict.status["status"] == "Failed"

@@ -350,6 +350,38 @@ def test_a_download_says_which_attempt_runs_and_why_the_last_one_failed() -> Non
     assert "download" not in later.status
 
 
+def test_a_download_pod_that_cannot_start_fails_the_cache_until_it_can() -> None:
+    """A download pod the kubelet cannot start (its HF token Secret is missing) would leave the
+    cache "downloading" forever: it is Failed with the kubelet's words and the Job is kept, so
+    creating the Secret lets the same pod start and the cache go on."""
+    _, pvc, job = downloading()
+    stuck = pod(job, "Pending", "", "download")
+    stuck["status"]["containerStatuses"][0]["state"] = {
+        "waiting": {
+            "reason": "CreateContainerConfigError",
+            "message": 'secret "hf-token" not found',
+        }
+    }
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[stuck],
+        resources={PVC: pvc, DOWNLOAD_JOB: with_status(job, active=1)},
+    )
+    assert comp.status["status"] == "Failed"
+    said = message(comp, "DownloadReady")
+    assert 'CreateContainerConfigError: secret "hf-token" not found' in said
+    assert "pull secrets in use: none" in said
+    assert DOWNLOAD_JOB in comp.resources  # kept: the kubelet keeps trying
+
+    started = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        resources={PVC: pvc, DOWNLOAD_JOB: with_status(job, active=1)},
+    )
+    assert started.status["status"] == "Progressing"
+
+
 def test_a_lost_pvc_is_downloaded_again() -> None:
     """A cache whose volume vanished downloads again instead of claiming to be Available."""
     comp = reconcile(

@@ -28,7 +28,14 @@ from function.build.storage import (
     build_size_check_job,
 )
 from function.compose.cache import usage
-from function.kube.jobs import JobState, attempt, job_state, pod_message, pods_requirement
+from function.kube.jobs import (
+    JobState,
+    attempt,
+    job_state,
+    pod_message,
+    pods_requirement,
+    waiting_problem,
+)
 from function.kube.objects import status_of
 from function.kube.observed import Composition, Desired, Observed, keep, parse_spec, parse_status
 from function.rules import caching, labels, naming, quantity
@@ -191,6 +198,16 @@ def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return
         return None, _failed(
             ConditionType.SIZE_KNOWN, pods, SIZE_CHECK_CONTAINER, f"size check of {spec.source_uri}"
         )
+    stuck = _cannot_start(
+        ConditionType.SIZE_KNOWN,
+        pods,
+        container=SIZE_CHECK_CONTAINER,
+        job=names["size-check"],
+        spec=spec,
+        config=config,
+    )
+    if stuck is not None:
+        return None, stuck
     return None, _size_health(
         State.PENDING, f"spec.size is unset: Job {names['size-check']} measures {spec.source_uri}"
     )
@@ -281,6 +298,16 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         return _failed(
             ConditionType.DOWNLOAD_READY, pods, DOWNLOAD_CONTAINER, f"download into PVC {pvc}"
         ), download.model_copy(update={"attempt": total})
+    stuck = _cannot_start(
+        ConditionType.DOWNLOAD_READY,
+        pods,
+        container=DOWNLOAD_CONTAINER,
+        job=names["download"],
+        spec=spec,
+        config=config,
+    )
+    if stuck is not None:
+        return stuck, download
     # A retry says why the attempt before it failed: the user may not want to wait for it.
     tail = (pod_message(pods, DOWNLOAD_CONTAINER, "Failed") or "").strip()
     before = f"; attempt {tries - 1} failed: {tail[-300:]}" if tries > 1 and tail else ""
@@ -303,6 +330,33 @@ def _failed(
         State.FAILED,
         reason,
         f"{what} failed: {advice}{said} (delete the failed Job to try again)",
+    )
+
+
+def _cannot_start(  # noqa: PLR0913 - which Job, its pods, and what it runs as
+    condition: ConditionType,
+    pods: tuple[Manifest, ...] | None,
+    *,
+    container: str,
+    job: str,
+    spec: ModelCacheSpec,
+    config: RuntimeConfig,
+) -> Health | None:
+    """A Job whose pod the kubelet cannot start, Failed with the kubelet's words.
+
+    Its image cannot be pulled, or a Secret its env names is missing: without this the cache
+    would read "running" forever. The kubelet keeps trying, so fixing the cause resumes the Job.
+    """
+    stuck = waiting_problem(pods or (), container)
+    if stuck is None:
+        return None
+    secrets = ", ".join(_runs_as(spec, config)[0]) or "none"
+    return _health(
+        condition,
+        State.FAILED,
+        Reason.CACHE_JOB_CANNOT_START,
+        f"Job {job} cannot start {spec.model_download_image}: {stuck[:300]} (pull secrets in "
+        f"use: {secrets}; it resumes once the cause is fixed)",
     )
 
 
