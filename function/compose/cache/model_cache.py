@@ -10,6 +10,7 @@ when a service mounting the PVC last started (usage.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from function.api.cache import (
@@ -194,20 +195,17 @@ def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return
             f"{spec.source_uri}: {quantity.binary(size)} (measured)",
         )
     comp.resources[SIZE_CHECK_JOB] = Desired(job, ready=False)
-    if state is JobState.FAILED:
-        return None, _failed(
-            ConditionType.SIZE_KNOWN, pods, SIZE_CHECK_CONTAINER, f"size check of {spec.source_uri}"
-        )
-    stuck = _cannot_start(
+    run = _Run(
         ConditionType.SIZE_KNOWN,
-        pods,
-        container=SIZE_CHECK_CONTAINER,
-        job=names["size-check"],
-        spec=spec,
-        config=config,
+        names["size-check"],
+        SIZE_CHECK_CONTAINER,
+        spec.model_download_image,
+        tuple(pull_secrets),
+        f"size check of {spec.source_uri}",
     )
-    if stuck is not None:
-        return None, stuck
+    trouble = _trouble(run, state, pods)
+    if trouble is not None:
+        return None, trouble
     return None, _size_health(
         State.PENDING, f"spec.size is unset: Job {names['size-check']} measures {spec.source_uri}"
     )
@@ -294,20 +292,17 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         ), download
     comp.resources[DOWNLOAD_JOB] = Desired(job, ready=False)
     pods = observed.required.get(_DOWNLOAD_PODS)
-    if state is JobState.FAILED:
-        return _failed(
-            ConditionType.DOWNLOAD_READY, pods, DOWNLOAD_CONTAINER, f"download into PVC {pvc}"
-        ), download.model_copy(update={"attempt": total})
-    stuck = _cannot_start(
+    run = _Run(
         ConditionType.DOWNLOAD_READY,
-        pods,
-        container=DOWNLOAD_CONTAINER,
-        job=names["download"],
-        spec=spec,
-        config=config,
+        names["download"],
+        DOWNLOAD_CONTAINER,
+        spec.model_download_image,
+        tuple(pull_secrets),
+        f"download into PVC {pvc}",
     )
-    if stuck is not None:
-        return stuck, download
+    trouble = _trouble(run, state, pods)
+    if trouble is not None:
+        return trouble, download
     # A retry says why the attempt before it failed: the user may not want to wait for it.
     tail = (pod_message(pods, DOWNLOAD_CONTAINER, "Failed") or "").strip()
     before = f"; attempt {tries - 1} failed: {tail[-300:]}" if tries > 1 and tail else ""
@@ -319,44 +314,44 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
     ), download
 
 
-def _failed(
-    condition: ConditionType, pods: tuple[Manifest, ...] | None, container: str, what: str
-) -> Health:
-    tail = pod_message(pods, container, "Failed") or ""
-    reason, advice = caching.classify_failure(tail)
-    said = f"; it said: {tail.strip()[-300:]}" if tail.strip() else ""
-    return _health(
-        condition,
-        State.FAILED,
-        reason,
-        f"{what} failed: {advice}{said} (delete the failed Job to try again)",
-    )
+@dataclass(frozen=True)
+class _Run:
+    """One of the cache's Jobs as composed: its condition, names, and what its pod pulls."""
+
+    condition: ConditionType
+    job: str
+    container: str
+    image: str
+    pull_secrets: tuple[str, ...]
+    what: str
 
 
-def _cannot_start(  # noqa: PLR0913 - which Job, its pods, and what it runs as
-    condition: ConditionType,
-    pods: tuple[Manifest, ...] | None,
-    *,
-    container: str,
-    job: str,
-    spec: ModelCacheSpec,
-    config: RuntimeConfig,
-) -> Health | None:
-    """A Job whose pod the kubelet cannot start, Failed with the kubelet's words.
+def _trouble(run: _Run, state: JobState | None, pods: tuple[Manifest, ...] | None) -> Health | None:
+    """What stops a cache Job, Failed with its own words; None while nothing does.
 
-    Its image cannot be pulled, or a Secret its env names is missing: without this the cache
-    would read "running" forever. The kubelet keeps trying, so fixing the cause resumes the Job.
+    The Job failed: the end of its log (delete it to try again). Or the kubelet cannot start its
+    pod (the image cannot be pulled, a Secret its env names is missing): without this the cache
+    would read "running" forever; the kubelet keeps trying, so fixing the cause resumes the Job.
     """
-    stuck = waiting_problem(pods or (), container)
+    if state is JobState.FAILED:
+        tail = pod_message(pods, run.container, "Failed") or ""
+        reason, advice = caching.classify_failure(tail)
+        said = f"; it said: {tail.strip()[-300:]}" if tail.strip() else ""
+        return _health(
+            run.condition,
+            State.FAILED,
+            reason,
+            f"{run.what} failed: {advice}{said} (delete the failed Job to try again)",
+        )
+    stuck = waiting_problem(pods or (), run.container)
     if stuck is None:
         return None
-    secrets = ", ".join(_runs_as(spec, config)[0]) or "none"
     return _health(
-        condition,
+        run.condition,
         State.FAILED,
         Reason.CACHE_JOB_CANNOT_START,
-        f"Job {job} cannot start {spec.model_download_image}: {stuck[:300]} (pull secrets in "
-        f"use: {secrets}; it resumes once the cause is fixed)",
+        f"Job {run.job} cannot start {run.image}: {stuck[:300]} (pull secrets in use: "
+        f"{', '.join(run.pull_secrets) or 'none'}; it resumes once the cause is fixed)",
     )
 
 
