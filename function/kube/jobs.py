@@ -98,12 +98,8 @@ def waiting_problem(pods: Sequence[Mapping[str, JsonValue]], container: str) -> 
     return None
 
 
-_STUCK: Final = frozenset(
-    {
-        "ErrImagePull",
-        "ImagePullBackOff",
-        "InvalidImageName",
-        "CreateContainerConfigError",
-        "CreateContainerError",
-    }
-)
+PULL_FAILURES: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
+"""Waiting reasons of a container whose image the kubelet cannot pull."""
+START_FAILURES: Final = frozenset({"CreateContainerConfigError", "CreateContainerError"})
+"""Waiting reasons of a container the kubelet cannot create (a Secret its env names is missing)."""
+_STUCK: Final = PULL_FAILURES | START_FAILURES

@@ -16,12 +16,12 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from function.kube.jobs import PULL_FAILURES, START_FAILURES
 from function.rules.gpu import DEVICE_ID_LABEL
 from function.rules.status import ConditionType, Health, Reason, State
 
 MAX_PODS: Final = 100
 MAX_QUOTE: Final = 300
-_PULL: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
 _AUTH: Final = re.compile(
     r"unauthorized|authentication required|\b401\b|\b403\b|forbidden|denied|credentials",
     re.IGNORECASE,
@@ -30,7 +30,6 @@ _NOT_FOUND: Final = re.compile(
     r"not found|\b404\b|manifest unknown|name unknown|does not exist", re.IGNORECASE
 )
 _INSUFFICIENT: Final = re.compile(r"Insufficient ([\w./-]*\w)")
-_CANNOT_START: Final = frozenset({"CreateContainerConfigError", "CreateContainerError"})
 
 
 @dataclass(frozen=True)
@@ -103,78 +102,79 @@ def _first_problem(pods: Sequence[Pod]) -> Health | None:
     Pulls, memory, crashes, containers that cannot start, failed pods, then scheduling: what a
     user must fix comes before what may pass.
     """
-    for check in (_pull, _oom, _crash, _cannot_start, _failed, _unschedulable):
+    for check in (_pull, _oom, _crash, _cannot_start):
         for pod in pods:
-            found = check(pod)
+            for container in pod.containers:
+                found = check(pod, container)
+                if found is not None:
+                    return found
+    for pod_check in (_failed, _unschedulable):
+        for pod in pods:
+            found = pod_check(pod)
             if found is not None:
                 return found
     return None
 
 
-def _pull(pod: Pod) -> Health | None:
-    for c in pod.containers:
-        if c.waiting not in _PULL:
-            continue
-        quoted = _quote(c.waiting_message) or c.waiting
-        cannot = f"pod {pod.name} cannot pull {c.image}"
-        if _AUTH.search(c.waiting_message):
-            secrets = ", ".join(pod.pull_secrets) or "none"
-            return _health(
-                State.FAILED,
-                Reason.IMAGE_PULL_AUTH,
-                f"{cannot}: the registry refused it ({quoted}); pull secrets in use: {secrets}. "
-                "Name a Secret that can read the image in the service's or its runtime "
-                "config's imagePullSecrets",
-            )
-        if _NOT_FOUND.search(c.waiting_message) or c.waiting == "InvalidImageName":
-            return _health(
-                State.FAILED,
-                Reason.IMAGE_NOT_FOUND,
-                f"{cannot}: the registry has no such image ({quoted})",
-            )
-        return _health(State.DEGRADED, Reason.IMAGE_PULL_BACKOFF, f"{cannot}: {quoted}")
-    return None
+def _pull(pod: Pod, c: Container) -> Health | None:
+    if c.waiting not in PULL_FAILURES:
+        return None
+    quoted = _quote(c.waiting_message) or c.waiting
+    cannot = f"pod {pod.name} cannot pull {c.image}"
+    if _AUTH.search(c.waiting_message):
+        secrets = ", ".join(pod.pull_secrets) or "none"
+        return _health(
+            State.FAILED,
+            Reason.IMAGE_PULL_AUTH,
+            f"{cannot}: the registry refused it ({quoted}); pull secrets in use: {secrets}. "
+            "Name a Secret that can read the image in the service's or its runtime "
+            "config's imagePullSecrets",
+        )
+    if _NOT_FOUND.search(c.waiting_message) or c.waiting == "InvalidImageName":
+        return _health(
+            State.FAILED,
+            Reason.IMAGE_NOT_FOUND,
+            f"{cannot}: the registry has no such image ({quoted})",
+        )
+    return _health(State.DEGRADED, Reason.IMAGE_PULL_BACKOFF, f"{cannot}: {quoted}")
 
 
-def _oom(pod: Pod) -> Health | None:
-    for c in pod.containers:
-        if c.last_reason == "OOMKilled" and (c.waiting or pod.phase == "Failed"):
-            memory = c.limits.get("memory")
-            limit = f"its memory limit, {memory}" if memory else "its memory"
-            return _health(
-                State.DEGRADED,
-                Reason.POD_OOM_KILLED,
-                f"container {c.name} of pod {pod.name} was killed for using more than {limit} "
-                f"({c.restarts} restarts); raise spec.resources.limits.memory",
-            )
-    return None
+def _oom(pod: Pod, c: Container) -> Health | None:
+    if c.last_reason != "OOMKilled" or not (c.waiting or pod.phase == "Failed"):
+        return None
+    memory = c.limits.get("memory")
+    limit = f"its memory limit, {memory}" if memory else "its memory"
+    return _health(
+        State.DEGRADED,
+        Reason.POD_OOM_KILLED,
+        f"container {c.name} of pod {pod.name} was killed for using more than {limit} "
+        f"({c.restarts} restarts); raise spec.resources.limits.memory",
+    )
 
 
-def _crash(pod: Pod) -> Health | None:
-    for c in pod.containers:
-        if c.waiting == "CrashLoopBackOff":
-            code = f"code {c.last_exit}" if c.last_exit is not None else "an unknown code"
-            why = f" ({c.last_reason})" if c.last_reason else ""
-            said = f": {_quote(c.last_message)}" if c.last_message.strip() else ""
-            return _health(
-                State.DEGRADED,
-                Reason.CRASH_LOOP,
-                f"container {c.name} of pod {pod.name} keeps exiting, last with {code}{why}"
-                f"{said} ({c.restarts} restarts)",
-            )
-    return None
+def _crash(pod: Pod, c: Container) -> Health | None:
+    if c.waiting != "CrashLoopBackOff":
+        return None
+    code = f"code {c.last_exit}" if c.last_exit is not None else "an unknown code"
+    why = f" ({c.last_reason})" if c.last_reason else ""
+    said = f": {_quote(c.last_message)}" if c.last_message.strip() else ""
+    return _health(
+        State.DEGRADED,
+        Reason.CRASH_LOOP,
+        f"container {c.name} of pod {pod.name} keeps exiting, last with {code}{why}{said} "
+        f"({c.restarts} restarts)",
+    )
 
 
-def _cannot_start(pod: Pod) -> Health | None:
-    for c in pod.containers:
-        if c.waiting in _CANNOT_START:
-            return _health(
-                State.DEGRADED,
-                Reason.POD_FAILED,
-                f"container {c.name} of pod {pod.name} cannot start: {c.waiting}: "
-                f"{_quote(c.waiting_message)}",
-            )
-    return None
+def _cannot_start(pod: Pod, c: Container) -> Health | None:
+    if c.waiting not in START_FAILURES:
+        return None
+    return _health(
+        State.DEGRADED,
+        Reason.POD_FAILED,
+        f"container {c.name} of pod {pod.name} cannot start: {c.waiting}: "
+        f"{_quote(c.waiting_message)}",
+    )
 
 
 def _failed(pod: Pod) -> Health | None:
