@@ -27,7 +27,7 @@ from typing import Any, Final
 import pytest
 
 from devtools.image import Image
-from devtools.registry import PASSWORD, USER
+from devtools.registry import PASSWORD, USER, Registry, start_registry
 from devtools.render import Tools
 from tests.e2e.cluster import SimulatedCluster
 from tests.e2e.images import IMAGES, PRIVATE_REGISTRY, SOURCE_SIZES
@@ -81,6 +81,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.parent == here and item.path.name not in ON_EXISTING_CLUSTER:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="module")
+def private_registry(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    """A registry with basic auth for a node module's own plane (an image of a private model),
+    which that node pulls from over plain HTTP."""
+    with start_registry(tools, tmp_path_factory.mktemp("registry"), auth=True) as registry:
+        yield registry
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ from devtools.image import Image
 from devtools.kserve import start_kserve
 from devtools.kube import Kube, condition, wait_for
 from devtools.node import NODE_NAME, Node
-from devtools.registry import Registry, start_registry
+from devtools.registry import Registry
 from devtools.render import Tools
 from function.build import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
@@ -39,13 +39,6 @@ from tests.unit import loop
 API = "aim.silogen.ai/v1alpha1"
 ISVC_API = "serving.kserve.io/v1beta1"
 MI300X = "74a1"
-
-
-@pytest.fixture(scope="module")
-def private_registry(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
-    """A registry with basic auth, which the node pulls from over plain HTTP."""
-    with start_registry(tools, tmp_path_factory.mktemp("registry"), auth=True) as registry:
-        yield registry
 
 
 @pytest.fixture(scope="module")

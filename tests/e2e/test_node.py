@@ -30,7 +30,7 @@ from devtools.image import Image
 from devtools.kube import Kube, KubeError, wait_for
 from devtools.node import NODE_NAME, Node
 from devtools.oci import write_archive
-from devtools.registry import PASSWORD, USER, Registry, start_registry
+from devtools.registry import PASSWORD, USER, Registry
 from devtools.render import Tools
 from function.build import Manifest
 from function.compose.cache import compose_model_cache
@@ -47,13 +47,6 @@ RESTRICTED = {
     "runAsNonRoot": True,
     "seccompProfile": {"type": "RuntimeDefault"},
 }
-
-
-@pytest.fixture(scope="module")
-def private_registry(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
-    """A registry with basic auth, which the node pulls from (as an image of a private model)."""
-    with start_registry(tools, tmp_path_factory.mktemp("registry"), auth=True) as registry:
-        yield registry
 
 
 @pytest.fixture(scope="module")
