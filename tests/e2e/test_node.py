@@ -513,6 +513,8 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
     )
     assert available.status["status"] == "Available", available.conditions
     assert {f: (volume / f).read_bytes() for f in FILES} == FILES
+    # Read off the real Job controller's counts: the first of three attempts did it.
+    assert available.status["download"] == {"protocol": "hf", "attempt": 1, "totalAttempts": 3}
 
 
 SIZE_CHECK_IMAGE = "aim.local/aim-size-check:1"
