@@ -14,10 +14,17 @@ from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
+from function.api.meta import Kind
+from function.kube.claims import COMPOSITE_PREFIX
+
 SELECTION_EVENT: Final = "selection:"
 """An event prefix: a service's template selection ended with the reason that follows."""
 DISCOVERY_STARTED: Final = "discovery-started"
 """An event: a template composed a discovery Job that did not exist yet."""
+
+_KINDS: Final = frozenset({*Kind, *(COMPOSITE_PREFIX + k for k in Kind)})
+"""The kinds a call is labelled with; any other (a request's kind is its sender's to choose) is
+`other`, so odd requests cannot grow the series without bound."""
 
 # A call composes in about a millisecond and may take up to the budget (10 s by default).
 _BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -31,7 +38,8 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self._calls = Histogram(
             "function_aim_run_function_seconds",
-            "RunFunction calls by the XR's kind and how they ended (composed; invalid: the XR "
+            "RunFunction calls by the XR's kind (other: none the function composes) and how they "
+            "ended (composed; invalid: the XR "
             "cannot be composed as written; refused: a kind or composite the function does not "
             "compose; too-large; error: a bug; timeout; worker-lost), with the time each took.",
             ["kind", "outcome"],
@@ -58,7 +66,7 @@ class Metrics:
 
     def call(self, kind: str, outcome: str, seconds: float, events: Iterable[str] = ()) -> None:
         """Record one RunFunction call and the events its composing reported."""
-        self._calls.labels(kind or "unknown", outcome).observe(seconds)
+        self._calls.labels(kind if kind in _KINDS else "other", outcome).observe(seconds)
         for event in events:
             if event.startswith(SELECTION_EVENT):
                 self._selections.labels(event.removeprefix(SELECTION_EVENT)).inc()

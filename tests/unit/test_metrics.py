@@ -108,12 +108,29 @@ def test_each_call_is_counted_by_kind_and_outcome_with_what_it_reported() -> Non
     assert sample(runner, calls, kind="AIMServiceTemplate", outcome="composed") == 2
     assert sample(runner, calls, kind="AIMModel", outcome="composed") == 1
     assert sample(runner, calls, kind="AIMClusterModel", outcome="invalid") == 1
-    assert sample(runner, calls, kind="Unknown", outcome="refused") == 1
+    assert sample(runner, calls, kind="other", outcome="refused") == 1
     selections = "function_aim_template_selections_total"
     assert sample(runner, selections, reason="TemplateSelectionAmbiguous") == 2
     assert sample(runner, "function_aim_discovery_jobs_started_total") == 1
     inspections = "function_aim_registry_inspections_total"
     assert sample(runner, inspections, outcome="RegistryUnauthorized") == 1
+
+
+def test_kinds_the_function_does_not_compose_share_one_series() -> None:
+    """A request's kind is whatever its sender wrote: a thousand made-up kinds are one `other`
+    series, not a thousand, so the metrics cannot be made to grow without bound."""
+    runner = FunctionRunner({})
+    for i in range(1000):
+        asyncio.run(runner.RunFunction(request(f"Made{i}")))
+    calls = "function_aim_run_function_seconds_count"
+    assert sample(runner, calls, kind="other", outcome="refused") == 1000
+    kinds = {
+        s.labels["kind"]
+        for family in runner.metrics.registry.collect()
+        for s in family.samples
+        if "kind" in s.labels
+    }
+    assert kinds == {"other"}
 
 
 def test_the_served_function_exposes_its_metrics_for_prometheus() -> None:
