@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from function.api import cache, model, runtimeconfig, service, template
+from function.api import cache, model, modelsource, runtimeconfig, service, template
 from function.api.meta import Kind
 
 
@@ -109,6 +109,21 @@ DEFINITIONS: tuple[XrdDefinition, ...] = (
         spec=model.ModelSpec,
         status=model.ModelStatus,
         columns=_model_columns(),
+    ),
+    XrdDefinition(
+        kind=Kind.CLUSTER_MODEL_SOURCE,
+        plural="aimclustermodelsources",
+        scope="Cluster",
+        short_names=("aimclsrc",),
+        description="Fills the cluster catalog with a model per matching image of a registry.",
+        spec=modelsource.ClusterModelSourceSpec,
+        status=modelsource.ClusterModelSourceStatus,
+        columns=(
+            PrinterColumn("Status", ".status.status"),
+            PrinterColumn("Models", ".status.discoveredModels", "integer"),
+            PrinterColumn("Available", ".status.availableModels", "integer"),
+            PrinterColumn("Last Sync", ".status.lastSyncTime", "date"),
+        ),
     ),
     XrdDefinition(
         kind=Kind.CLUSTER_SERVICE_TEMPLATE,

@@ -18,6 +18,7 @@ class Kind(StrEnum):
     RUNTIME_CONFIG = "AIMRuntimeConfig"
     CLUSTER_MODEL = "AIMClusterModel"
     MODEL = "AIMModel"
+    CLUSTER_MODEL_SOURCE = "AIMClusterModelSource"
     CLUSTER_SERVICE_TEMPLATE = "AIMClusterServiceTemplate"
     SERVICE_TEMPLATE = "AIMServiceTemplate"
     SERVICE = "AIMService"

@@ -9,10 +9,11 @@ from typing import Protocol
 from function.api.meta import Kind
 from function.compose.cache import compose_model_cache, compose_template_cache
 from function.compose.model import compose_model
+from function.compose.modelsource import compose_model_source
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.service import compose_service
 from function.compose.template import compose_template
-from function.kube.observed import Composition, Inspect, Observed
+from function.kube.observed import Composition, Inspect, ListRegistry, Observed
 
 
 class Composer(Protocol):
@@ -21,10 +22,11 @@ class Composer(Protocol):
     It may raise `function.errors.FunctionError` for input it cannot compose at all; every other
     outcome, including user mistakes it can describe in status, is part of the `Composition`.
     A composer that needs data from outside the cluster (a model, its image's labels) says so
-    with `Inspect` when `Observed.inspection` does not hold it yet.
+    with `Inspect` when `Observed.inspection` does not hold it yet, and one that needs a
+    registry's repositories (a model source) with `ListRegistry`.
     """
 
-    def __call__(self, observed: Observed, /) -> Composition | Inspect:
+    def __call__(self, observed: Observed, /) -> Composition | Inspect | ListRegistry:
         """Decide the desired state for one XR."""
         ...
 
@@ -34,6 +36,7 @@ COMPOSERS: Mapping[str, Composer] = MappingProxyType(
         Kind.SERVICE: compose_service,
         Kind.MODEL: compose_model,
         Kind.CLUSTER_MODEL: compose_model,
+        Kind.CLUSTER_MODEL_SOURCE: compose_model_source,
         Kind.SERVICE_TEMPLATE: compose_template,
         Kind.CLUSTER_SERVICE_TEMPLATE: compose_template,
         Kind.TEMPLATE_CACHE: compose_template_cache,

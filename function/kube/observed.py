@@ -32,6 +32,7 @@ from function.kube.convert import (
     update_struct,
 )
 from function.registry.inspect import InspectionOutcome, InspectionRequest
+from function.registry.listing import ListingAnswer, ListingRequest
 from function.settings import Settings
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
@@ -55,6 +56,8 @@ class Observed:
     settings: Settings = field(default_factory=Settings)
     inspection: InspectionOutcome | None = None
     """The registry's answer, when `fn.py` inspected an image for this call."""
+    listing: ListingAnswer | None = None
+    """The registry's repositories and tags, when `fn.py` listed them for this call."""
     claims: bool = False
     """The XR is a claim's composite (the claims flavour): `composite` shows it as the namespaced
     XR it stands for (function/kube/claims.py)."""
@@ -130,6 +133,17 @@ class Inspect:
     """
 
     request: InspectionRequest
+
+
+@dataclass(frozen=True)
+class ListRegistry:
+    """A composer's answer when it needs a registry's repositories and tags first.
+
+    Like `Inspect`: the function lists the registry outside the composer and calls it again with
+    the answer in `Observed.listing`.
+    """
+
+    request: ListingRequest
 
 
 @dataclass(frozen=True)

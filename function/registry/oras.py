@@ -61,8 +61,11 @@ _CLASSES: Final = (
 _HINT: Final = re.compile(r"^(Please check|Usage:)", re.IGNORECASE)
 
 
-class _OrasError(Exception):
+class OrasError(Exception):
+    """oras failed; `kind` says how, as a condition reason."""
+
     def __init__(self, kind: FailureKind, message: str) -> None:
+        """An error of `kind`, in words for a condition (no credential in them)."""
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -96,8 +99,8 @@ class OrasInspector:
                 ["manifest", "fetch-config", ref.at(target)], request, deadline
             )
             labels, entrypoint = _labels_and_entrypoint(config, str(ref))
-        except _OrasError as e:
-            return RegistryFailure(request.image, e.kind, _redact(e.message, request.credential))
+        except OrasError as e:
+            return RegistryFailure(request.image, e.kind, e.message)
         return Inspection(request.image, digest, labels, entrypoint)
 
     def served_from(self, ref: ImageReference) -> ImageReference:
@@ -108,9 +111,36 @@ class OrasInspector:
     async def _oras(
         self, args: Sequence[str], request: InspectionRequest, deadline: float
     ) -> bytes:
-        credential = request.credential
+        return await self.run(
+            args,
+            request.reference.registry,
+            request.credential,
+            deadline,
+            what=f"while reading {request.reference}",
+            max_bytes=_MAX_DOCUMENT_BYTES,
+        )
+
+    async def run(  # noqa: PLR0913 - what one oras call needs
+        self,
+        args: Sequence[str],
+        registry: str,
+        credential: Credential | None,
+        deadline: float,
+        *,
+        what: str,
+        max_bytes: int,
+        cut: bool = False,
+    ) -> bytes:
+        """Run `oras ARGS` against `registry` (or its mirror) and return what it printed.
+
+        An answer longer than `max_bytes` is an error, or with `cut` its first `max_bytes + 1`
+        bytes (the caller tells it was cut by its length), and oras is stopped.
+
+        Raises:
+            OrasError: oras failed, ran past `deadline`, or answered too much without `cut`.
+        """
         cmd = [self.oras, *args, "--registry-config", _NO_CREDENTIAL_FILE]
-        if self.served_from(request.reference).registry in self.insecure:
+        if self.mirrors.get(registry, registry) in self.insecure:
             cmd.append("--plain-http")
         if credential is not None:
             cmd += ["--username", credential.username, "--password-stdin"]
@@ -125,23 +155,56 @@ class OrasInspector:
             )
         except OSError as e:
             msg = f"cannot run {self.oras!r}: {e.strerror}; install oras or pass --oras"
-            raise _OrasError(FailureKind.ERROR, msg) from None
+            raise OrasError(FailureKind.ERROR, msg) from None
         try:
             out, err = await asyncio.wait_for(
-                proc.communicate(stdin), timeout=max(deadline - time.monotonic(), 0.001)
+                _bounded(proc, stdin, max_bytes),
+                timeout=max(deadline - time.monotonic(), 0.001),
             )
         except TimeoutError:
-            proc.kill()
-            await proc.wait()
-            msg = (
-                f"no answer from {request.reference.registry} within {self.timeout_s:g}s "
-                f"while reading {request.reference}"
-            )
-            raise _OrasError(FailureKind.TIMEOUT, msg) from None
+            await _stop(proc)
+            msg = f"no answer from {registry} within {self.timeout_s:g}s {what}"
+            raise OrasError(FailureKind.TIMEOUT, msg) from None
+        if len(out) > max_bytes:
+            await _stop(proc)
+            if cut:
+                return out
+            msg = f"{registry} answered more than {max_bytes >> 10} KiB {what}"
+            raise OrasError(FailureKind.ERROR, msg)
         if proc.returncode != 0:
-            message = _message(err.decode(errors="replace"))
-            raise _OrasError(_classify(message), message)
+            message = _redact(_message(err.decode(errors="replace")), credential)
+            raise OrasError(_classify(message), message)
         return out
+
+
+async def _bounded(
+    proc: asyncio.subprocess.Process, stdin: bytes, max_bytes: int
+) -> tuple[bytes, bytes]:
+    """The process's output, reading no more than `max_bytes + 1` of stdout (then it is cut)."""
+    pipe_in, pipe_out, pipe_err = proc.stdin, proc.stdout, proc.stderr
+    if pipe_in is None or pipe_out is None or pipe_err is None:
+        msg = "oras was started without its pipes"
+        raise RuntimeError(msg)
+    pipe_in.write(stdin)
+    await pipe_in.drain()
+    pipe_in.close()
+    out = b""
+    while len(out) <= max_bytes:
+        chunk = await pipe_out.read(min(1 << 16, max_bytes + 1 - len(out)))
+        if not chunk:
+            break
+        out += chunk
+    if len(out) > max_bytes:
+        return out, b""
+    err = await pipe_err.read(_MAX_MESSAGE * 8)
+    await proc.wait()
+    return out, err
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.kill()
+    await proc.wait()
 
 
 def _platform_manifest(raw: bytes, ref: str) -> str | None:
@@ -159,7 +222,7 @@ def _platform_manifest(raw: bytes, ref: str) -> str | None:
             if isinstance(digest, str):
                 return digest
     msg = f"the image index {ref} has no linux/amd64 image"
-    raise _OrasError(FailureKind.NOT_FOUND, msg)
+    raise OrasError(FailureKind.NOT_FOUND, msg)
 
 
 def _labels_and_entrypoint(raw: bytes, ref: str) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -184,10 +247,10 @@ def _json(raw: bytes, what: str) -> dict[str, JsonValue]:
         value = jsontext.loads(raw, max_bytes=_MAX_DOCUMENT_BYTES)
     except jsontext.JsonTextError as e:
         msg = f"{what} {e}"
-        raise _OrasError(FailureKind.ERROR, msg) from None
+        raise OrasError(FailureKind.ERROR, msg) from None
     if not isinstance(value, dict):
         msg = f"{what} is not a JSON object"
-        raise _OrasError(FailureKind.ERROR, msg)
+        raise OrasError(FailureKind.ERROR, msg)
     return value
 
 

@@ -36,6 +36,11 @@ class ConditionType(StrEnum):
     SIZE_KNOWN = "SizeKnown"
     VOLUME_READY = "VolumeReady"
     DOWNLOAD_READY = "DownloadReady"
+    REGISTRY_SYNCED = "RegistrySynced"
+    MAX_MODELS_LIMIT_REACHED = "MaxModelsLimitReached"
+    """Whether a model source stopped short of its matches; never sets the headline."""
+    MODELS_READY = "ModelsReady"
+    """Whether a model source's models are Ready; never sets the headline."""
 
 
 class Reason(StrEnum):
@@ -145,6 +150,14 @@ class Reason(StrEnum):
     CACHE_FAILED = "CacheFailed"
     CACHE_LOST = "CacheLost"
     NO_CACHE = "NotCached"
+    # Model sources.
+    ALL_FILTERS_SUCCEEDED = "AllFiltersSucceeded"
+    SOME_FILTERS_FAILED = "SomeFiltersFailed"
+    ALL_FILTERS_FAILED = "AllFiltersFailed"
+    LIMIT_REACHED = "LimitReached"
+    WITHIN_LIMIT = "WithinLimit"
+    ALL_MODELS_READY = "AllModelsReady"
+    MODELS_NOT_READY = "ModelsNotReady"
 
 
 class State(IntEnum):

@@ -3,8 +3,9 @@
 Everything here is synchronous and CPU-bound (parsing the request, composing, writing the
 response), and everything crossing in or out is plain bytes and picklable values, so `fn.py` can
 run it in a worker process with a time budget. The single network call of the function, the
-registry inspection, is not made here: a step that needs it says so (`NeedsInspection`), `fn.py`
-awaits the inspector, and the step runs again with the answer.
+registry inspection or listing, is not made here: a step that needs it says so
+(`NeedsInspection`, `NeedsListing`), `fn.py` awaits the registry, and the step runs again with the
+answer.
 
 This is also the single place where a composer's errors become results, so a bad XR (or a bug)
 costs only that XR's reconcile and never the server or any other XR.
@@ -27,9 +28,17 @@ from function.compose.template import DISCOVERY_JOB
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.convert import OBJECTS
-from function.kube.observed import Composition, Inspect, Observed, apply_composition, read_observed
+from function.kube.observed import (
+    Composition,
+    Inspect,
+    ListRegistry,
+    Observed,
+    apply_composition,
+    read_observed,
+)
 from function.kube.transitions import transitions
 from function.registry.inspect import InspectionOutcome, InspectionRequest
+from function.registry.listing import ListingAnswer, ListingRequest
 from function.rules.status import ConditionType
 from function.server.metrics import DISCOVERY_STARTED, SELECTION_EVENT
 from function.settings import Settings
@@ -45,6 +54,7 @@ class Call:
     request: bytes
     now: datetime
     inspection: InspectionOutcome | None = None
+    listing: ListingAnswer | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,13 @@ class NeedsInspection:
     """The composer needs an image's labels from its registry first (a model's, so far)."""
 
     request: InspectionRequest
+
+
+@dataclass(frozen=True)
+class NeedsListing:
+    """The composer needs a registry's repositories and tags first (a model source's)."""
+
+    request: ListingRequest
 
 
 @dataclass(frozen=True)
@@ -72,7 +89,7 @@ class Undecodable:
     error: str
 
 
-Step = NeedsInspection | Composed | Undecodable
+Step = NeedsInspection | NeedsListing | Composed | Undecodable
 
 
 @dataclass(frozen=True)
@@ -85,7 +102,7 @@ class Composers:
 
 
 def step(composers: Composers, call: Call) -> Step:
-    """Compose the XR in `call.request`, or say which image must be inspected first."""
+    """Compose the XR in `call.request`, or say what the registry must be asked first."""
     try:
         req = fnv1.RunFunctionRequest.FromString(call.request)
     except DecodeError as e:
@@ -96,7 +113,10 @@ def step(composers: Composers, call: Call) -> Step:
 def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> Step:
     rsp = response.to(req)
     observed = dataclasses.replace(
-        read_observed(req, composers.settings, OBJECTS), now=call.now, inspection=call.inspection
+        read_observed(req, composers.settings, OBJECTS),
+        now=call.now,
+        inspection=call.inspection,
+        listing=call.listing,
     )
     log = logging.get_logger().bind(tag=req.meta.tag, kind=observed.kind, xr=display_name(observed))
 
@@ -120,8 +140,8 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         return Composed(rsp.SerializeToString(deterministic=True), observed.kind, "refused")
     try:
         composition = composer(observed)
-        if isinstance(composition, Inspect):
-            return NeedsInspection(composition.request)
+        if isinstance(composition, Inspect | ListRegistry):
+            return _registry_step(composition)
     except FunctionError as e:
         log.info("cannot compose", error=str(e))
         report = response.fatal if e.severity is Severity.FATAL else response.warning
@@ -164,6 +184,12 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         observed.kind,
         events=_events(observed, composition),
     )
+
+
+def _registry_step(asked: Inspect | ListRegistry) -> NeedsInspection | NeedsListing:
+    if isinstance(asked, Inspect):
+        return NeedsInspection(asked.request)
+    return NeedsListing(asked.request)
 
 
 def _events(observed: Observed, composition: Composition) -> tuple[str, ...]:

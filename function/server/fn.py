@@ -2,8 +2,9 @@
 
 Composing happens in `function.server.call`, run by an executor (`function.server.workers`):
 worker processes with a time budget when served, in process for tests. This module owns what
-needs the event loop or protects it: the request size limit, the registry inspection (the
-function's one network call) between two steps of a model's composing, and turning a call that
+needs the event loop or protects it: the request size limit, the registry calls (the function's
+only network calls: a model's image inspection, a model source's listing) between two steps of
+composing, and turning a call that
 ran out of time or lost its worker into a result that names the XR.
 """
 
@@ -21,8 +22,18 @@ from google.protobuf.message import DecodeError
 
 from function.compose import COMPOSERS, Composer
 from function.registry.inspect import Inspector, RegistryFailure
+from function.registry.listing import Lister
 from function.registry.oras import OrasInspector
-from function.server.call import FUNCTION_NAME, Call, Composed, Composers, Undecodable
+from function.registry.oras_listing import OrasLister
+from function.server.call import (
+    FUNCTION_NAME,
+    Call,
+    Composed,
+    Composers,
+    NeedsInspection,
+    NeedsListing,
+    Undecodable,
+)
 from function.server.metrics import Metrics
 from function.server.workers import BudgetExceeded, Executor, InProcess, WorkerLost
 from function.settings import Settings
@@ -47,6 +58,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         *,
         settings: Settings | None = None,
         inspector: Inspector | None = None,
+        lister: Lister | None = None,
         executor: Executor | None = None,
         clock: Callable[[], datetime] | None = None,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_MIB * _MIB,
@@ -61,6 +73,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             Composers(dict(composers), settings or Settings())
         )
         self._inspector: Inspector = inspector or OrasInspector()
+        self._lister: Lister = lister or OrasLister(OrasInspector())
         self._clock = clock or (lambda: datetime.now(UTC))
         self._max_request_bytes = max_request_bytes
         self._log = logging.get_logger()
@@ -100,18 +113,8 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             outcome = await self._executor.run(call)
             if isinstance(outcome, Undecodable):
                 raise UndecodableRequestError(outcome.error)
-            if not isinstance(outcome, Composed):
-                inspection = await self._inspector.inspect(outcome.request)
-                self.metrics.inspection(
-                    inspection.kind.value if isinstance(inspection, RegistryFailure) else "ok"
-                )
-                self._log.info(
-                    "inspected image",
-                    image=str(outcome.request.reference),
-                    outcome=type(inspection).__name__,
-                    **_parse(request)[1],
-                )
-                outcome = await self._executor.run(Call(call.request, call.now, inspection))
+            if isinstance(outcome, NeedsInspection | NeedsListing):
+                outcome = await self._executor.run(await self._ask_registry(call, outcome))
         except BudgetExceeded:
             self._count_failed(request, "timeout", started)
             return self._internal_error(
@@ -134,6 +137,32 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         elapsed = time.perf_counter() - started
         self.metrics.call(outcome.kind, outcome.outcome, elapsed, outcome.events)
         return outcome.response
+
+    async def _ask_registry(self, call: Call, step: NeedsInspection | NeedsListing) -> Call:
+        """The call again, with the registry's answer to what its first step asked."""
+        who = _parse(call.request)[1]
+        if isinstance(step, NeedsInspection):
+            inspection = await self._inspector.inspect(step.request)
+            self.metrics.inspection(
+                inspection.kind.value if isinstance(inspection, RegistryFailure) else "ok"
+            )
+            self._log.info(
+                "inspected image",
+                image=str(step.request.reference),
+                outcome=type(inspection).__name__,
+                **who,
+            )
+            return Call(call.request, call.now, inspection=inspection)
+        listing = await self._lister.list_images(step.request)
+        for answer in listing.answers:
+            self.metrics.listing(answer.failure.value if answer.failure else "ok")
+        self._log.info(
+            "listed registry",
+            queries=len(listing.answers),
+            failed=sum(a.failure is not None for a in listing.answers),
+            **who,
+        )
+        return Call(call.request, call.now, listing=listing)
 
     def _count_failed(self, request: bytes, outcome: str, started: float) -> None:
         self.metrics.call(_parse(request)[1]["kind"], outcome, time.perf_counter() - started)

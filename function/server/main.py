@@ -14,6 +14,8 @@ from crossplane.function.runtime import load_credentials
 
 from function.compose import COMPOSERS
 from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
+from function.registry.oras_listing import DEFAULT_TIMEOUT_S as DEFAULT_LISTING_TIMEOUT_S
+from function.registry.oras_listing import OrasLister
 from function.registry.reference import registry_host
 from function.server.call import Composers
 from function.server.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
@@ -92,6 +94,13 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     default=DEFAULT_TIMEOUT_S,
     show_default=True,
     help="Seconds one image inspection may take in all.",
+)
+@click.option(
+    "--registry-listing-timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_LISTING_TIMEOUT_S,
+    show_default=True,
+    help="Seconds one model source's sync may spend listing registries in all.",
 )
 @click.option(
     "--insecure-registry",
@@ -173,6 +182,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     system_namespace: str,
     oras_path: str,
     registry_timeout: float,
+    registry_listing_timeout: float,
     insecure_registries: tuple[str, ...],
     registry_mirrors: dict[str, str],
     waiting_recheck: int,
@@ -192,17 +202,19 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     )
     composers = Composers(dict(COMPOSERS), settings)
     level = logging.Level.DEBUG if debug else logging.Level.INFO
+    inspector = OrasInspector(
+        oras=oras_path,
+        timeout_s=registry_timeout,
+        insecure=frozenset(insecure_registries),
+        mirrors=registry_mirrors,
+    )
     runner = FunctionRunner(
         executor=WorkerPool(composers, size=workers, budget_s=compose_budget, log_level=level)
         if workers
         else InProcess(composers),
         max_request_bytes=max_recv_message_size << 20,
-        inspector=OrasInspector(
-            oras=oras_path,
-            timeout_s=registry_timeout,
-            insecure=frozenset(insecure_registries),
-            mirrors=registry_mirrors,
-        ),
+        inspector=inspector,
+        lister=OrasLister(inspector, timeout_s=registry_listing_timeout),
     )
     logging.configure(level=level)
     try:

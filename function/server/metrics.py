@@ -52,6 +52,13 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self._listings = Counter(
+            "function_aim_registry_listings",
+            "Model sources' registry queries (one per filter that lists a registry), by outcome "
+            "(ok, or the failure's reason).",
+            ["outcome"],
+            registry=self.registry,
+        )
         self._selections = Counter(
             "function_aim_template_selections",
             "Services' template resolutions by the reason of their TemplateReady condition.",
@@ -76,6 +83,10 @@ class Metrics:
     def inspection(self, outcome: str) -> None:
         """Record one registry inspection, by the type of its outcome."""
         self._inspections.labels(outcome).inc()
+
+    def listing(self, outcome: str) -> None:
+        """Record one registry query of a model source's sync, by outcome."""
+        self._listings.labels(outcome).inc()
 
     def serve(self, host: str, port: int) -> None:
         """Serve `/metrics` over plain HTTP on a thread of its own."""

@@ -14,7 +14,7 @@ import pytest
 
 from function.build import Manifest
 from function.compose import Composer
-from function.kube.observed import Composition, Inspect, Observed
+from function.kube.observed import Composition, Inspect, ListRegistry, Observed
 
 MAX_CALLS = 6
 
@@ -37,21 +37,25 @@ def answer(comp: Composition, pool: list[Manifest]) -> dict[str, tuple[Manifest,
 def reconcile(composer: Composer, observed: Observed, pool: list[Manifest]) -> Composition:
     """Call `composer` until its requirements stabilise (at most MAX_CALLS calls).
 
-    A composer that asks for a registry inspection fails the test: give it `inspection`.
+    A composer that asks the registry fails the test: give it `inspection` or `listing`.
     """
     outcome = run(composer, observed, pool)
     if isinstance(outcome, Inspect):
         pytest.fail(f"the composer asked to inspect {outcome.request.image}; pass inspection=")
+    if isinstance(outcome, ListRegistry):
+        pytest.fail(f"the composer asked to list {outcome.request.queries}; pass listing=")
     return outcome
 
 
-def run(composer: Composer, observed: Observed, pool: list[Manifest]) -> Composition | Inspect:
-    """`reconcile`, ending early when the composer asks for a registry inspection."""
+def run(
+    composer: Composer, observed: Observed, pool: list[Manifest]
+) -> Composition | Inspect | ListRegistry:
+    """`reconcile`, ending early when the composer asks the registry."""
     required: dict[str, tuple[Manifest, ...]] = {}
     asked: list[Any] = []
     for _ in range(MAX_CALLS):
         comp = composer(dataclasses.replace(observed, required=required))
-        if isinstance(comp, Inspect) or comp.requirements == asked:
+        if isinstance(comp, Inspect | ListRegistry) or comp.requirements == asked:
             return comp
         asked = comp.requirements
         required = answer(comp, pool)

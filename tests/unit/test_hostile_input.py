@@ -250,7 +250,7 @@ CONFIG_CASES = [
 def test_an_image_config_that_cannot_be_read_is_a_registry_error(case: Case) -> None:
     """What a registry serves as an image's config is parsed within bounds, on the event loop,
     so a failure must be an answer (a RegistryError naming the image), never an exception."""
-    with pytest.raises(oras._OrasError, match=case.want):  # noqa: SLF001 - the parser's own error
+    with pytest.raises(oras.OrasError, match=case.want):
         oras._labels_and_entrypoint(case.given, "registry.io/x:1")  # noqa: SLF001
 
 

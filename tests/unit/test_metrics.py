@@ -20,6 +20,7 @@ from function.kube.observed import (
     ConditionStatus,
     Desired,
     Inspect,
+    ListRegistry,
     Observed,
 )
 from function.registry.inspect import (
@@ -27,6 +28,13 @@ from function.registry.inspect import (
     InspectionOutcome,
     InspectionRequest,
     RegistryFailure,
+)
+from function.registry.listing import (
+    ListingAnswer,
+    ListingRequest,
+    QueryAnswer,
+    RepositoryQuery,
+    RepositoryTags,
 )
 from function.registry.reference import parse
 from function.rules.status import ConditionType
@@ -56,6 +64,26 @@ def inspecting(observed: Observed) -> Composition | Inspect:
     if observed.inspection is None:
         return Inspect(InspectionRequest(IMAGE, parse(IMAGE)))
     return Composition(status={"status": "Ready"})
+
+
+def listing(observed: Observed) -> Composition | ListRegistry:
+    """A model source that needs two repositories listed, then reports what it found."""
+    if observed.listing is None:
+        queries = (RepositoryQuery("r.example", "org/a"), RepositoryQuery("r.example", "org/b"))
+        return ListRegistry(ListingRequest(observed.name, queries))
+    found = [len(a.repositories) for a in observed.listing.answers]
+    return Composition(status={"status": "Ready", "found": found})
+
+
+class HalfRefusing:
+    """A registry that lists org/a and refuses org/b."""
+
+    async def list_images(self, request: ListingRequest) -> ListingAnswer:
+        """Answer the first query, refuse the others."""
+        first, *rest = request.queries
+        answers = [QueryAnswer(first, (RepositoryTags(first.repository, ("1.0",)),))]
+        answers += [QueryAnswer(q, failure=FailureKind.NOT_FOUND, message="no") for q in rest]
+        return ListingAnswer(request.source, tuple(answers))
 
 
 def invalid(observed: Observed) -> Composition:
@@ -114,6 +142,19 @@ def test_each_call_is_counted_by_kind_and_outcome_with_what_it_reported() -> Non
     assert sample(runner, "function_aim_discovery_jobs_started_total") == 1
     inspections = "function_aim_registry_inspections_total"
     assert sample(runner, inspections, outcome="RegistryUnauthorized") == 1
+
+
+def test_a_model_source_s_registry_queries_are_counted_and_answered() -> None:
+    """A source's listing runs between two steps of one call: the composer gets the answers, and
+    each query is counted by outcome."""
+    runner = FunctionRunner({"AIMClusterModelSource": listing}, lister=HalfRefusing())
+    rsp = asyncio.run(runner.RunFunction(request("AIMClusterModelSource")))
+
+    status = rsp.desired.composite.resource["status"]
+    assert list(status["found"]) == [1, 0]
+    listings = "function_aim_registry_listings_total"
+    assert sample(runner, listings, outcome="ok") == 1
+    assert sample(runner, listings, outcome="ImageNotFound") == 1
 
 
 def test_kinds_the_function_does_not_compose_share_one_series() -> None:

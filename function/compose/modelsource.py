@@ -1,0 +1,373 @@
+"""AIMClusterModelSource: a catalog that fills itself, one AIMClusterModel per matching image.
+
+Every `spec.syncInterval` (and at once when the spec changes) the function lists the registry for
+the filters (`ListRegistry`; `fn.py` makes the calls between two calls of this composer) and
+composes a model for each matching image that no model of the catalog serves yet, up to
+`spec.maxModels`. Between syncs it composes the models it made, so nothing is listed twice within
+an interval. Models are kept when their image leaves the registry or the filters change
+(append-only, as AIM's operator does: services may use them); deleting the source deletes them.
+
+The catalog is read too (every AIMClusterModel), so an image someone already added by hand is not
+added twice, and a name someone holds is not taken over.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.api.meta import Kind
+from function.api.model import ModelSpec, ModelStatusValue
+from function.api.modelsource import ClusterModelSourceSpec, ClusterModelSourceStatus, FilterStatus
+from function.build import Manifest
+from function.build.aim import build_aim_object
+from function.compose.model.metadata import secret_requirements
+from function.kube.lookup import Listing
+from function.kube.objects import aim_status, metadata_of, name_of
+from function.kube.observed import (
+    Composition,
+    Condition,
+    ConditionStatus,
+    Desired,
+    ListRegistry,
+    Observed,
+    keep,
+    parse_spec,
+    parse_status,
+)
+from function.registry.credentials import SecretFormatError, credential_for
+from function.registry.listing import ListingAnswer, ListingRequest
+from function.rules import labels, naming
+from function.rules.discovery import timestamp
+from function.rules.modelsource import Filter, FilterError, Match, matched, read_filters
+from function.rules.status import ConditionType, Health, Reason, State, report
+
+SOURCE_LABEL: Final = labels.PREFIX + "model-source"
+SOURCE_REGISTRY: Final = labels.PREFIX + "source-registry"
+SOURCE_REPOSITORY: Final = labels.PREFIX + "source-repository"
+SOURCE_TAG: Final = labels.PREFIX + "source-tag"
+MODEL_PREFIX: Final = "model-"
+RETRY_FAILED_S: Final = 300
+"""A sync with failed filters is tried again this soon (or at the interval, if sooner)."""
+MAX_SKIPPED: Final = 20
+_MAX_NAMED: Final = 10
+_HEADLINE: Final = {
+    State.FAILED: ModelStatusValue.FAILED,
+    State.DEGRADED: ModelStatusValue.DEGRADED,
+    State.PENDING: ModelStatusValue.PENDING,
+    State.PROGRESSING: ModelStatusValue.PROGRESSING,
+    State.READY: ModelStatusValue.READY,
+}
+_CATALOG: Final = Listing("cluster-models", Kind.CLUSTER_MODEL)
+_UNITS: Final = {"h": 3600, "m": 60, "s": 1}
+
+
+@dataclass(frozen=True)
+class _Record:
+    """What the last sync found, kept in status until the next one."""
+
+    filters: tuple[FilterStatus, ...] = ()
+    available: int = 0
+    skipped: tuple[str, ...] = ()
+    limit_reached: bool = False
+    last_sync: str | None = None
+    synced_generation: int | None = None
+
+    @classmethod
+    def stored(cls, composite: Manifest) -> _Record:
+        """The record in the XR's status; empty if there is none (or it cannot be read)."""
+        parsed = parse_status(composite, ClusterModelSourceStatus)
+        if parsed is None:
+            return cls()
+        return cls(
+            tuple(parsed.filters or ()),
+            parsed.available_models or 0,
+            tuple(parsed.skipped or ()),
+            bool(parsed.models_limit_reached),
+            parsed.last_sync_time,
+            parsed.synced_generation,
+        )
+
+
+@dataclass
+class _Sync:
+    """One sync's outcome: the models to add, and the record."""
+
+    record: _Record
+    new: dict[str, Manifest] = field(default_factory=dict)
+
+
+def compose_model_source(observed: Observed) -> Composition | ListRegistry:
+    """Compose one AIMClusterModelSource: its models, and a sync of the registry when due."""
+    spec = parse_spec(observed.composite, ClusterModelSourceSpec)
+    secret_names = [s.name for s in spec.image_pull_secrets or ()]
+    namespace = observed.settings.system_namespace
+    comp = Composition()
+    comp.requirements = [*secret_requirements(secret_names, namespace), _CATALOG.requirement()]
+    own = {k: v for k, v in observed.resources.items() if k.startswith(MODEL_PREFIX)}
+    for key, current in own.items():
+        comp.resources[key] = keep(current, ready=aim_status(current) == ModelStatusValue.READY)
+
+    record = _Record.stored(observed.composite)
+    interval = _seconds(spec.sync_interval)
+    generation = observed.metadata.get("generation")
+    wait = _due_in(record, observed.now, interval, generation)
+    sync_health: Health | None = None
+    if wait <= 0:
+        outcome = _sync(observed, spec, own, secret_names, namespace)
+        if isinstance(outcome, ListRegistry):
+            return outcome
+        if isinstance(outcome, Health):
+            sync_health = outcome
+            wait = interval if outcome.state is State.FAILED else 1
+        else:
+            record = outcome.record
+            for name, manifest in outcome.new.items():
+                comp.resources[MODEL_PREFIX + name] = Desired(manifest, ready=False)
+            wait = _due_in(record, observed.now, interval, generation)
+
+    discovered = sum(k.startswith(MODEL_PREFIX) for k in comp.resources)
+    state = report(
+        comp,
+        [sync_health or _filters_health(record, discovered)],
+        also=[_limit_condition(record, discovered, spec.max_models), _models_condition(comp)],
+    )
+    comp.ttl_seconds = max(wait, 1)
+    comp.status = ClusterModelSourceStatus(
+        status=_HEADLINE[state],
+        discovered_models=discovered,
+        available_models=record.available,
+        models_limit_reached=record.limit_reached,
+        last_sync_time=record.last_sync,
+        synced_generation=record.synced_generation,
+        filters=list(record.filters) or None,
+        skipped=list(record.skipped) or None,
+    ).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return comp
+
+
+def _due_in(record: _Record, now: datetime, interval: int, generation: JsonValue) -> int:
+    """Seconds until the next sync; 0 or less: now (never synced, or the spec changed)."""
+    last = timestamp(record.last_sync)
+    if last is None or last > now or record.synced_generation != generation:
+        return 0
+    failed = any(f.error for f in record.filters)
+    every = min(interval, RETRY_FAILED_S) if failed else interval
+    return int((last + timedelta(seconds=every) - now).total_seconds())
+
+
+def _sync(
+    observed: Observed,
+    spec: ClusterModelSourceSpec,
+    own: Mapping[str, Manifest],
+    secret_names: Sequence[str],
+    namespace: str,
+) -> _Sync | ListRegistry | Health:
+    """List the registry (via `ListRegistry`) and plan the models; a Health if it cannot yet."""
+    catalog = _CATALOG.items(observed.required)
+    if catalog is None:
+        return _health(State.PENDING, Reason.RESOLVING, "reading the cluster's model catalog")
+    secrets: list[Manifest] = []
+    for name in secret_names:
+        found = observed.required.get(f"pull-secret-{name}")
+        if found is None:
+            return _health(State.PENDING, Reason.RESOLVING, f"looking up pull secret {name!r}")
+        if not found:
+            return _health(
+                State.FAILED,
+                Reason.SECRET_NOT_FOUND,
+                f"spec.imagePullSecrets: secret {name!r} does not exist in namespace "
+                f"{namespace!r}; create it (kubectl create secret docker-registry -n "
+                f"{namespace}) or remove it from the list",
+            )
+        secrets.extend(found)
+    filters = read_filters(spec)
+    queries = []
+    for f in filters:
+        if isinstance(f, Filter):
+            try:
+                credential = credential_for(f.registry, secrets)
+            except SecretFormatError as e:
+                return _health(State.FAILED, Reason.SECRET_INVALID, f"spec.imagePullSecrets: {e}")
+            query = f.query(credential)
+            if query is not None:
+                queries.append(query)
+    answer = observed.listing
+    if queries and (answer is None or answer.source != observed.name):
+        return ListRegistry(ListingRequest(observed.name, tuple(queries)))
+    return _plan(observed, spec, _outcomes(filters, answer), own, catalog)
+
+
+def _outcomes(
+    filters: Sequence[Filter | FilterError], answer: ListingAnswer | None
+) -> tuple[list[FilterStatus], list[Match]]:
+    """Each filter's status, and every image they matched, in filter order.
+
+    The answers come in the order of the filters that asked (single images ask nothing).
+    """
+    answers = list(answer.answers) if answer is not None else []
+    statuses: list[FilterStatus] = []
+    matches: list[Match] = []
+    for f in filters:
+        if isinstance(f, FilterError):
+            statuses.append(FilterStatus(image=f.image, error=f.message))
+            continue
+        got = answers.pop(0) if f.tag is None and answers else None
+        if got is not None and got.failure is not None:
+            error = f"{got.failure.value}: {f.registry}: {got.message}"
+            statuses.append(FilterStatus(image=f.image, error=error))
+            continue
+        found = matched(f, got)
+        matches += found
+        note = got.message if got is not None and got.message else None
+        statuses.append(FilterStatus(image=f.image, matched=len(found), note=note))
+    return statuses, matches
+
+
+def _plan(
+    observed: Observed,
+    spec: ClusterModelSourceSpec,
+    outcomes: tuple[list[FilterStatus], list[Match]],
+    own: Mapping[str, Manifest],
+    catalog: Sequence[Manifest],
+) -> _Sync:
+    """The models to add for the images matched, and the record of this sync."""
+    statuses, matches = outcomes
+    ours = {_image(m) for m in own.values()}
+    own_names = {name_of(m) for m in own.values()}
+    others = {_image(m): name_of(m) for m in catalog if name_of(m) not in own_names}
+    taken = set(others.values())
+    first: dict[str, Match] = {}
+    for m in matches:
+        first.setdefault(m.image, m)
+    new: dict[str, Manifest] = {}
+    skipped: list[str] = []
+    over = 0
+    for image, match in first.items():
+        if image in ours:
+            continue
+        if image in others:
+            skipped.append(f"{image}: in the catalog already as {others[image]}")
+            continue
+        name = naming.image_model_name(image)
+        if name in taken:
+            skipped.append(f"{image}: the name {name} is taken by another model")
+            continue
+        if len(own) + len(new) >= spec.max_models:
+            over += 1
+            continue
+        new[name] = _model(observed.name, name, match, spec)
+    if over:
+        skipped.append(f"{over} more image(s): spec.maxModels ({spec.max_models}) is reached")
+    if len(skipped) > MAX_SKIPPED:
+        skipped = [*skipped[: MAX_SKIPPED - 1], f"and {len(skipped) - MAX_SKIPPED + 1} more"]
+    generation = observed.metadata.get("generation")
+    record = _Record(
+        tuple(statuses),
+        len(first),
+        tuple(skipped),
+        over > 0,
+        observed.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        generation if isinstance(generation, int) else None,
+    )
+    return _Sync(record, new)
+
+
+def _model(source: str, name: str, match: Match, spec: ClusterModelSourceSpec) -> Manifest:
+    """The AIMClusterModel for one image, labelled and annotated with where it came from."""
+    model = build_aim_object(
+        Kind.CLUSTER_MODEL,
+        name=name,
+        namespace=None,
+        labels={SOURCE_LABEL: labels.value(source), labels.ORIGIN: labels.AUTO_GENERATED},
+        spec=ModelSpec(
+            image=match.image,
+            image_pull_secrets=spec.image_pull_secrets,
+            discovery=spec.discovery,
+        ),
+    )
+    annotations: Manifest = {
+        SOURCE_REGISTRY: match.registry,
+        SOURCE_REPOSITORY: match.repository,
+        SOURCE_TAG: match.tag,
+    }
+    return {**model, "metadata": {**metadata_of(model), "annotations": annotations}}
+
+
+def _image(model: Manifest) -> str:
+    spec = model.get("spec")
+    image = spec.get("image") if isinstance(spec, dict) else None
+    return image if isinstance(image, str) else ""
+
+
+def _filters_health(record: _Record, discovered: int) -> Health:
+    """The last sync as one component: every filter listed, some failed, or all failed."""
+    if record.last_sync is None:
+        return _health(State.PENDING, Reason.RESOLVING, "the registry has not been listed yet")
+    failed = [f for f in record.filters if f.error]
+    found = f"{record.available} image(s) match, {discovered} model(s) created by this source"
+    if not failed:
+        notes = "; ".join(f.note for f in record.filters if f.note)
+        return _health(
+            State.READY,
+            Reason.ALL_FILTERS_SUCCEEDED,
+            f"{len(record.filters)} filter(s) listed at {record.last_sync}: {found}"
+            + (f" ({notes})" if notes else ""),
+        )
+    errors = "; ".join(f"{f.image}: {f.error}" for f in failed[:_MAX_NAMED])
+    if len(failed) == len(record.filters):
+        return _health(State.FAILED, Reason.ALL_FILTERS_FAILED, f"every filter failed: {errors}")
+    return _health(
+        State.DEGRADED,
+        Reason.SOME_FILTERS_FAILED,
+        f"{len(failed)} of {len(record.filters)} filter(s) failed ({errors}); {found}",
+    )
+
+
+def _limit_condition(record: _Record, discovered: int, limit: int) -> Condition:
+    kind = ConditionType.MAX_MODELS_LIMIT_REACHED
+    if record.limit_reached:
+        return Condition(
+            kind,
+            ConditionStatus.TRUE,
+            Reason.LIMIT_REACHED,
+            f"{discovered} model(s) created of {record.available} matching image(s); "
+            f"raise spec.maxModels ({limit}) or narrow the filters to add the rest",
+        )
+    return Condition(
+        kind, ConditionStatus.FALSE, Reason.WITHIN_LIMIT, f"{discovered} of at most {limit}"
+    )
+
+
+def _models_condition(comp: Composition) -> Condition:
+    """Whether the models this source made are Ready; it explains, it does not set the headline."""
+    models = {k.removeprefix(MODEL_PREFIX): d for k, d in comp.resources.items()}
+    waiting = sorted(name for name, d in models.items() if not d.ready)
+    kind = ConditionType.MODELS_READY
+    if not waiting:
+        return Condition(
+            kind, ConditionStatus.TRUE, Reason.ALL_MODELS_READY, f"{len(models)} model(s) Ready"
+        )
+    named = ", ".join(waiting[:_MAX_NAMED]) + (" ..." if len(waiting) > _MAX_NAMED else "")
+    return Condition(
+        kind,
+        ConditionStatus.FALSE,
+        Reason.MODELS_NOT_READY,
+        f"{len(models) - len(waiting)}/{len(models)} model(s) Ready; not yet: {named} "
+        "(kubectl describe aimclustermodel NAME says why)",
+    )
+
+
+def _seconds(interval: str) -> int:
+    """`1h30m` in seconds (the XRD's pattern admits only h, m, s parts)."""
+    total = sum(int(n) * _UNITS[u] for n, u in re.findall(r"([0-9]+)(h|m|s)", interval))
+    return max(total, 60)
+
+
+def _health(state: State, reason: str, message: str) -> Health:
+    return Health(ConditionType.REGISTRY_SYNCED, state, reason, message)

@@ -1,0 +1,107 @@
+"""What a registry listing is asked for and what it answers: repositories and their tags.
+
+An AIMClusterModelSource asks once per sync, for all its filters together, so one reconcile makes
+one round of registry calls; the answer says per filter what was found or why nothing was.
+Everything a registry says is bounded here, so a registry with a million tags costs a bounded
+amount of time and memory and is reported as cut, not trusted in full.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+from function.registry.credentials import Credential
+from function.registry.inspect import FailureKind
+
+MAX_REPOSITORIES: Final = 1000
+"""Repositories read from one catalog; a wildcard is matched against these only."""
+MAX_TAG_LISTS: Final = 100
+"""Repositories whose tags one wildcard filter lists."""
+MAX_TAGS: Final = 5000
+"""Tags read of one repository."""
+MAX_NAME: Final = 255
+"""Repository names and tags longer than this are no registry's (tags are at most 128)."""
+_TAG: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_REPOSITORY: Final = re.compile(
+    r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$"
+)
+
+
+@dataclass(frozen=True)
+class RepositoryQuery:
+    """One filter's question: the tags of `repository`, or of each repository matching it.
+
+    `repository` holds `*` wildcards when `wildcard`; repositories named in `exclude` are not
+    listed.
+    """
+
+    registry: str
+    repository: str
+    wildcard: bool = False
+    exclude: frozenset[str] = frozenset()
+    credential: Credential | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class ListingRequest:
+    """Every question of one sync of the source `source`."""
+
+    source: str
+    queries: tuple[RepositoryQuery, ...]
+
+
+@dataclass(frozen=True)
+class RepositoryTags:
+    """A repository and the tags it has (those that are valid tags)."""
+
+    repository: str
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class QueryAnswer:
+    """What the registry answered to one query; `failure` set when it could not be listed."""
+
+    query: RepositoryQuery
+    repositories: tuple[RepositoryTags, ...] = ()
+    failure: FailureKind | None = None
+    message: str = ""
+    """Why it failed, or what was cut short (`MAX_*`), in words for a condition."""
+
+
+@dataclass(frozen=True)
+class ListingAnswer:
+    """The answers to a `ListingRequest`, one per query, in its order."""
+
+    source: str
+    answers: tuple[QueryAnswer, ...]
+
+
+class Lister(Protocol):
+    """Lists repositories and tags. Must not block the event loop; must time out."""
+
+    async def list_images(self, request: ListingRequest) -> ListingAnswer:
+        """Answer every query; registry problems are answers, not exceptions."""
+        ...
+
+
+def matches(pattern: str, repository: str) -> bool:
+    """Whether `repository` matches a filter's `*` pattern (`*` spans `/` too, as AIM's does)."""
+    # fnmatch also gives meaning to `?` and `[`; repository names hold neither, patterns may.
+    escaped = re.sub(r"([?\[\]])", r"[\1]", pattern)
+    return fnmatch.fnmatchcase(repository, escaped)
+
+
+def valid_tags(lines: list[str]) -> tuple[str, ...]:
+    """The tags among a registry's answer, without blanks and anything no tag could be."""
+    return tuple(t for t in (line.strip() for line in lines) if _TAG.match(t))
+
+
+def valid_repositories(lines: list[str]) -> tuple[str, ...]:
+    """The repository names among a registry's answer."""
+    return tuple(
+        r for r in (line.strip() for line in lines) if len(r) <= MAX_NAME and _REPOSITORY.match(r)
+    )

@@ -1,0 +1,137 @@
+"""The production `Lister`: `oras repo ls` (the registry's catalog) and `oras repo tags`.
+
+It shares the inspector's oras binary, registries spoken to over HTTP, mirrors and credential
+handling (`OrasInspector.run`). A sync has one deadline for all its calls; a few run at once, so
+one slow registry costs one sync its deadline and never holds up other XRs' inspections beyond
+that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Final
+
+from function.registry.inspect import FailureKind
+from function.registry.listing import (
+    MAX_NAME,
+    MAX_REPOSITORIES,
+    MAX_TAG_LISTS,
+    MAX_TAGS,
+    ListingAnswer,
+    ListingRequest,
+    QueryAnswer,
+    RepositoryQuery,
+    RepositoryTags,
+    matches,
+    valid_repositories,
+    valid_tags,
+)
+from function.registry.oras import OrasError, OrasInspector
+from function.registry.reference import DOCKER_HUB
+
+DEFAULT_TIMEOUT_S: Final = 120.0
+CONCURRENCY: Final = 4
+# Registries that do not serve the Registry API's catalog to anyone.
+_NO_CATALOG: Final = frozenset({DOCKER_HUB, "ghcr.io"})
+
+
+@dataclass(frozen=True)
+class OrasLister:
+    """Lists repositories and tags with `inspector`'s oras, within `timeout_s` per sync."""
+
+    inspector: OrasInspector
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    async def list_images(self, request: ListingRequest) -> ListingAnswer:
+        """Answer every query of one sync, at most `CONCURRENCY` oras calls at a time."""
+        deadline = time.monotonic() + self.timeout_s
+        gate = asyncio.Semaphore(CONCURRENCY)
+        answers = await asyncio.gather(*(self._answer(q, deadline, gate) for q in request.queries))
+        return ListingAnswer(request.source, tuple(answers))
+
+    async def _answer(
+        self, query: RepositoryQuery, deadline: float, gate: asyncio.Semaphore
+    ) -> QueryAnswer:
+        try:
+            if not query.wildcard:
+                tags, note = await self._tags(query, query.repository, deadline, gate)
+                return QueryAnswer(query, (RepositoryTags(query.repository, tags),), message=note)
+            names, notes = await self._catalog(query, deadline, gate)
+            chosen = [n for n in names if matches(query.repository, n) and n not in query.exclude]
+            if len(chosen) > MAX_TAG_LISTS:
+                notes.append(
+                    f"{len(chosen)} repositories match; the tags of the first {MAX_TAG_LISTS} "
+                    "were listed (narrow the wildcard)"
+                )
+                chosen = chosen[:MAX_TAG_LISTS]
+            listed = await asyncio.gather(
+                *(self._tags(query, name, deadline, gate) for name in chosen)
+            )
+        except OrasError as e:
+            return QueryAnswer(query, failure=e.kind, message=e.message)
+        notes += [note for _, note in listed if note]
+        repositories = tuple(
+            RepositoryTags(n, tags) for n, (tags, _) in zip(chosen, listed, strict=True)
+        )
+        return QueryAnswer(query, repositories, message="; ".join(notes))
+
+    async def _catalog(
+        self, query: RepositoryQuery, deadline: float, gate: asyncio.Semaphore
+    ) -> tuple[list[str], list[str]]:
+        if query.registry in _NO_CATALOG:
+            msg = (
+                f"{query.registry} does not list its repositories to clients (no catalog API), "
+                "so a wildcard cannot be matched there; name each repository "
+                "(org/aim-qwen) in a filter of its own"
+            )
+            raise OrasError(FailureKind.ERROR, msg)
+        limit = MAX_REPOSITORIES * (MAX_NAME + 1)
+        async with gate:
+            out = await self.inspector.run(
+                ["repo", "ls", self._host(query.registry)],
+                query.registry,
+                query.credential,
+                deadline,
+                what=f"while listing the repositories of {query.registry}",
+                max_bytes=limit,
+                cut=True,
+            )
+        names = list(valid_repositories(_lines(out, limit)))
+        notes = []
+        if len(out) > limit or len(names) > MAX_REPOSITORIES:
+            notes.append(f"the catalog was read up to {MAX_REPOSITORIES} repositories")
+            names = names[:MAX_REPOSITORIES]
+        return names, notes
+
+    async def _tags(
+        self, query: RepositoryQuery, repository: str, deadline: float, gate: asyncio.Semaphore
+    ) -> tuple[tuple[str, ...], str]:
+        limit = MAX_TAGS * 129
+        async with gate:
+            out = await self.inspector.run(
+                ["repo", "tags", f"{self._host(query.registry)}/{repository}"],
+                query.registry,
+                query.credential,
+                deadline,
+                what=f"while listing the tags of {query.registry}/{repository}",
+                max_bytes=limit,
+                cut=True,
+            )
+        tags = valid_tags(_lines(out, limit))
+        if len(out) > limit or len(tags) > MAX_TAGS:
+            return tags[:MAX_TAGS], f"{repository}: only its first {MAX_TAGS} tags were read"
+        return tags, ""
+
+    def _host(self, registry: str) -> str:
+        return self.inspector.mirrors.get(registry, registry)
+
+
+def _lines(out: bytes, limit: int) -> list[str]:
+    """The complete lines of `out`; an answer cut at `limit` loses its partial last line."""
+    text = out.decode(errors="replace")
+    lines = text.splitlines()
+    if len(out) > limit and not text.endswith("\n") and lines:
+        lines.pop()
+    return lines

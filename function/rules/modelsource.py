@@ -1,0 +1,145 @@
+"""An AIMClusterModelSource's filters: what each asks the registry, and which images match.
+
+A filter is one image (`org/aim-qwen:0.8.5`, taken as written, no registry call), one repository
+(`org/aim-qwen`, its tags listed) or a wildcard (`org/aim-*`, the registry's catalog listed, then
+each matching repository's tags). Tags are kept when they satisfy the filter's version
+constraints (or the source's); with no constraints every tag is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from function.api.modelsource import ClusterModelSourceSpec, ModelSourceFilter
+from function.registry import reference
+from function.registry.credentials import Credential
+from function.registry.listing import QueryAnswer, RepositoryQuery
+from function.rules import semver
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A filter read: where to look, what to keep."""
+
+    image: str
+    """The filter as written, to name it in status."""
+    registry: str
+    repository: str
+    wildcard: bool = False
+    tag: str | None = None
+    exclude: frozenset[str] = frozenset()
+    constraints: tuple[semver.Constraint, ...] = ()
+
+    def query(self, credential: Credential | None) -> RepositoryQuery | None:
+        """The registry question this filter needs; None for a single image (no call)."""
+        if self.tag is not None:
+            return None
+        return RepositoryQuery(
+            self.registry, self.repository, self.wildcard, self.exclude, credential
+        )
+
+
+@dataclass(frozen=True)
+class FilterError:
+    """A filter that cannot be read; `message` names the field and the fix."""
+
+    image: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Match:
+    """An image a filter matched."""
+
+    registry: str
+    repository: str
+    tag: str
+
+    @property
+    def image(self) -> str:
+        """The image as a model names it: Docker Hub images without the registry, as AIM does."""
+        if self.registry == reference.DOCKER_HUB:
+            return f"{self.repository}:{self.tag}"
+        return f"{self.registry}/{self.repository}:{self.tag}"
+
+
+def read_filters(spec: ClusterModelSourceSpec) -> list[Filter | FilterError]:
+    """Every filter of `spec`, read, in order (an unreadable one does not stop the others)."""
+    return [_read(i, f, spec) for i, f in enumerate(spec.filters)]
+
+
+def _read(index: int, f: ModelSourceFilter, spec: ClusterModelSourceSpec) -> Filter | FilterError:
+    where = f"spec.filters[{index}]"
+    texts = f.versions if f.versions is not None else spec.versions or []
+    field = f"{where}.versions" if f.versions is not None else "spec.versions"
+    try:
+        constraints = tuple(semver.parse_constraint(t) for t in texts)
+    except semver.ConstraintError as e:
+        return FilterError(f.image, f"{field}: {e}")
+    exclude = frozenset(f.exclude or ())
+    text = f.image.strip()
+    if "*" in text:
+        first, sep, rest = text.partition("/")
+        registry, pattern = (first, rest) if sep and _is_host(first) else (spec.registry, text)
+        if ":" in pattern or "@" in pattern:
+            return FilterError(
+                f.image,
+                f"{where}.image: a wildcard takes no tag or digest; choose tags with "
+                f"{where}.versions",
+            )
+        return Filter(
+            f.image,
+            registry,
+            pattern.lower(),
+            wildcard=True,
+            exclude=exclude,
+            constraints=constraints,
+        )
+    if "@" in text:
+        return FilterError(
+            f.image, f"{where}.image: name images by tag, not digest (a catalog lists tags)"
+        )
+    first, sep, _ = text.partition("/")
+    named_registry = bool(sep) and _is_host(first)
+    try:
+        ref = reference.parse(text if named_registry else f"{spec.registry}/{text}")
+    except reference.ReferenceError as e:
+        return FilterError(f.image, f"{where}.image: {e}")
+    return Filter(
+        f.image, ref.registry, ref.repository, tag=ref.tag, exclude=exclude, constraints=constraints
+    )
+
+
+def _is_host(segment: str) -> bool:
+    return "." in segment or ":" in segment or segment == "localhost"
+
+
+def matched(f: Filter, answer: QueryAnswer | None) -> list[Match]:
+    """The images `f` matches: its own image, or the tags the registry listed that pass.
+
+    Newest versions first in each repository, so a `maxModels` cap keeps the newest.
+    """
+    if f.tag is not None:
+        return [Match(f.registry, f.repository, f.tag)]
+    found: list[Match] = []
+    for repo in answer.repositories if answer is not None else ():
+        if repo.repository in f.exclude:
+            continue
+        kept = [t for t in repo.tags if _passes(t, f.constraints)]
+        found += [Match(f.registry, repo.repository, t) for t in _newest_first(kept)]
+    return found
+
+
+def _passes(tag: str, constraints: Sequence[semver.Constraint]) -> bool:
+    if not constraints:
+        return True
+    version = semver.parse_version(tag)
+    return version is not None and all(c.allows(version) for c in constraints)
+
+
+def _newest_first(tags: Sequence[str]) -> list[str]:
+    """Versions highest first, then the tags that are no version, by name."""
+    versions = {t: v for t in tags if (v := semver.parse_version(t)) is not None}
+    ordered = sorted(versions, key=lambda t: (versions[t].key(), t), reverse=True)
+    return ordered + sorted(t for t in tags if t not in versions)

@@ -1,0 +1,456 @@
+"""AIMClusterModelSource: filters read, the registry asked once per sync, models added, kept."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from function.api.modelsource import ClusterModelSourceSpec
+from function.compose.modelsource import compose_model_source
+from function.kube.observed import Composition, ListRegistry, Observed
+from function.registry.inspect import FailureKind
+from function.registry.listing import (
+    ListingAnswer,
+    ListingRequest,
+    QueryAnswer,
+    RepositoryQuery,
+    RepositoryTags,
+)
+from function.rules.modelsource import Filter, FilterError, read_filters
+from function.settings import Settings
+from tests.cases import Case, table
+from tests.unit import loop
+
+API = "aim.silogen.ai/v1alpha1"
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+REG = "registry.example.com"
+SYSTEM_NS = Settings().system_namespace
+
+
+def source(status: dict[str, Any] | None = None, generation: int = 1, **spec: Any) -> Any:
+    body = {"registry": REG, "filters": [{"image": "amd/aim-*"}], **spec}
+    out: dict[str, Any] = {
+        "apiVersion": API,
+        "kind": "AIMClusterModelSource",
+        "metadata": {"name": "amd-catalog", "uid": "uid-src", "generation": generation},
+        "spec": body,
+    }
+    if status is not None:
+        out["status"] = status
+    return out
+
+
+def cluster_model(name: str, image: str, **meta: Any) -> Any:
+    return {
+        "apiVersion": API,
+        "kind": "AIMClusterModel",
+        "metadata": {"name": name, **meta},
+        "spec": {"image": image},
+        "status": {"status": "Ready"},
+    }
+
+
+def answer_all(request: ListingRequest, tags: dict[str, list[str]]) -> ListingAnswer:
+    """What a registry holding `tags` (repository to tags) answers, as `OrasLister` would."""
+    answers = []
+    for q in request.queries:
+        names = [
+            r
+            for r in tags
+            if (r.startswith(q.repository.rstrip("*")) if q.wildcard else r == q.repository)
+        ]
+        answers.append(
+            QueryAnswer(
+                q, tuple(RepositoryTags(r, tuple(tags[r])) for r in names if r not in q.exclude)
+            )
+        )
+    return ListingAnswer(request.source, tuple(answers))
+
+
+REGISTRY = {
+    "amd/aim-qwen": ["0.8.4", "0.8.5", "latest"],
+    "amd/aim-llama": ["v1.0.0", "1.1.0-rc.1"],
+    "amd/aim-base": ["1.0.0"],
+    "other/thing": ["1.0.0"],
+}
+
+
+def sync(
+    xr: Any,
+    pool: list[Any] | None = None,
+    registry: dict[str, list[str]] | None = None,
+    **observed: Any,
+) -> tuple[Composition, ListingRequest | None]:
+    """One reconcile as `fn.py` runs it: compose, list the registry if asked, compose again."""
+    base = Observed(xr, now=observed.pop("now", NOW), **observed)
+    asked = loop.run(compose_model_source, base, pool or [])
+    if isinstance(asked, ListRegistry):
+        listing = answer_all(asked.request, REGISTRY if registry is None else registry)
+        return loop.reconcile(
+            compose_model_source, dataclasses.replace(base, listing=listing), pool or []
+        ), asked.request
+    assert isinstance(asked, Composition)
+    return asked, None
+
+
+def models(comp: Composition) -> dict[str, Any]:
+    return {k: d.manifest for k, d in comp.resources.items()}
+
+
+def images(comp: Composition) -> list[str]:
+    return sorted(m["spec"]["image"] for m in models(comp).values())
+
+
+def conditions(comp: Composition) -> dict[str, tuple[str, str]]:
+    return {c.type: (c.status.value, c.reason) for c in comp.conditions}
+
+
+def message(comp: Composition, ctype: str) -> str:
+    return next(c.message for c in comp.conditions if c.type == ctype)
+
+
+def observed_after(comp: Composition, xr: Any) -> tuple[Any, dict[str, Any]]:
+    """The XR and composed models as Crossplane shows them on the next reconcile."""
+    later = {**xr, "status": comp.status}
+    resources = {k: {**m, "status": {"status": "Ready"}} for k, m in models(comp).items()}
+    return later, resources
+
+
+# --- filters -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Read(Case):
+    image: str
+    want: Filter | str
+    registry: str = REG
+
+
+READS = [
+    Read(
+        "wildcard",
+        "a `*` lists the catalog of spec.registry",
+        "amd/aim-*",
+        Filter("amd/aim-*", REG, "amd/aim-*", wildcard=True),
+    ),
+    Read(
+        "wildcard-registry",
+        "a first segment with a dot names another registry",
+        "ghcr.io/amd/aim-*",
+        Filter("ghcr.io/amd/aim-*", "ghcr.io", "amd/aim-*", wildcard=True),
+    ),
+    Read(
+        "wildcard-port",
+        "a host:port is a registry too (local registries)",
+        "localhost:5000/aim-*",
+        Filter("localhost:5000/aim-*", "localhost:5000", "aim-*", wildcard=True),
+    ),
+    Read(
+        "repository",
+        "no tag: the repository's tags are listed",
+        "amd/aim-qwen",
+        Filter("amd/aim-qwen", REG, "amd/aim-qwen"),
+    ),
+    Read(
+        "image",
+        "a tag: that image alone, no registry call",
+        "amd/aim-qwen:0.8.5",
+        Filter("amd/aim-qwen:0.8.5", REG, "amd/aim-qwen", tag="0.8.5"),
+    ),
+    Read(
+        "hub-official",
+        "Docker Hub's official images live under library/",
+        "busybox",
+        Filter("busybox", "docker.io", "library/busybox"),
+        registry="docker.io",
+    ),
+    Read(
+        "registry-in-image",
+        "a registry in the filter wins over spec.registry",
+        "quay.io/org/m:1",
+        Filter("quay.io/org/m:1", "quay.io", "org/m", tag="1"),
+    ),
+    Read(
+        "wildcard-with-tag",
+        "tags of a wildcard are chosen by versions, not a tag",
+        "amd/aim-*:1.0",
+        "a wildcard takes no tag",
+    ),
+    Read(
+        "digest",
+        "a catalog lists tags; a digest cannot be matched",
+        "amd/aim-qwen@sha256:" + "a" * 64,
+        "not digest",
+    ),
+    Read(
+        "malformed", "an empty path segment is no image", "amd//qwen", "is not an image reference"
+    ),
+]
+
+
+@table(READS)
+def test_filters_are_read(case: Read) -> None:
+    """Each filter form means what AIM's operator makes of it; a bad one names its field."""
+    spec = ClusterModelSourceSpec.model_validate(
+        {"registry": case.registry, "filters": [{"image": case.image}]}
+    )
+    got = read_filters(spec)[0]
+    if isinstance(case.want, str):
+        assert isinstance(got, FilterError)
+        assert "spec.filters[0].image" in got.message
+        assert case.want in got.message
+    else:
+        assert got == case.want
+
+
+def test_a_bad_constraint_names_its_field() -> None:
+    """A constraint that cannot be read fails its filter only, naming where it is."""
+    spec = ClusterModelSourceSpec.model_validate(
+        {
+            "filters": [{"image": "a/b", "versions": [">=one"]}, {"image": "c/d"}],
+            "versions": [">=1"],
+        }
+    )
+    first, second = read_filters(spec)
+    assert isinstance(first, FilterError)
+    assert first.message.startswith("spec.filters[0].versions:")
+    assert isinstance(second, Filter)
+    assert [c.text for c in second.constraints] == [">=1"], (
+        "the source's versions apply to filters without"
+    )
+
+
+# --- syncing ---------------------------------------------------------------------------------
+
+
+def test_the_first_reconcile_lists_the_registry_once_for_all_filters() -> None:
+    """One sync asks one ListingRequest holding a query per filter that needs the registry."""
+    xr = source(
+        filters=[
+            {"image": "amd/aim-*", "exclude": ["amd/aim-base"]},
+            {"image": "amd/aim-qwen:0.8.5"},
+            {"image": "other/thing"},
+        ]
+    )
+    _, asked = sync(xr)
+    assert asked is not None
+    assert asked.source == "amd-catalog"
+    assert asked.queries == (
+        RepositoryQuery(REG, "amd/aim-*", wildcard=True, exclude=frozenset({"amd/aim-base"})),
+        RepositoryQuery(REG, "other/thing"),
+    ), "an image with a tag needs no call"
+
+
+def test_matching_images_become_cluster_models_labelled_with_their_source() -> None:
+    """Every matching tag becomes an AIMClusterModel with AIM's labels and source annotations."""
+    comp, _ = sync(source(filters=[{"image": "amd/aim-*", "exclude": ["amd/aim-base"]}]))
+
+    assert images(comp) == [
+        f"{REG}/amd/aim-llama:1.1.0-rc.1",
+        f"{REG}/amd/aim-llama:v1.0.0",
+        f"{REG}/amd/aim-qwen:0.8.4",
+        f"{REG}/amd/aim-qwen:0.8.5",
+        f"{REG}/amd/aim-qwen:latest",
+    ], "no constraints: every tag; the excluded repository and other namespaces are left out"
+    qwen = next(m for m in models(comp).values() if m["spec"]["image"].endswith("qwen:0.8.5"))
+    assert qwen["kind"] == "AIMClusterModel"
+    assert qwen["metadata"]["name"].startswith("aim-qwen-0-8-5-")
+    assert qwen["metadata"]["labels"] == {
+        "aim.silogen.ai/model-source": "amd-catalog",
+        "aim.silogen.ai/origin": "auto-generated",
+    }
+    assert qwen["metadata"]["annotations"] == {
+        "aim.silogen.ai/source-registry": REG,
+        "aim.silogen.ai/source-repository": "amd/aim-qwen",
+        "aim.silogen.ai/source-tag": "0.8.5",
+    }
+    assert comp.status["status"] == "Ready"
+    assert comp.status["discoveredModels"] == 5
+    assert comp.status["availableModels"] == 5
+    assert comp.status["lastSyncTime"] == "2026-11-23T12:00:00Z"
+    assert comp.status["filters"] == [{"image": "amd/aim-*", "matched": 5}]
+    assert conditions(comp)["RegistrySynced"] == ("True", "AllFiltersSucceeded")
+    assert conditions(comp)["MaxModelsLimitReached"] == ("False", "WithinLimit")
+    assert conditions(comp)["ModelsReady"] == ("False", "ModelsNotReady"), "just created"
+
+
+def test_versions_choose_tags_and_pull_secrets_and_discovery_reach_the_models() -> None:
+    """Constraints drop non-versions and prereleases; models get the secrets and discovery."""
+    secret = _secret("regcred")
+    xr = source(
+        filters=[{"image": "amd/aim-*"}],
+        versions=[">=0.8.5"],
+        imagePullSecrets=[{"name": "regcred"}],
+        discovery={"enabled": True},
+    )
+    base = Observed(xr, now=NOW)
+    asked = loop.run(compose_model_source, base, [secret])
+    assert isinstance(asked, ListRegistry)
+    credential = asked.request.queries[0].credential
+    assert credential is not None
+    assert (credential.username, credential.password) == ("robot", "s3cret")
+    assert "s3cret" not in repr(asked.request), "a password never reaches a log line"
+    listing = answer_all(asked.request, REGISTRY)
+    comp = loop.reconcile(
+        compose_model_source, dataclasses.replace(base, listing=listing), [secret]
+    )
+
+    assert images(comp) == [
+        f"{REG}/amd/aim-base:1.0.0",
+        f"{REG}/amd/aim-llama:v1.0.0",
+        f"{REG}/amd/aim-qwen:0.8.5",
+    ]
+    spec = next(iter(models(comp).values()))["spec"]
+    assert spec["imagePullSecrets"] == [{"name": "regcred"}]
+    assert spec["discovery"] == {"enabled": True, "autoCreateTemplates": True}
+
+
+def test_between_syncs_nothing_is_listed_and_every_model_is_kept() -> None:
+    """Within the interval the registry is not asked; the models and the record stay."""
+    xr = source()
+    first, _ = sync(xr)
+    later, resources = observed_after(first, xr)
+
+    comp, asked = sync(later, resources=resources, now=NOW + timedelta(minutes=10))
+    assert asked is None
+    assert images(comp) == images(first)
+    assert comp.status["lastSyncTime"] == first.status["lastSyncTime"]
+    assert comp.status["availableModels"] == first.status["availableModels"]
+    assert conditions(comp)["ModelsReady"] == ("True", "AllModelsReady")
+    assert comp.ttl_seconds == 50 * 60, "the next reconcile is due when the interval ends"
+
+
+def test_a_sync_after_the_interval_adds_new_tags_and_keeps_vanished_ones() -> None:
+    """Append-only: a new tag joins; an image gone from the registry keeps its model."""
+    xr = source(filters=[{"image": "amd/aim-qwen"}], syncInterval="30m")
+    first, _ = sync(xr)
+    later, resources = observed_after(first, xr)
+
+    comp, asked = sync(
+        later,
+        resources=resources,
+        registry={"amd/aim-qwen": ["0.9.0"]},
+        now=NOW + timedelta(minutes=31),
+    )
+    assert asked is not None
+    assert images(comp) == sorted([*images(first), f"{REG}/amd/aim-qwen:0.9.0"])
+    assert comp.status["availableModels"] == 1, "what the registry holds now"
+    assert comp.status["discoveredModels"] == 4
+
+
+def test_a_changed_spec_syncs_at_once() -> None:
+    """A new generation is listed on its first reconcile, not at the end of the interval."""
+    xr = source(filters=[{"image": "amd/aim-qwen"}])
+    first, _ = sync(xr)
+    later, resources = observed_after(first, xr)
+    changed = {
+        **later,
+        "metadata": {**later["metadata"], "generation": 2},
+        "spec": {**later["spec"], "filters": [{"image": "amd/aim-llama"}]},
+    }
+
+    comp, asked = sync(changed, resources=resources, now=NOW + timedelta(minutes=1))
+    assert asked is not None
+    assert len(images(comp)) == 5, "llama's two join qwen's three, which stay"
+
+
+def test_images_in_the_catalog_already_are_not_added_twice() -> None:
+    """An image someone added by hand is skipped and said so; a name someone holds is not taken."""
+    hand = cluster_model("qwen-by-hand", f"{REG}/amd/aim-qwen:0.8.5")
+    comp, _ = sync(source(filters=[{"image": "amd/aim-qwen"}]), pool=[hand])
+
+    assert f"{REG}/amd/aim-qwen:0.8.5" not in images(comp)
+    assert comp.status["skipped"] == [
+        f"{REG}/amd/aim-qwen:0.8.5: in the catalog already as qwen-by-hand"
+    ]
+    assert comp.status["availableModels"] == 3
+    assert comp.status["discoveredModels"] == 2
+
+
+def test_max_models_keeps_the_newest_and_says_the_limit_is_reached() -> None:
+    """Past maxModels images are counted, not created; the newest versions are created first."""
+    comp, _ = sync(source(filters=[{"image": "amd/aim-qwen"}], maxModels=1))
+
+    assert images(comp) == [f"{REG}/amd/aim-qwen:0.8.5"]
+    assert comp.status["modelsLimitReached"] is True
+    assert comp.status["skipped"] == ["2 more image(s): spec.maxModels (1) is reached"]
+    assert conditions(comp)["MaxModelsLimitReached"] == ("True", "LimitReached")
+    assert "raise spec.maxModels (1)" in message(comp, "MaxModelsLimitReached")
+    assert comp.status["status"] == "Ready", "a reached limit is the user's choice, not a failure"
+
+
+def test_one_failed_filter_degrades_and_keeps_what_the_others_found() -> None:
+    """A registry refusing one filter degrades the source; the other filters' models are added."""
+    xr = source(filters=[{"image": "amd/aim-qwen"}, {"image": "secret/models"}])
+    base = Observed(xr, now=NOW)
+    asked = loop.run(compose_model_source, base, [])
+    assert isinstance(asked, ListRegistry)
+    ok, refused = asked.request.queries
+    listing = ListingAnswer(
+        "amd-catalog",
+        (
+            QueryAnswer(ok, (RepositoryTags("amd/aim-qwen", ("0.8.5",)),)),
+            QueryAnswer(refused, failure=FailureKind.UNAUTHORIZED, message="401 Unauthorized"),
+        ),
+    )
+    comp = loop.reconcile(compose_model_source, dataclasses.replace(base, listing=listing), [])
+
+    assert images(comp) == [f"{REG}/amd/aim-qwen:0.8.5"]
+    assert comp.status["status"] == "Degraded"
+    assert conditions(comp)["RegistrySynced"] == ("False", "SomeFiltersFailed")
+    assert "secret/models: RegistryUnauthorized: registry.example.com: 401 Unauthorized" in message(
+        comp, "RegistrySynced"
+    )
+    assert comp.ttl_seconds == 300, "a failed filter is tried again within 5 minutes, not an hour"
+    assert any("SomeFiltersFailed" in w or "failed" in w for w in comp.warnings)
+
+
+def test_every_filter_failing_is_failed() -> None:
+    """When nothing could be listed the source is Failed, naming each filter's error."""
+    comp, _ = sync(source(filters=[{"image": "amd/aim-*:1"}]))
+    assert comp.status["status"] == "Failed"
+    assert conditions(comp)["RegistrySynced"] == ("False", "AllFiltersFailed")
+    assert "a wildcard takes no tag" in message(comp, "RegistrySynced")
+
+
+def test_a_missing_pull_secret_fails_before_any_registry_call() -> None:
+    """A named secret that does not exist is Failed naming it; the registry is not asked."""
+    comp, asked = sync(source(imagePullSecrets=[{"name": "nope"}]))
+    assert asked is None
+    assert comp.status["status"] == "Failed"
+    assert conditions(comp)["RegistrySynced"] == ("False", "SecretNotFound")
+    assert f"secret 'nope' does not exist in namespace '{SYSTEM_NS}'" in message(
+        comp, "RegistrySynced"
+    )
+
+
+def test_a_listing_for_another_source_is_not_believed() -> None:
+    """An answer is used only by the source that asked it (one worker serves many XRs)."""
+    xr = source()
+    stray = ListingAnswer("someone-else", ())
+    asked = loop.run(compose_model_source, Observed(xr, now=NOW, listing=stray), [])
+    assert isinstance(asked, ListRegistry)
+
+
+def test_models_of_the_source_survive_a_status_nobody_can_read() -> None:
+    """A status written by hand (or garbled) means 'sync now', and the models are still kept."""
+    xr = source(status={"lastSyncTime": 7, "filters": "x"})
+    resources = {"model-a": cluster_model("a", f"{REG}/amd/aim-qwen:0.1")}
+    comp, asked = sync(xr, resources=resources)
+    assert asked is not None
+    assert f"{REG}/amd/aim-qwen:0.1" in images(comp)
+
+
+def _secret(name: str) -> Any:
+    auth = {"auths": {REG: {"username": "robot", "password": "s3cret"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/dockerconfigjson",
+        "metadata": {"name": name, "namespace": SYSTEM_NS},
+        "data": {".dockerconfigjson": base64.b64encode(json.dumps(auth).encode()).decode()},
+    }
