@@ -40,6 +40,7 @@ from function.kube.observed import (
     parse_spec,
     parse_status,
 )
+from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.listing import ListingAnswer, ListingRequest
 from function.rules import labels, naming
@@ -137,7 +138,13 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
         [sync_health or _filters_health(record, discovered)],
         also=[_limit_condition(record, discovered, spec.max_models), _models_condition(comp)],
     )
-    comp.ttl_seconds = max(wait, 1)
+    # Models on their way to Ready are checked as often as anything waiting (their changes are
+    # watched, but Crossplane drops watch events of busy XRs); otherwise at the usual recheck,
+    # or the next sync if sooner.
+    settings = observed.settings
+    models_ready = all(d.ready for d in comp.resources.values())
+    recheck = settings.ready_recheck_s if models_ready else settings.waiting_recheck_s
+    comp.ttl_seconds = max(min(wait, recheck), 1)
     comp.status = ClusterModelSourceStatus(
         status=_HEADLINE[state],
         discovered_models=discovered,
@@ -254,7 +261,12 @@ def _plan(
         if image in others:
             skipped.append(f"{image}: in the catalog already as {others[image]}")
             continue
-        name = naming.image_model_name(image)
+        try:
+            reference.parse(image)
+            name = naming.image_model_name(image)
+        except ValueError:  # a registry's answer only OrasLister vets; nothing to name it by
+            skipped.append(f"{image[:300]}: not an image reference")
+            continue
         if name in taken:
             skipped.append(f"{image}: the name {name} is taken by another model")
             continue
@@ -340,7 +352,10 @@ def _limit_condition(record: _Record, discovered: int, limit: int) -> Condition:
             f"raise spec.maxModels ({limit}) or narrow the filters to add the rest",
         )
     return Condition(
-        kind, ConditionStatus.FALSE, Reason.WITHIN_LIMIT, f"{discovered} of at most {limit}"
+        kind,
+        ConditionStatus.FALSE,
+        Reason.WITHIN_LIMIT,
+        f"{discovered} model(s) created; spec.maxModels allows {limit}",
     )
 
 

@@ -33,7 +33,7 @@ from function.registry.reference import DOCKER_HUB
 
 DEFAULT_TIMEOUT_S: Final = 120.0
 CONCURRENCY: Final = 4
-# Registries that do not serve the Registry API's catalog to anyone.
+# Registries that serve the Registry API's catalog to nobody (a mirror of them may: it is asked).
 _NO_CATALOG: Final = frozenset({DOCKER_HUB, "ghcr.io"})
 
 
@@ -80,7 +80,7 @@ class OrasLister:
     async def _catalog(
         self, query: RepositoryQuery, deadline: float, gate: asyncio.Semaphore
     ) -> tuple[list[str], list[str]]:
-        if query.registry in _NO_CATALOG:
+        if self._host(query.registry) in _NO_CATALOG:
             msg = (
                 f"{query.registry} does not list its repositories to clients (no catalog API), "
                 "so a wildcard cannot be matched there; name each repository "

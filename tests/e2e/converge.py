@@ -21,7 +21,7 @@ AIM_KINDS: Final = (
     "AIMTemplateCache",
     "AIMModelCache",
 )
-CLUSTER_KINDS: Final = ("AIMClusterModel", "AIMClusterServiceTemplate")
+CLUSTER_KINDS: Final = ("AIMClusterModelSource", "AIMClusterModel", "AIMClusterServiceTemplate")
 
 
 class Platform(Protocol):

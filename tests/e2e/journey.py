@@ -5,11 +5,13 @@ real converter (`scripts/migrate`) first, as the README tells users to do. Two t
 a user's cluster, both on purpose and both visible here:
 
 - namespaces: the seeds put every team in `ml-team`, so each journey maps a seed namespace to one
-  of its own (`ml-team-<journey>`), and journeys do not see each other's objects;
+  of its own (`ml-team-<journey>`), and journeys do not see each other's objects; the platform's
+  system namespace (where cluster objects' secrets live) is the one there is;
 - placeholders: where a seed writes `BASE64_CONFIG` for a registry login, the journey fills in
   the test registry's.
 
-Cluster-scoped objects a journey applies are deleted when it ends, whatever happened, and it
+Cluster-scoped objects a journey applies (and what it puts in the system namespace) are deleted
+when it ends, whatever happened, and it
 waits until they and what they composed are gone: seed 002 and seed 004 both name a cluster
 model `meta-llama-3-8b-instruct`.
 """
@@ -32,7 +34,7 @@ from devtools.render import ROOT
 from tests.e2e.cluster import SimulatedCluster
 from tests.e2e.converge import AIM, CONVERGE_S, aim_statuses, templates_of
 from tests.e2e.images import PRIVATE_REGISTRY
-from tests.e2e.platform import Platform
+from tests.e2e.platform import SYSTEM_NAMESPACE, Platform
 
 JOURNEYS: Final = ROOT / "examples" / "journeys"
 PLACEHOLDER: Final = "BASE64_CONFIG"
@@ -47,6 +49,8 @@ class Journey:
     suffix: str
     namespaces: dict[str, str] = field(default_factory=dict)
     cluster_scoped: list[tuple[str, str, str]] = field(default_factory=list)
+    shared: list[tuple[str, str, str]] = field(default_factory=list)
+    """Objects applied in the system namespace, which journeys share."""
 
     def namespace(self, seed_namespace: str) -> str:
         """The journey's namespace for a seed's (created on first use, `restricted` pods)."""
@@ -69,7 +73,9 @@ class Journey:
         """`kubectl apply` of each manifest, in order."""
         for doc in docs:
             self.platform.kube.apply(doc)
-            if not doc["metadata"].get("namespace"):
+            if doc["metadata"].get("namespace") == SYSTEM_NAMESPACE:
+                self.shared.append((doc["apiVersion"], doc["kind"], doc["metadata"]["name"]))
+            elif not doc["metadata"].get("namespace"):
                 self.cluster_scoped.append(
                     (doc["apiVersion"], doc["kind"], doc["metadata"]["name"])
                 )
@@ -83,6 +89,8 @@ class Journey:
     def cleanup(self) -> None:
         """Delete the cluster-scoped objects applied, and wait until they (and theirs) are gone."""
         kube = self.platform.kube
+        for api_version, kind, name in self.shared:
+            kube.delete(api_version, kind, name, SYSTEM_NAMESPACE)
         for api_version, kind, name in reversed(self.cluster_scoped):
             kube.delete(api_version, kind, name)
         for api_version, kind, name in self.cluster_scoped:
@@ -104,7 +112,7 @@ class Journey:
     def _localized(self, doc: dict[str, Any]) -> dict[str, Any]:
         doc = json.loads(json.dumps(doc))
         meta = doc["metadata"]
-        if meta.get("namespace"):
+        if meta.get("namespace") and meta["namespace"] != SYSTEM_NAMESPACE:
             meta["namespace"] = self.namespace(meta["namespace"])
         data = doc.get("data") or {}
         if data.get(".dockerconfigjson") == PLACEHOLDER:

@@ -30,6 +30,7 @@ from function.registry.inspect import (
     InspectionRequest,
     RegistryFailure,
 )
+from function.registry.listing import ListingAnswer, ListingRequest, QueryAnswer, RepositoryTags
 from function.server.fn import FunctionRunner
 from tests.fuzz import checks
 from tests.fuzz import strategies as fz
@@ -44,7 +45,7 @@ ROUNDS: Final = 5
 @dataclass
 class SimulatedRegistry:
     """Stands in for a registry (none runs in this tier): every image has the drawn labels,
-    or the drawn failure."""
+    or the drawn failure; every repository has the drawn label keys and entrypoint as tags."""
 
     labels: dict[str, str] | None
     entrypoint: tuple[str, ...] = ()
@@ -54,6 +55,20 @@ class SimulatedRegistry:
         if self.labels is None:
             return RegistryFailure(request.image, FailureKind.UNAUTHORIZED, "denied")
         return Inspection(request.image, "sha256:" + "b" * 64, self.labels, self.entrypoint)
+
+    async def list_images(self, request: ListingRequest) -> ListingAnswer:
+        """Every query answered with the drawn names as tags (vetted by no lister), or refused."""
+        if self.labels is None:
+            answers = [
+                QueryAnswer(q, failure=FailureKind.UNAUTHORIZED, message="denied")
+                for q in request.queries
+            ]
+        else:
+            tags = (*self.labels, *self.entrypoint)
+            answers = [
+                QueryAnswer(q, (RepositoryTags(q.repository, tags),)) for q in request.queries
+            ]
+        return ListingAnswer(request.source, tuple(answers))
 
 
 @dataclass
@@ -88,7 +103,7 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
     registry = SimulatedRegistry(
         labels, tuple(data.draw(st.lists(st.text(max_size=10), max_size=2)))
     )
-    runner = FunctionRunner(inspector=registry, clock=lambda: NOW)
+    runner = FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW)
     secrets: list[str] = []
     findings = Findings()
     req = run_function_request(xr, observed, {}, tag="fuzz")

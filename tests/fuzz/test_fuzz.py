@@ -1,6 +1,6 @@
 """Any request, any world: RunFunction answers every kind without a bug, a leak or a bad object.
 
-For each of the nine AIM kinds, hypothesis draws XRs from the kind's XRD (and hostile variants),
+For each of the ten AIM kinds, hypothesis draws XRs from the kind's XRD (and hostile variants),
 then plays Crossplane for a few rounds (`tests.fuzz.driver`). Each response must hold these
 properties:
 - no internal-error result and no exception: bad input becomes a condition or a result that

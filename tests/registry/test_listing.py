@@ -120,6 +120,22 @@ def test_docker_hub_wildcards_are_refused_without_a_call(tools: Tools) -> None:
     assert "name each repository" in got.message
 
 
+def test_a_mirror_with_a_catalog_serves_wildcards_of_a_registry_without_one(
+    tools: Tools, catalog: Registry
+) -> None:
+    """ghcr.io lists no catalog, but a site's mirror of it may: the mirror is asked."""
+    inspector = OrasInspector(
+        oras=str(tools.oras),
+        insecure=frozenset({catalog.host}),
+        mirrors={"ghcr.io": catalog.host},
+    )
+    (got,) = ask(
+        OrasLister(inspector), RepositoryQuery("ghcr.io", "lst/aim-l*", wildcard=True)
+    ).answers
+    assert got.failure is None, got.message
+    assert [r.repository for r in got.repositories] == ["lst/aim-llama"]
+
+
 def test_a_registry_that_never_answers_costs_one_deadline(tools: Tools, silent_server: str) -> None:
     """A hanging registry fails every query of the sync at the sync's deadline, not later."""
     target = lister(tools, silent_server, timeout=2)

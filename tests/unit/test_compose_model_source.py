@@ -321,7 +321,19 @@ def test_between_syncs_nothing_is_listed_and_every_model_is_kept() -> None:
     assert comp.status["lastSyncTime"] == first.status["lastSyncTime"]
     assert comp.status["availableModels"] == first.status["availableModels"]
     assert conditions(comp)["ModelsReady"] == ("True", "AllModelsReady")
-    assert comp.ttl_seconds == 50 * 60, "the next reconcile is due when the interval ends"
+    assert comp.ttl_seconds == Settings().ready_recheck_s, "settled: the usual recheck"
+    assert first.ttl_seconds == Settings().waiting_recheck_s, "models not Ready yet: soon"
+
+
+def test_the_next_sync_is_composed_on_time() -> None:
+    """With an interval shorter than the recheck, the response's TTL ends when the sync is due."""
+    xr = source(syncInterval="5m")
+    first, _ = sync(xr)
+    later, resources = observed_after(first, xr)
+
+    comp, asked = sync(later, resources=resources, now=NOW + timedelta(minutes=1))
+    assert asked is None
+    assert comp.ttl_seconds == 4 * 60
 
 
 def test_a_sync_after_the_interval_adds_new_tags_and_keeps_vanished_ones() -> None:
@@ -405,8 +417,12 @@ def test_one_failed_filter_degrades_and_keeps_what_the_others_found() -> None:
     assert "secret/models: RegistryUnauthorized: registry.example.com: 401 Unauthorized" in message(
         comp, "RegistrySynced"
     )
-    assert comp.ttl_seconds == 300, "a failed filter is tried again within 5 minutes, not an hour"
-    assert any("SomeFiltersFailed" in w or "failed" in w for w in comp.warnings)
+    assert any("1 of 2 filter(s) failed" in w for w in comp.warnings)
+    later, resources = observed_after(comp, xr)
+    _, soon = sync(later, resources=resources, now=NOW + timedelta(minutes=4))
+    _, retry = sync(later, resources=resources, now=NOW + timedelta(minutes=5))
+    assert soon is None
+    assert retry is not None, "a failed filter is tried again after 5 minutes, not an hour"
 
 
 def test_every_filter_failing_is_failed() -> None:

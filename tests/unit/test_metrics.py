@@ -6,9 +6,11 @@ import asyncio
 import urllib.request
 
 import grpc
+from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from prometheus_client.parser import text_string_to_metric_families
+from pydantic import JsonValue
 
 from devtools.render import free_port, serve_function
 from function.build import Manifest
@@ -71,7 +73,7 @@ def listing(observed: Observed) -> Composition | ListRegistry:
     if observed.listing is None:
         queries = (RepositoryQuery("r.example", "org/a"), RepositoryQuery("r.example", "org/b"))
         return ListRegistry(ListingRequest(observed.name, queries))
-    found = [len(a.repositories) for a in observed.listing.answers]
+    found: list[JsonValue] = [len(a.repositories) for a in observed.listing.answers]
     return Composition(status={"status": "Ready", "found": found})
 
 
@@ -150,8 +152,8 @@ def test_a_model_source_s_registry_queries_are_counted_and_answered() -> None:
     runner = FunctionRunner({"AIMClusterModelSource": listing}, lister=HalfRefusing())
     rsp = asyncio.run(runner.RunFunction(request("AIMClusterModelSource")))
 
-    status = rsp.desired.composite.resource["status"]
-    assert list(status["found"]) == [1, 0]
+    status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
+    assert status["found"] == [1, 0]
     listings = "function_aim_registry_listings_total"
     assert sample(runner, listings, outcome="ok") == 1
     assert sample(runner, listings, outcome="ImageNotFound") == 1
