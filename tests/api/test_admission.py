@@ -18,7 +18,12 @@ from devtools.admission import Update, check_updates, validate_objects
 from devtools.render import Tools
 from tests.cases import Case, table
 
-CLUSTER_KINDS = {"AIMClusterRuntimeConfig", "AIMClusterModel", "AIMClusterServiceTemplate"}
+CLUSTER_KINDS = {
+    "AIMClusterRuntimeConfig",
+    "AIMClusterModel",
+    "AIMClusterModelSource",
+    "AIMClusterServiceTemplate",
+}
 
 # The smallest valid spec of each kind; every bad case below breaks exactly one thing in one.
 VALID: dict[str, dict[str, Any]] = {
@@ -31,6 +36,7 @@ VALID: dict[str, dict[str, Any]] = {
     "AIMService": {"model": {"ref": "llama"}},
     "AIMTemplateCache": {"templateName": "llama-latency"},
     "AIMModelCache": {"sourceUri": "hf://meta-llama/Llama-3.1-8B"},
+    "AIMClusterModelSource": {"filters": [{"image": "amd/aim-*"}], "syncInterval": "1h30m"},
 }
 
 HF = {"modelId": "meta-llama/Llama-3.1-8B", "sourceUri": "hf://meta-llama/Llama-3.1-8B"}
@@ -511,6 +517,41 @@ INVALID = [
         "AIMModelCache",
         {"sourceUri": "s3://bucket/llama", "size": "big"},
         "spec.size in body should match",
+    ),
+    Refusal(
+        "src-no-filters",
+        "a source with no filter would list nothing, forever",
+        "AIMClusterModelSource",
+        {"filters": []},
+        "spec.filters: Invalid value: 0: spec.filters in body should have at least 1 items",
+    ),
+    Refusal(
+        "src-sync-too-often",
+        "every sync lists the registry: not more than once a minute",
+        "AIMClusterModelSource",
+        {"filters": [{"image": "a/b"}], "syncInterval": "30s"},
+        "spec.syncInterval must be at least 1m",
+    ),
+    Refusal(
+        "src-sync-days",
+        "Go durations have no days; 24h is what works",
+        "AIMClusterModelSource",
+        {"filters": [{"image": "a/b"}], "syncInterval": "1d"},
+        "spec.syncInterval in body should match",
+    ),
+    Refusal(
+        "src-no-models",
+        "a limit of zero models is no source",
+        "AIMClusterModelSource",
+        {"filters": [{"image": "a/b"}], "maxModels": 0},
+        "spec.maxModels in body should be greater than or equal to 1",
+    ),
+    Refusal(
+        "src-registry-url",
+        "a registry is a host, not a URL",
+        "AIMClusterModelSource",
+        {"filters": [{"image": "a/b"}], "registry": "https://ghcr.io"},
+        "spec.registry in body should match",
     ),
 ]
 
