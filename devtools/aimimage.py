@@ -62,6 +62,25 @@ def size_check_image(name: str, work: Path) -> Image:
 
     Its root filesystem is made under `work` once, and reused when present.
     """
+    return Image(name, {}, base=python_root_filesystem(work))
+
+
+def download_image(tools: Tools, name: str, work: Path) -> Image:
+    """A model download image named `name`: `aim download`, and `python3` for the sidecar.
+
+    The stand-in's `download` fetches a Hugging Face repository from a mirror; the download's
+    progress sidecar runs `python3`, which KServe's storage-initializer carries too.
+    """
+    return Image(
+        name,
+        {ENTRYPOINT[0]: File(tools.aimstub.read_bytes(), 0o755)},
+        entrypoint=DOWNLOAD_ENTRYPOINT,
+        base=python_root_filesystem(work),
+    )
+
+
+def python_root_filesystem(work: Path) -> Path:
+    """Debian's Python with the locked `huggingface_hub`, under `work` (once: reused)."""
     rootfs = work / "python-rootfs"
     site = rootfs / SITE_PACKAGES
     if not (site / "huggingface_hub").is_dir():
@@ -78,4 +97,4 @@ def size_check_image(name: str, work: Path) -> Image:
              "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
             "uv pip install",
         )  # fmt: skip
-    return Image(name, {}, base=rootfs)
+    return rootfs

@@ -77,6 +77,12 @@ class ComponentFailedError(HarnessError):
     """A component exited or did not become ready; the message names it and shows its log."""
 
 
+SERVICE_RANGE: Final = "10.96.0.0/24"
+KUBERNETES_SERVICE_IP: Final = "10.96.0.1"
+ALL_ADDRESSES: Final = "0.0.0.0"  # noqa: S104 - a node's plane: pods reach it on the node's IP
+"""The `kubernetes` Service's address: the first of the range, as the API server allocates it."""
+
+
 @dataclass
 class Component:
     """One host process of the control plane."""
@@ -309,6 +315,8 @@ class _Plane:
     sup: Supervisor
     pki: Pki
     times: dict[str, float]
+    advertise: str = "127.0.0.1"
+    """Where the `kubernetes` Service sends pods: the node's address when pods run here."""
 
 
 def _start_etcd(p: _Plane) -> str:
@@ -342,8 +350,10 @@ def _start_apiserver(p: _Plane, etcd: str) -> Kube:
         [
             p.tools.kube_apiserver,
             f"--etcd-servers={etcd}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
+            # A plane for a node listens on the node's address too, so that pods reach it
+            # through the `kubernetes` Service, as on any cluster.
+            f"--bind-address={'127.0.0.1' if p.advertise == '127.0.0.1' else ALL_ADDRESSES}",
+            f"--advertise-address={p.advertise}",
             f"--secure-port={port}",
             f"--tls-cert-file={pki.apiserver.cert}",
             f"--tls-private-key-file={pki.apiserver.key}",
@@ -352,7 +362,7 @@ def _start_apiserver(p: _Plane, etcd: str) -> Kube:
             f"--service-account-issuer=https://127.0.0.1:{port}",
             f"--service-account-key-file={pki.sa_public}",
             f"--service-account-signing-key-file={pki.sa_private}",
-            "--service-cluster-ip-range=10.96.0.0/24",
+            f"--service-cluster-ip-range={SERVICE_RANGE}",
             # No ServiceAccount admission: there is no token controller to make accounts.
             "--disable-admission-plugins=ServiceAccount",
             # As on a real cluster: privileged Pods are a matter for Pod Security, not a flag.
@@ -383,6 +393,7 @@ def _start_controller_manager(p: _Plane, kubeconfig: Path, extra: Sequence[str])
             "--bind-address=127.0.0.1",
             f"--secure-port={port}",
             f"--cert-dir={p.root / 'kcm'}",
+            f"--root-ca-file={p.pki.ca.cert}",
         ],
     )
     p.times["kube-controller-manager"] = p.sup.wait_ready(
@@ -489,6 +500,22 @@ def _start_function(p: _Plane, args: Sequence[str]) -> str:
     return f"127.0.0.1:{port}"
 
 
+def node_ip() -> str:
+    """The host's first global IPv4 address: the kubelet refuses a loopback node IP."""
+    out = subprocess.run(
+        ["ip", "-j", "-4", "addr", "show", "scope", "global"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for link in json.loads(out):
+        for addr in link.get("addr_info", []):
+            if addr.get("family") == "inet":
+                return str(addr["local"])
+    msg = "this host has no global IPv4 address; the kubelet refuses a loopback node IP"
+    raise HarnessError(msg)
+
+
 @contextlib.contextmanager
 def start_control_plane(
     tools: Tools,
@@ -501,7 +528,9 @@ def start_control_plane(
     """Start everything under `root`; stop it all on exit, however the caller leaves.
 
     `extra_controllers`: kube-controller-manager's controllers besides `CONTROLLERS` (a plane
-    with a real node needs those in `devtools.node.NODE_CONTROLLERS`). With
+    with a real node needs those in `devtools.node.NODE_CONTROLLERS`). Such a plane is for a
+    node: its API server also listens on the node's address and advertises it, with that address
+    and the `kubernetes` Service's in its certificate, so pods reach it as on a cluster. With
     `deployment_runtime`, Crossplane runs functions as it does on a cluster (a Deployment and a
     Service, with TLS from `core init`'s CA; a node must run them) and no function is started on
     the host (`function_endpoint` is empty).
@@ -510,7 +539,9 @@ def start_control_plane(
     times: dict[str, float] = {}
     try:
         t0 = time.monotonic()
-        plane = _Plane(tools, root, sup, make_pki(root / "pki"), times)
+        advertise = node_ip() if extra_controllers else "127.0.0.1"
+        pki = make_pki(root / "pki", apiserver_ips=(advertise, KUBERNETES_SERVICE_IP))
+        plane = _Plane(tools, root, sup, pki, times, advertise)
         times["pki"] = time.monotonic() - t0
         admin = _start_apiserver(plane, _start_etcd(plane))
         kubeconfig = root / "admin.kubeconfig"

@@ -32,7 +32,7 @@ from typing import Any, Final
 
 import yaml
 
-from devtools.controlplane import ControlPlane, Supervisor, http_ok
+from devtools.controlplane import ControlPlane, Supervisor, http_ok, node_ip
 from devtools.kube import Kube, KubeError, wait_for
 from devtools.oci import File, Image, write_archive
 from devtools.render import HarnessError, Tools, free_port
@@ -52,6 +52,9 @@ NODE_CONTROLLERS: Final = (
     # KServe's HPA class: the counts in an HPA's status (no metrics pipeline runs, so it scales
     # nothing, but it reports the replicas it finds).
     "horizontal-pod-autoscaler-controller",
+    # `kube-root-ca.crt` in every namespace, which projected service account tokens mount to
+    # trust the API server (a download's progress sidecar).
+    "root-ca-certificate-publisher-controller",
 )
 PAUSE_IMAGE: Final = "aim.local/pause:1"
 POD_SUBNET: Final = "10.244.0.0/24"
@@ -118,22 +121,6 @@ def _cri_line(line: str) -> str:
     parts = line.split(" ", 3)
     text = parts[3] if len(parts) == 4 else ""  # noqa: PLR2004
     return text if len(parts) > 2 and parts[2] == "P" else text + "\n"  # noqa: PLR2004
-
-
-def node_ip() -> str:
-    """The host's first global IPv4 address: the kubelet refuses a loopback node IP."""
-    out = subprocess.run(
-        ["ip", "-j", "-4", "addr", "show", "scope", "global"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for link in json.loads(out):
-        for addr in link.get("addr_info", []):
-            if addr.get("family") == "inet":
-                return str(addr["local"])
-    msg = "this host has no global IPv4 address; the kubelet refuses a loopback node IP"
-    raise NodeError(msg)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,8 +84,11 @@ def loopback_server(root: Path, ca: Pair, name: str) -> Pair:
     return _sign(root, ca, name, f"/CN={name}", f"{LOOPBACK_SANS};extendedKeyUsage=serverAuth")
 
 
-def make_pki(root: Path) -> Pki:
-    """Create the CA and every certificate under `root`."""
+def make_pki(root: Path, *, apiserver_ips: Sequence[str] = ()) -> Pki:
+    """Create the CA and every certificate under `root`.
+
+    The API server's certificate is for loopback and `apiserver_ips` (the addresses pods use).
+    """
     if shutil.which("openssl") is None:
         msg = "the openssl command is not on PATH (Debian package openssl)"
         raise HarnessError(msg)
@@ -97,7 +101,14 @@ def make_pki(root: Path) -> Pki:
     )  # fmt: skip
     server = f"{LOOPBACK_SANS};extendedKeyUsage=serverAuth"
     client = "extendedKeyUsage=clientAuth"
-    apiserver = _sign(root, ca, "apiserver", "/CN=kube-apiserver", server)
+    extra = "".join(f",IP:{ip}" for ip in apiserver_ips if ip != "127.0.0.1")
+    apiserver = _sign(
+        root,
+        ca,
+        "apiserver",
+        "/CN=kube-apiserver",
+        server.replace(LOOPBACK_SANS, LOOPBACK_SANS + extra),
+    )
     admin = _sign(root, ca, "admin", "/O=system:masters/CN=aim-e2e-admin", client)
     crossplane = _sign(root, ca, "crossplane", "/CN=crossplane", client)
     fn = _sign(root, ca, "function", "/CN=function-aim", server)

@@ -9,6 +9,7 @@ DEFAULT_SYSTEM_NAMESPACE: Final = "aim-system"
 DEFAULT_ENTRYPOINT: Final = ("aim-runtime",)
 DEFAULT_WAITING_RECHECK_S: Final = 10
 DEFAULT_READY_RECHECK_S: Final = 600
+DEFAULT_DOWNLOAD_STALL_S: Final = 600
 
 
 @dataclass(frozen=True)
@@ -23,9 +24,12 @@ class Settings:
     Crossplane 2.4 watches what a composer looks up, so these are a safety net there, but 2.3
     watches only what it composes, and there a service notices its model turning Ready only
     at the next recheck. Settled objects are the many, so theirs is long.
+    `download_stall_s` is how long a model cache's download may go without writing a byte
+    before its attempt is stopped (and the Job's next one starts).
     """
 
     system_namespace: str = DEFAULT_SYSTEM_NAMESPACE
     discovery_entrypoint: tuple[str, ...] = DEFAULT_ENTRYPOINT
     waiting_recheck_s: int = DEFAULT_WAITING_RECHECK_S
     ready_recheck_s: int = DEFAULT_READY_RECHECK_S
+    download_stall_s: int = DEFAULT_DOWNLOAD_STALL_S

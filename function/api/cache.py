@@ -148,6 +148,19 @@ class DownloadStatus(ApiModel):
     protocol: str = Field(max_length=16, description="The source's scheme: hf, s3, gs, https, ...")
     attempt: int = Field(ge=1, le=100, description="The attempt running, or the last one made.")
     total_attempts: int = Field(ge=1, le=100, description="Attempts the Job makes before failing.")
+    downloaded_bytes: int | None = Field(
+        default=None, ge=0, description="Bytes in the volume, as the download's reporter measured."
+    )
+    total_bytes: int | None = Field(default=None, ge=0, description="The source's size.")
+    percent: int | None = Field(
+        default=None, ge=0, le=100, description="downloadedBytes of totalBytes, rounded down."
+    )
+    updated_at: str | None = Field(
+        default=None, description="When the reporter last measured (RFC 3339)."
+    )
+    grew_at: str | None = Field(
+        default=None, description="When the download last wrote a byte (RFC 3339)."
+    )
 
 
 class ModelCacheStatus(ObservedStatus):

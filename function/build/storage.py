@@ -16,7 +16,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.build import Manifest, download_report
 from function.build.pod import restricted_container_security, restricted_pod_security
 
 MOUNT_PATH: Final = "/mnt/models"
@@ -58,8 +58,14 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
     env: Sequence[Mapping[str, JsonValue]],
     pull_secrets: Sequence[str],
     service_account: str | None = None,
+    report: download_report.Reporting | None = None,
 ) -> Manifest:
-    """A Job that downloads `source_uri` into the PVC `claim`."""
+    """A Job that downloads `source_uri` into the PVC `claim`.
+
+    With `report`, a sidecar writes the bytes downloaded into the report's ConfigMap and stops
+    an attempt that stalls; the pod shares its process namespace for that, and runs as the
+    report's account.
+    """
     container: Manifest = {
         "name": DOWNLOAD_CONTAINER,
         "image": image,
@@ -78,6 +84,13 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
         {"name": "cache", "persistentVolumeClaim": {"claimName": claim}},
         {"name": "tmp", "emptyDir": {}},
     ]
+    extra: Manifest = {}
+    if report is not None:
+        volumes.append(download_report.token_volume())
+        extra = {
+            "shareProcessNamespace": True,
+            "initContainers": [download_report.sidecar(report, image=image, directory=MOUNT_PATH)],
+        }
     return _job(
         name,
         namespace=namespace,
@@ -85,8 +98,9 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
         container=container,
         volumes=volumes,
         pull_secrets=pull_secrets,
-        service_account=service_account,
+        service_account=report.service_account if report else service_account,
         backoff_limit=DOWNLOAD_BACKOFF_LIMIT,
+        pod=extra,
     )
 
 
@@ -135,8 +149,10 @@ def _job(  # noqa: PLR0913 - the parts the two Jobs differ in
     pull_secrets: Sequence[str],
     service_account: str | None,
     backoff_limit: int,
+    pod: Manifest | None = None,
 ) -> Manifest:
     pod_spec: Manifest = {
+        **(pod or {}),
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "securityContext": restricted_pod_security(RUN_AS),

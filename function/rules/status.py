@@ -135,6 +135,7 @@ class Reason(StrEnum):
     CACHE_SOURCE_NOT_FOUND = "SourceNotFound"
     CACHE_STORAGE_FULL = "StorageFull"
     CACHE_DOWNLOAD_FAILED = "DownloadFailed"
+    DOWNLOAD_STALLED = "DownloadStalled"
     CACHE_JOB_CANNOT_START = "JobCannotStart"
     SIZE_UNKNOWN = "CheckingSize"
     SIZE_KNOWN = "SizeKnown"

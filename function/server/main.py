@@ -22,6 +22,7 @@ from function.server.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
 from function.server.serve import Listen, serve
 from function.server.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
 from function.settings import (
+    DEFAULT_DOWNLOAD_STALL_S,
     DEFAULT_ENTRYPOINT,
     DEFAULT_READY_RECHECK_S,
     DEFAULT_SYSTEM_NAMESPACE,
@@ -135,6 +136,14 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     "objects it reads that Crossplane does not watch (before 2.4: its model, its template).",
 )
 @click.option(
+    "--download-stall-timeout",
+    type=click.IntRange(min=60),
+    default=DEFAULT_DOWNLOAD_STALL_S,
+    show_default=True,
+    help="Seconds a model cache's download may write nothing before its attempt is stopped "
+    "(the download Job tries again, up to its attempts).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=0),
     default=_cores(),
@@ -187,6 +196,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     registry_mirrors: dict[str, str],
     waiting_recheck: int,
     ready_recheck: int,
+    download_stall_timeout: int,
     workers: int,
     compose_budget: float,
     health_address: str,
@@ -199,6 +209,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
         discovery_entrypoint=tuple(discovery_entrypoint.split()),
         waiting_recheck_s=waiting_recheck,
         ready_recheck_s=ready_recheck,
+        download_stall_s=download_stall_timeout,
     )
     composers = Composers(dict(COMPOSERS), settings)
     level = logging.Level.DEBUG if debug else logging.Level.INFO

@@ -8,7 +8,8 @@ namespaces it serves, what a real cluster would add to the real control plane:
   registry's image needs an image pull secret with that registry's credentials, else the Pod
   waits in ImagePullBackOff, as a real kubelet leaves it), then runs it: a discovery container
   answers with its AIM image's dry-run (`tests/e2e/images.py`), a size check with the source's
-  size, a download succeeds;
+  size, a download succeeds, and the download's progress sidecar (a pod that cannot run here
+  either) writes the bytes into its report ConfigMap before the download ends;
 - a storage provisioner binding every claim;
 - KServe's controller, which reports an InferenceService Ready once its predictor could start:
   its image pulled the same way, and every claim it mounts Bound;
@@ -25,6 +26,7 @@ import base64
 import binascii
 import json
 import threading
+import time
 import traceback
 from collections.abc import Iterable, Mapping
 from types import TracebackType
@@ -137,6 +139,7 @@ class SimulatedCluster:
             self._waiting(pod, "ImagePullBackOff", why)
             return
         code, message = self._run_container(container)
+        self._report_progress(pod)
         simulate_kubelet_pod_exited(self._kube, pod, code, message)
         self._finished.add(meta["uid"])
         self.pods.append(pod)
@@ -156,6 +159,23 @@ class SimulatedCluster:
                 return 1, f"Repository Not Found for url: {uri}"
             return 0, json.dumps({"url": uri, "sizeBytes": self._sizes[uri]})
         return 0, ""  # a download: the weights are in the volume now
+
+    def _report_progress(self, pod: Mapping[str, Any]) -> None:
+        """What a download's progress sidecar writes last: the bytes now in the volume."""
+        sidecars = [c for c in pod["spec"].get("initContainers") or [] if c["name"] == "progress"]
+        if not sidecars:
+            return
+        configmap = _literal_env(sidecars[0].get("env") or [])["AIM_PROGRESS_CONFIGMAP"]
+        [download] = pod["spec"]["containers"]
+        size = self._sizes.get(str(download["args"][0]), 1 << 30)
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        data = {"downloadedBytes": str(size), "grewAt": now, "updatedAt": now, "stalled": ""}
+        namespace = pod["metadata"]["namespace"]
+        path = f"/api/v1/namespaces/{namespace}/configmaps/{configmap}"
+        self._kube.request(
+            "PATCH", path, {"data": data}, content_type="application/merge-patch+json"
+        )
+        self._did(f"progress sidecar reported {size} bytes into {namespace}/{configmap}")
 
     def _pull(
         self, image: str, pull_secrets: Iterable[Mapping[str, Any]] | None, namespace: str

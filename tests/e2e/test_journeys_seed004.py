@@ -293,6 +293,21 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     assert {row["Status"] for row in caches.values()} == {"Available"}
     assert len(others) == 2
 
+    # Each download's progress sidecar reported its bytes into the cache's ConfigMap, and the
+    # cache said what it measured when the download ended (a Normal event, as describe shows).
+    def downloaded() -> list[str] | None:
+        said = [
+            str(e.get("message"))
+            for e in kube.list("v1", "Event", ns)
+            if e["involvedObject"].get("kind") == "AIMModelCache"
+            and e.get("type") == "Normal"
+            and "DownloadReady is True: Downloaded" in str(e.get("message"))
+        ]
+        return said if len(said) == len(caches) else None
+
+    told = wait_for("each cache's Downloaded event", downloaded, timeout_s=CONVERGE_S)
+    assert all("GiB measured by its reporter)" in m for m in told), told
+
     # Each cache records when a service mounting it last started (its InferenceService Ready).
     def last_used() -> list[str] | None:
         found = [c.get("status", {}).get("lastUsed") for c in kube.list(AIM, "AIMModelCache", ns)]

@@ -24,19 +24,20 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from devtools.aimimage import DOWNLOAD_ENTRYPOINT, ENTRYPOINT, size_check_image, stub_image
+from devtools.aimimage import ENTRYPOINT, download_image, size_check_image, stub_image
 from devtools.controlplane import ControlPlane
 from devtools.image import Image
-from devtools.kube import Kube, KubeError, wait_for
+from devtools.kube import Credentials, Kube, KubeError, wait_for
 from devtools.node import NODE_NAME, Node
 from devtools.oci import write_archive
 from devtools.registry import PASSWORD, USER, Registry
 from devtools.render import Tools
 from function.build import Manifest
 from function.compose.cache import compose_model_cache
-from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
+from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, REPORT, SIZE_CHECK_JOB
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.observed import Composition, Observed
+from function.settings import Settings
 from tests.e2e.journey import docker_config
 from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
 from tests.unit import loop
@@ -390,13 +391,29 @@ DOWNLOAD_IMAGE = "aim.local/aim-downloader:1"
 FILES = {"config.json": b'{"architectures": ["Small"]}', "model.safetensors": b"\x00" * 4096}
 
 
+STALLED = threading.Event()
+"""Set to let the stalled transfers of Org/Stall end (when the mirror stops)."""
+
+
 class HuggingFaceMirror(http.server.BaseHTTPRequestHandler):
     """A Hugging Face endpoint for Org/Small: its file list and each file (stands in for the Hub,
-    which a test machine cannot reach)."""
+    which a test machine cannot reach); and Org/Stall, whose file never finishes."""
 
     def do_GET(self) -> None:
         path = urllib.parse.urlsplit(self.path).path
-        if path in {"/api/models/Org/Small", "/api/models/Org/Small/revision/main"}:
+        if path in {"/api/models/Org/Stall", "/api/models/Org/Stall/revision/main"}:
+            files = [{"rfilename": "model.safetensors", "size": 1 << 20}]
+            body = json.dumps({"id": "Org/Stall", "siblings": files}).encode()
+        elif path == "/Org/Stall/resolve/main/model.safetensors":
+            # A Hub that stops sending halfway: some bytes, then nothing until the test ends.
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 20))
+            self.end_headers()
+            self.wfile.write(b"\x00" * 1024)
+            self.wfile.flush()
+            STALLED.wait(timeout=300)
+            return
+        elif path in {"/api/models/Org/Small", "/api/models/Org/Small/revision/main"}:
             files = [{"rfilename": f, "size": len(data)} for f, data in FILES.items()]
             body = json.dumps({"id": "Org/Small", "siblings": files}).encode()
         elif (
@@ -425,19 +442,23 @@ def hugging_face_mirror(ip: str) -> Iterator[str]:
     try:
         yield f"http://{ip}:{mirror.server_port}"
     finally:
+        STALLED.set()
         mirror.shutdown()
         mirror.server_close()
+        STALLED.clear()
 
 
-def model_cache(name: str, image: str, endpoint: str, **spec: str) -> Manifest:
-    """An AIMModelCache of `hf://Org/Small` downloaded or measured by `image` from `endpoint`."""
+def model_cache(
+    name: str, image: str, endpoint: str, repo: str = "Org/Small", **spec: str
+) -> Manifest:
+    """An AIMModelCache of `hf://<repo>` downloaded or measured by `image` from `endpoint`."""
     return {
         "apiVersion": "aim.silogen.ai/v1alpha1",
         "kind": "AIMModelCache",
         "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
         "spec": {
-            "sourceUri": "hf://Org/Small",
-            "modelId": "Org/Small",
+            "sourceUri": f"hf://{repo}",
+            "modelId": repo,
             "storageClassName": "node-local",
             "modelDownloadImage": image,
             "env": [{"name": "HF_ENDPOINT", "value": endpoint}],
@@ -446,7 +467,53 @@ def model_cache(name: str, image: str, endpoint: str, **spec: str) -> Manifest:
     }
 
 
-def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
+def node_local_volume(kube: Kube, name: str, path: Path) -> None:
+    """A PersistentVolume on the node's disk for the `node-local` class (no provisioner here)."""
+    path.chmod(0o777)  # the download runs as a non-root user, as `restricted` requires
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": name},
+            "spec": {
+                "capacity": {"storage": "2Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "node-local",
+                "persistentVolumeReclaimPolicy": "Retain",
+                "hostPath": {"path": str(path)},
+            },
+        }
+    )
+
+
+def create_composed(kube: Kube, composed: Composition) -> dict[str, dict[str, Any]]:
+    """Create what the composer composed, as Crossplane would; the manifests by resource name."""
+    manifests = {k: dict(d.manifest) for k, d in composed.resources.items()}
+    for manifest in manifests.values():
+        kube.create(manifest)
+    return manifests
+
+
+def wait_job_finished(kube: Kube, job: str, timeout_s: float = 120) -> dict[str, Any]:
+    """The Job once Complete or Failed."""
+
+    def finished() -> dict[str, Any] | None:
+        observed = kube.get("batch/v1", "Job", job, NS) or {}
+        conditions = observed.get("status", {}).get("conditions", [])
+        done = any(
+            c["type"] in {"Complete", "Failed"} and c["status"] == "True" for c in conditions
+        )
+        return observed if done else None
+
+    return wait_for(
+        f"Job {job} to finish",
+        finished,
+        timeout_s=timeout_s,
+        explain=lambda: str(kube.list("v1", "Pod", NS, labels={"job-name": job})),
+    )
+
+
+def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_bytes(
     cluster: tuple[ControlPlane, Node],
     tools: Tools,
     aim_images: Path,
@@ -455,66 +522,112 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound(
     """The cache composer's PVC is bound by the real volume binder to a node-local volume, its
     download Job runs a download image (KServe's storage-initializer convention) against a
     Hugging Face mirror, the files land in the volume, and the composer reads the finished Job
-    and the bound claim as an Available cache.
+    and the bound claim as an Available cache. The download's sidecar reported the bytes into
+    the cache's ConfigMap through the `kubernetes` Service with the token the kubelet projected
+    for the cache's account; that token can do nothing else.
 
     Simulated: the Hub (a mirror on the node's address) and the download image (`aim download`)."""
     plane, node = cluster
     kube = plane.admin
-    node.load(stub_image(tools, DOWNLOAD_IMAGE, aim_images, DOWNLOAD_ENTRYPOINT))
+    node.load(download_image(tools, DOWNLOAD_IMAGE, aim_images))
     volume = tmp_path_factory.mktemp("volume")
-    volume.chmod(0o777)  # the download runs as a non-root user, as `restricted` requires
-    kube.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolume",
-            "metadata": {"name": "node-local"},
-            "spec": {
-                "capacity": {"storage": "2Gi"},
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "node-local",
-                "persistentVolumeReclaimPolicy": "Retain",
-                "hostPath": {"path": str(volume)},
-            },
-        }
-    )
+    node_local_volume(kube, "node-local", volume)
     with hugging_face_mirror(node.ip) as endpoint:
         cache = model_cache("org-small", DOWNLOAD_IMAGE, endpoint, size="1Gi")
         composed = loop.reconcile(compose_model_cache, Observed(cache), [])
-        claim, job = composed.resources[PVC].manifest, composed.resources[DOWNLOAD_JOB].manifest
-        kube.create(claim)
-        kube.create(job)
-        claim_name, job_name = str(claim["metadata"]["name"]), str(job["metadata"]["name"])  # type: ignore[index,call-overload]
-
-        def done() -> tuple[dict[str, Any], dict[str, Any]] | None:
-            observed_job = kube.get("batch/v1", "Job", job_name, NS) or {}
-            observed_claim = kube.get("v1", "PersistentVolumeClaim", claim_name, NS) or {}
-            conditions = observed_job.get("status", {}).get("conditions", [])
-            finished = any(
-                c["type"] in {"Complete", "Failed"} and c["status"] == "True" for c in conditions
-            )
-            return (observed_claim, observed_job) if finished else None
-
-        observed_claim, observed_job = wait_for(
-            "the download Job finished",
-            done,
-            timeout_s=120,
-            explain=lambda: str(kube.list("v1", "Pod", NS, labels={"job-name": job_name})),
-        )
+        made = create_composed(kube, composed)
+        claim_name = str(made[PVC]["metadata"]["name"])
+        job_name = str(made[DOWNLOAD_JOB]["metadata"]["name"])
+        observed_job = wait_job_finished(kube, job_name)
+    observed_claim = kube.get("v1", "PersistentVolumeClaim", claim_name, NS) or {}
 
     assert observed_claim["status"]["phase"] == "Bound"
     assert observed_claim["spec"]["volumeName"] == "node-local"
+    report_name = str(made[REPORT]["metadata"]["name"])
+    report = kube.get("v1", "ConfigMap", report_name, NS) or {}
+    total = sum(len(data) for data in FILES.values())
+    assert report.get("data", {}).get("downloadedBytes") == str(total), report
     available = loop.reconcile(
         compose_model_cache,
         Observed(
             {**cache, "status": composed.status},
             resources={PVC: observed_claim, DOWNLOAD_JOB: observed_job},
         ),
-        [],
+        [report],
     )
     assert available.status["status"] == "Available", available.conditions
     assert {f: (volume / f).read_bytes() for f in FILES} == FILES
-    # Read off the real Job controller's counts: the first of three attempts did it.
-    assert available.status["download"] == {"protocol": "hf", "attempt": 1, "totalAttempts": 3}
+    # Read off the real Job controller's counts and the real sidecar's report.
+    download: Any = available.status["download"]
+    assert (download["attempt"], download["totalAttempts"]) == (1, 3)
+    assert (download["downloadedBytes"], download["percent"]) == (total, 100)
+
+    # The account the report is written with can write that report and nothing else.
+    account = str(made["download-account"]["metadata"]["name"])
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+    path = f"/api/v1/namespaces/{NS}/serviceaccounts/{account}/token"
+    token = kube.request("POST", path, request).body["status"]["token"]
+    reporter = Kube(Credentials(kube.credentials.server, kube.credentials.ca, token=token))
+    mine = reporter.request(
+        "PATCH",
+        f"/api/v1/namespaces/{NS}/configmaps/{report_name}",
+        {"data": {"updatedAt": "2026-01-01T00:00:00Z"}},
+        content_type="application/merge-patch+json",
+    )
+    assert mine.body["data"]["updatedAt"] == "2026-01-01T00:00:00Z"
+    kube.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other", "namespace": NS}}
+    )
+    for method, where in (
+        ("PATCH", f"/api/v1/namespaces/{NS}/configmaps/other"),
+        ("GET", f"/api/v1/namespaces/{NS}/configmaps"),
+        ("GET", f"/api/v1/namespaces/{NS}/secrets"),
+    ):
+        body: dict[str, Any] | None = {"data": {}} if method == "PATCH" else None
+        with pytest.raises(KubeError) as refused:
+            reporter.request(method, where, body, content_type="application/merge-patch+json")
+        assert refused.value.status == 403, (method, where)
+
+
+def test_a_download_that_stops_growing_is_stopped_and_the_cache_says_it_stalled(
+    cluster: tuple[ControlPlane, Node],
+    tools: Tools,
+    aim_images: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A Hub that stops sending halfway: the real sidecar sees the files stop growing, records
+    it and stops the attempt; the Job's three attempts end the same way, and the composer says
+    DownloadStalled with what the sidecar saw, instead of "downloading" for ever.
+
+    Simulated: the Hub (a mirror that hangs) and the download image (`aim download`)."""
+    plane, node = cluster
+    kube = plane.admin
+    node.load(download_image(tools, DOWNLOAD_IMAGE, aim_images))
+    node_local_volume(kube, "node-local-stall", tmp_path_factory.mktemp("stall-volume"))
+    settings = Settings(download_stall_s=4)
+    with hugging_face_mirror(node.ip) as endpoint:
+        cache = model_cache("org-stall", DOWNLOAD_IMAGE, endpoint, repo="Org/Stall", size="1Gi")
+        composed = loop.reconcile(compose_model_cache, Observed(cache, settings=settings), [])
+        made = create_composed(kube, composed)
+        job_name = str(made[DOWNLOAD_JOB]["metadata"]["name"])
+        observed_job = wait_job_finished(kube, job_name, timeout_s=180)
+        report = kube.get("v1", "ConfigMap", str(made[REPORT]["metadata"]["name"]), NS) or {}
+
+    assert observed_job["status"].get("failed") == 3, observed_job["status"]
+    assert "no growth for 4s" in report.get("data", {}).get("stalled", ""), report
+    verdict = loop.reconcile(
+        compose_model_cache,
+        Observed(
+            {**cache, "status": composed.status},
+            resources={DOWNLOAD_JOB: observed_job},
+            settings=settings,
+        ),
+        [report],
+    )
+    [ready] = [c for c in verdict.conditions if c.type == "DownloadReady"]
+    assert ready.reason == "DownloadStalled", ready
+    assert "no growth for 4s" in ready.message
+    assert verdict.status["status"] == "Failed"
 
 
 SIZE_CHECK_IMAGE = "aim.local/aim-size-check:1"

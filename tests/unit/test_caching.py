@@ -321,7 +321,12 @@ def test_a_download_says_which_attempt_runs_and_why_the_last_one_failed() -> Non
     first = reconcile(
         compose_model_cache, model_cache(size="1Gi"), resources={PVC: pvc, DOWNLOAD_JOB: job}
     )
-    assert first.status["download"] == {"protocol": "hf", "attempt": 1, "totalAttempts": 3}
+    assert first.status["download"] == {
+        "protocol": "hf",
+        "attempt": 1,
+        "totalAttempts": 3,
+        "totalBytes": 2**30,
+    }
     assert "(attempt 1 of 3)" in message(first, "DownloadReady")
 
     retrying = with_status(job, failed=1, active=1)
@@ -348,6 +353,160 @@ def test_a_download_says_which_attempt_runs_and_why_the_last_one_failed() -> Non
         compose_model_cache, model_cache(done.status, size="1Gi"), resources={PVC: pvc}
     )
     assert "download" not in later.status
+
+
+def report(**data: str) -> Any:
+    """The download report's ConfigMap as the progress sidecar leaves it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "org-model-download-report", "namespace": NS},
+        "data": data,
+    }
+
+
+def test_a_download_reports_its_progress_with_rights_to_its_report_alone() -> None:
+    """The download Job gets a sidecar that writes bytes into a ConfigMap of its own, through a
+    Role on that ConfigMap alone, bound to an account made for the cache; the download container
+    gets no token. The bytes written come back in status and in the condition's message."""
+    comp, pvc, job = downloading()
+    objects = {k: tree(d.manifest) for k, d in comp.resources.items()}
+    role = objects["download-report-role"]
+    assert role["rules"] == [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": ["org-model-download-report"],
+            "verbs": ["get", "patch"],
+        }
+    ]
+    binding = objects["download-report-binding"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "org-model-download", "namespace": NS}
+    ]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert objects["download-account"]["automountServiceAccountToken"] is False
+    assert objects["download-report"]["metadata"]["name"] == "org-model-download-report"
+    assert "data" not in objects["download-report"], "the sidecar owns the data"
+    pod_spec = job["spec"]["template"]["spec"]
+    assert pod_spec["serviceAccountName"] == "org-model-download"
+    assert pod_spec["automountServiceAccountToken"] is False
+    assert pod_spec["shareProcessNamespace"] is True
+    [sidecar] = pod_spec["initContainers"]
+    assert sidecar["restartPolicy"] == "Always", "a native sidecar: ends with the download"
+    mounts = {m["name"]: m for m in sidecar["volumeMounts"]}
+    assert mounts["cache"]["readOnly"] is True
+    assert "report-token" in mounts
+    [download] = pod_spec["containers"]
+    assert "report-token" not in {m["name"] for m in download["volumeMounts"]}
+
+    halfway = report(
+        downloadedBytes=str(2**29), grewAt="2026-01-01T00:10:00Z", updatedAt="2026-01-01T00:10:05Z"
+    )
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[halfway],
+        resources={PVC: pvc, DOWNLOAD_JOB: job},
+    )
+    assert tree(comp.status)["download"] == {
+        "protocol": "hf",
+        "attempt": 1,
+        "totalAttempts": 3,
+        "downloadedBytes": 2**29,
+        "totalBytes": 2**30,
+        "percent": 50,
+        "updatedAt": "2026-01-01T00:10:05Z",
+        "grewAt": "2026-01-01T00:10:00Z",
+    }
+    assert "(attempt 1 of 3): 0.5 GiB of 1.0 GiB (50%)" in message(comp, "DownloadReady")
+
+    done = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[halfway],
+        resources={PVC: pvc, DOWNLOAD_JOB: complete(job)},
+    )
+    assert tree(done.status)["download"]["percent"] == 100
+    assert not {"download-report", "download-report-role", "download-report-binding"} & set(
+        done.resources
+    ), "the rights to report end with the download"
+
+
+def test_a_runtime_config_s_account_is_bound_and_no_account_is_made() -> None:
+    """With the runtime config's service account, the Role is bound to it and no other is made."""
+    config = {
+        "apiVersion": API,
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": "default", "namespace": NS},
+        "spec": {"serviceAccountName": "team-downloads"},
+    }
+    comp = reconcile(compose_model_cache, model_cache(size="1Gi"), pool=[config])
+    assert "download-account" not in comp.resources
+    binding = tree(comp.resources["download-report-binding"].manifest)
+    assert binding["subjects"][0]["name"] == "team-downloads"
+    job = tree(comp.resources[DOWNLOAD_JOB].manifest)
+    assert job["spec"]["template"]["spec"]["serviceAccountName"] == "team-downloads"
+
+
+@dataclass(frozen=True)
+class Hostile(Case):
+    data: dict[str, Any]
+
+
+HOSTILE_REPORTS = [
+    Hostile(
+        "words-for-bytes",
+        "a pod may write anything: not a number is no number",
+        {"downloadedBytes": "lots"},
+    ),
+    Hostile("negative", "a sign is not a digit", {"downloadedBytes": "-5"}),
+    Hostile("huge", "more digits than an int64 holds", {"downloadedBytes": "9" * 40}),
+    Hostile(
+        "unicode-digits",
+        "digits of other scripts are not ASCII digits",
+        {"downloadedBytes": "\u0663"},
+    ),
+    Hostile("bad-time", "a time that is no time", {"grewAt": "yesterday", "updatedAt": "9" * 500}),
+]
+
+
+@table(HOSTILE_REPORTS)
+def test_a_hostile_report_is_ignored_not_believed(case: Hostile) -> None:
+    """Whatever the report holds, the cache composes and records no made-up progress."""
+    _, pvc, job = downloading()
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[report(**case.data)],
+        resources={PVC: pvc, DOWNLOAD_JOB: job},
+    )
+    status = tree(comp.status)["download"]
+    assert "downloadedBytes" not in status
+    assert "grewAt" not in status
+    assert "percent" not in status
+    assert comp.status["status"] == "Progressing"
+
+
+def test_a_download_that_stalled_on_its_last_attempt_says_so() -> None:
+    """The sidecar stopped an attempt that wrote nothing for the stall timeout; when the Job has
+    no attempts left, the cache is Failed with DownloadStalled and what the sidecar saw."""
+    _, pvc, job = downloading()
+    stalled = report(
+        downloadedBytes="1000",
+        stalled="no growth for 600s at 1000 bytes; the attempt was stopped",
+    )
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[stalled],
+        resources={PVC: pvc, DOWNLOAD_JOB: failed(job)},
+    )
+    assert conditions(comp)["DownloadReady"] == ("False", "DownloadStalled")
+    said = message(comp, "DownloadReady")
+    assert "no growth for 600s at 1000 bytes" in said
+    assert "--download-stall-timeout" in said
+    assert comp.status["status"] == "Failed"
 
 
 def test_a_download_pod_that_cannot_start_fails_the_cache_until_it_can() -> None:

@@ -19,7 +19,7 @@ from function.api.cache import (
     ModelCacheSpec,
     ModelCacheStatus,
 )
-from function.build import Manifest
+from function.build import Manifest, download_report
 from function.build.storage import (
     DOWNLOAD_BACKOFF_LIMIT,
     DOWNLOAD_CONTAINER,
@@ -28,7 +28,7 @@ from function.build.storage import (
     build_pvc,
     build_size_check_job,
 )
-from function.compose.cache import usage
+from function.compose.cache import progress, usage
 from function.kube.jobs import (
     JobState,
     attempt,
@@ -49,6 +49,10 @@ from function.rules.status import ConditionType, Health, Reason, State, report
 PVC: Final = "pvc"
 DOWNLOAD_JOB: Final = "download-job"
 SIZE_CHECK_JOB: Final = "size-check-job"
+REPORT: Final = "download-report"
+REPORT_ROLE: Final = "download-report-role"
+REPORT_BINDING: Final = "download-report-binding"
+DOWNLOAD_ACCOUNT: Final = "download-account"
 _DOWNLOAD_PODS: Final = "download-pods"
 _SIZE_CHECK_PODS: Final = "size-check-pods"
 
@@ -108,6 +112,7 @@ def compose_model_cache(observed: Observed) -> Composition:
             config=config,
             previous=previous,
             pvc=pvc_name,
+            size=size,
             names=names,
             base_labels=base_labels,
             comp=comp,
@@ -132,6 +137,8 @@ def _names(cache: str) -> dict[str, str]:
         "pvc": naming.derived_name([cache, "cache"]),
         "download": naming.derived_name([cache, "download"]),
         "size-check": naming.derived_name([cache, "size-check"]),
+        "report": naming.derived_name([cache, "download-report"]),
+        "account": naming.derived_name([cache, "download"]),
     }
 
 
@@ -257,11 +264,12 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
     config: RuntimeConfig,
     previous: ModelCacheStatus,
     pvc: str,
+    size: int,
     names: dict[str, str],
     base_labels: dict[str, str],
     comp: Composition,
 ) -> tuple[Health, DownloadStatus | None]:
-    """The download's health, and its attempts while its Job exists."""
+    """The download's health, and its attempts and progress while its Job exists."""
     # Available is recorded once; it holds while the PVC does (a lost PVC downloads again).
     if previous.status is CacheStatusValue.AVAILABLE and PVC in observed.resources:
         return _download_health(
@@ -269,28 +277,56 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         ), None
     current = observed.resources.get(DOWNLOAD_JOB)
     pull_secrets, service_account = _runs_as(spec, config)
+    reporting = download_report.Reporting(
+        configmap=names["report"],
+        role=names["report"],
+        service_account=service_account or names["account"],
+        stall_after_s=observed.settings.download_stall_s,
+    )
+    job_labels = {**base_labels, "app.kubernetes.io/component": "download"}
     job = build_download_job(
         name=names["download"],
         namespace=observed.namespace,
-        labels={**base_labels, "app.kubernetes.io/component": "download"},
+        labels=job_labels,
         image=spec.model_download_image,
         source_uri=spec.source_uri,
         claim=pvc,
         env=caching.env_manifests(spec.env or ()),
         pull_secrets=pull_secrets,
-        service_account=service_account,
+        report=reporting,
     )
+    comp.requirements.append(progress.requirement(names["report"], observed.namespace))
+    report = progress.read(observed.required) or progress.Report()
     total = DOWNLOAD_BACKOFF_LIMIT + 1
     tries = attempt(current, total) if current is not None else 1
     download = DownloadStatus(
-        protocol=spec.source_uri.partition("://")[0][:16], attempt=tries, total_attempts=total
+        protocol=spec.source_uri.partition("://")[0][:16],
+        attempt=tries,
+        total_attempts=total,
+        downloaded_bytes=report.downloaded_bytes,
+        total_bytes=size,
+        percent=report.percent(size),
+        updated_at=report.updated_at,
+        grew_at=report.grew_at,
     )
     state = job_state(current) if current is not None else None
     if state is JobState.COMPLETE:
+        # The report and the rights to write it go with the Job; the download is whole.
+        complete = download.model_copy(update={"percent": 100})
+        measured = (
+            f" ({progress.gib(report.downloaded_bytes)} measured by its reporter)"
+            if report.downloaded_bytes is not None
+            else ""
+        )
         return _download_health(
-            State.READY, Reason.DOWNLOADED, f"{spec.source_uri} downloaded into PVC {pvc}"
-        ), download
+            State.READY,
+            Reason.DOWNLOADED,
+            f"{spec.source_uri} downloaded into PVC {pvc}{measured}",
+        ), complete
     comp.resources[DOWNLOAD_JOB] = Desired(job, ready=False)
+    _compose_reporting(
+        observed, reporting, job_labels, own_account=service_account is None, comp=comp
+    )
     pods = observed.required.get(_DOWNLOAD_PODS)
     run = _Run(
         ConditionType.DOWNLOAD_READY,
@@ -300,18 +336,51 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         tuple(pull_secrets),
         f"download into PVC {pvc}",
     )
+    if state is JobState.FAILED and report.stalled:
+        return _download_health(
+            State.FAILED,
+            Reason.DOWNLOAD_STALLED,
+            f"download into PVC {pvc} stopped growing on its last attempt ({report.stalled}); "
+            "check the source's reachability and the node's network, raise "
+            "--download-stall-timeout for slow links, then delete the failed Job to try again",
+        ), download
     trouble = _trouble(run, state, pods)
     if trouble is not None:
         return trouble, download
     # A retry says why the attempt before it failed: the user may not want to wait for it.
     tail = (pod_message(pods, DOWNLOAD_CONTAINER, "Failed") or "").strip()
     before = f"; attempt {tries - 1} failed: {tail[-300:]}" if tries > 1 and tail else ""
+    done = report.summary(size)
     return _download_health(
         State.PROGRESSING,
         Reason.DOWNLOADING,
         f"Job {names['download']} downloads {spec.source_uri} (attempt {tries} of {total})"
+        + (f": {done}" if done else "")
         + before,
     ), download
+
+
+def _compose_reporting(
+    observed: Observed,
+    reporting: download_report.Reporting,
+    labels: dict[str, str],
+    *,
+    own_account: bool,
+    comp: Composition,
+) -> None:
+    """The report's ConfigMap, the Role on it alone, its binding, and the account if ours."""
+    ns = observed.namespace
+    objects = {
+        REPORT: download_report.build_configmap(reporting, namespace=ns, labels=labels),
+        REPORT_ROLE: download_report.build_role(reporting, namespace=ns, labels=labels),
+        REPORT_BINDING: download_report.build_role_binding(reporting, namespace=ns, labels=labels),
+    }
+    if own_account:
+        objects[DOWNLOAD_ACCOUNT] = download_report.build_service_account(
+            reporting.service_account, namespace=ns, labels=labels
+        )
+    for key, manifest in objects.items():
+        comp.resources[key] = Desired(manifest, ready=key in observed.resources)
 
 
 @dataclass(frozen=True)
