@@ -163,6 +163,20 @@ class DownloadStatus(ApiModel):
     )
 
 
+class Verification(ApiModel):
+    """How the download was checked against its source once it finished."""
+
+    method: str = Field(
+        max_length=32,
+        description="huggingface-sha256 (every file against the Hub's hashes), or none.",
+    )
+    files: int | None = Field(default=None, ge=0, description="Files whose hash matched.")
+    bytes: int | None = Field(default=None, ge=0, description="Bytes checked.")
+    reason: str | None = Field(
+        default=None, max_length=300, description="Why nothing was checked (method none)."
+    )
+
+
 class ModelCacheStatus(ObservedStatus):
     """Observed state of an AIMModelCache, written by the function."""
 
@@ -175,5 +189,8 @@ class ModelCacheStatus(ObservedStatus):
         default=None, description="When a service last started with this cache (RFC 3339)."
     )
     download: DownloadStatus | None = Field(
-        default=None, description="The download's attempts, while its Job exists."
+        default=None, description="The download's attempts and progress, while its Job exists."
+    )
+    verification: Verification | None = Field(
+        default=None, description="The check of the downloaded files, once it passed."
     )

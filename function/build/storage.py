@@ -24,6 +24,8 @@ RUN_AS: Final = 1000
 DOWNLOAD_CONTAINER: Final = "download"
 SIZE_CHECK_CONTAINER: Final = "size-check"
 SIZE_CHECK_SCRIPT: Final = resources.files("function.build").joinpath("size_check.py").read_text()
+VERIFY_CONTAINER: Final = "verify"
+VERIFY_SCRIPT: Final = resources.files("function.build").joinpath("verify.py").read_text()
 # Downloads may take hours; a Job's own retries cover a flaky network, not a wrong source.
 DOWNLOAD_BACKOFF_LIMIT: Final = 2
 TTL_AFTER_FINISHED_S: Final = 3600
@@ -60,23 +62,37 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
     service_account: str | None = None,
     report: download_report.Reporting | None = None,
 ) -> Manifest:
-    """A Job that downloads `source_uri` into the PVC `claim`.
+    """A Job that downloads `source_uri` into the PVC `claim`, then verifies what it wrote.
 
-    With `report`, a sidecar writes the bytes downloaded into the report's ConfigMap and stops
-    an attempt that stalls; the pod shares its process namespace for that, and runs as the
-    report's account.
+    The download is an init container and the check against the source's published checksums
+    (verify.py) the main one, so a Job completes only with verified files. With `report`, a
+    sidecar writes the bytes downloaded into the report's ConfigMap and stops an attempt that
+    stalls; the pod shares its process namespace for that, and runs as the report's account.
     """
+    job_env: list[JsonValue] = [
+        {"name": "HF_HOME", "value": "/tmp/.hf"},  # noqa: S108 - the Pod's own emptyDir
+        {"name": "TMPDIR", "value": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
+        *(dict(e) for e in env),
+    ]
     container: Manifest = {
         "name": DOWNLOAD_CONTAINER,
         "image": image,
         "args": [source_uri, MOUNT_PATH],
-        "env": [
-            {"name": "HF_HOME", "value": "/tmp/.hf"},  # noqa: S108 - the Pod's own emptyDir
-            {"name": "TMPDIR", "value": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
-            *(dict(e) for e in env),
-        ],
+        "env": job_env,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "securityContext": restricted_container_security(),
         "volumeMounts": [
             {"name": "cache", "mountPath": MOUNT_PATH},
+            {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
+        ],
+    }
+    verify: Manifest = {
+        "name": VERIFY_CONTAINER,
+        "image": image,
+        "command": ["python3", "-c", VERIFY_SCRIPT, source_uri, MOUNT_PATH],
+        "env": job_env,
+        "volumeMounts": [
+            {"name": "cache", "mountPath": MOUNT_PATH, "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
         ],
     }
@@ -84,18 +100,17 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
         {"name": "cache", "persistentVolumeClaim": {"claimName": claim}},
         {"name": "tmp", "emptyDir": {}},
     ]
-    extra: Manifest = {}
+    extra: Manifest = {"initContainers": [container]}
     if report is not None:
         volumes.append(download_report.token_volume())
-        extra = {
-            "shareProcessNamespace": True,
-            "initContainers": [download_report.sidecar(report, image=image, directory=MOUNT_PATH)],
-        }
+        sidecar = download_report.sidecar(report, image=image, directory=MOUNT_PATH)
+        # The sidecar first: it starts before the download and runs until the check ends.
+        extra = {"shareProcessNamespace": True, "initContainers": [sidecar, container]}
     return _job(
         name,
         namespace=namespace,
         labels=labels,
-        container=container,
+        container=verify,
         volumes=volumes,
         pull_secrets=pull_secrets,
         service_account=report.service_account if report else service_account,

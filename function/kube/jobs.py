@@ -71,10 +71,8 @@ def pod_message(pods: Sequence[Manifest] | None, container: str, phase: str) -> 
 
 def terminated_message(pod: Mapping[str, JsonValue], container: str) -> str | None:
     """The termination message of `container` in a Pod's status, if it has terminated."""
-    status = pod.get("status")
-    statuses = status.get("containerStatuses") if isinstance(status, dict) else None
-    for item in statuses if isinstance(statuses, list) else []:
-        if isinstance(item, dict) and item.get("name") == container:
+    for item in _statuses(pod):
+        if item.get("name") == container:
             state = item.get("state")
             terminated = state.get("terminated") if isinstance(state, dict) else None
             if isinstance(terminated, dict):
@@ -86,10 +84,8 @@ def terminated_message(pod: Mapping[str, JsonValue], container: str) -> str | No
 def waiting_problem(pods: Sequence[Mapping[str, JsonValue]], container: str) -> str | None:
     """Why `container` cannot start (image pull errors and the like), from its waiting state."""
     for pod in pods:
-        status = pod.get("status")
-        statuses = status.get("containerStatuses") if isinstance(status, dict) else None
-        for item in statuses if isinstance(statuses, list) else []:
-            if not isinstance(item, dict) or item.get("name") != container:
+        for item in _statuses(pod):
+            if item.get("name") != container:
                 continue
             state = item.get("state")
             waiting = state.get("waiting") if isinstance(state, dict) else None
@@ -103,3 +99,13 @@ PULL_FAILURES: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidIm
 START_FAILURES: Final = frozenset({"CreateContainerConfigError", "CreateContainerError"})
 """Waiting reasons of a container the kubelet cannot create (a Secret its env names is missing)."""
 _STUCK: Final = PULL_FAILURES | START_FAILURES
+
+
+def _statuses(pod: Mapping[str, JsonValue]) -> list[Mapping[str, JsonValue]]:
+    """The statuses of a Pod's init containers and containers (ours run work in both)."""
+    status = pod.get("status")
+    found: list[Mapping[str, JsonValue]] = []
+    for key in ("initContainerStatuses", "containerStatuses"):
+        items = status.get(key) if isinstance(status, dict) else None
+        found += [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+    return found

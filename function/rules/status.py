@@ -136,6 +136,7 @@ class Reason(StrEnum):
     CACHE_STORAGE_FULL = "StorageFull"
     CACHE_DOWNLOAD_FAILED = "DownloadFailed"
     DOWNLOAD_STALLED = "DownloadStalled"
+    CHECKSUM_MISMATCH = "ChecksumMismatch"
     CACHE_JOB_CANNOT_START = "JobCannotStart"
     SIZE_UNKNOWN = "CheckingSize"
     SIZE_KNOWN = "SizeKnown"

@@ -73,7 +73,7 @@ def test_configuration_package_holds_every_xrd_and_composition(
         o["spec"]["compositeTypeRef"]["kind"] for o in objects if o["kind"] == "Composition"
     }
     kinds = {d.kind.value for d in DEFINITIONS}
-    assert len(kinds) == 9
+    assert len(kinds) == 10
     assert xrds == kinds
     assert compositions == kinds
     # Crossplane installs the dependency as a Function named after its repository path

@@ -8,8 +8,8 @@ namespaces it serves, what a real cluster would add to the real control plane:
   registry's image needs an image pull secret with that registry's credentials, else the Pod
   waits in ImagePullBackOff, as a real kubelet leaves it), then runs it: a discovery container
   answers with its AIM image's dry-run (`tests/e2e/images.py`), a size check with the source's
-  size, a download succeeds, and the download's progress sidecar (a pod that cannot run here
-  either) writes the bytes into its report ConfigMap before the download ends;
+  size, a download succeeds and its check passes, and the download's progress sidecar (a pod that
+  cannot run here either) writes the bytes into its report ConfigMap before the download ends;
 - a storage provisioner binding every claim;
 - KServe's controller, which reports an InferenceService Ready once its predictor could start:
   its image pulled the same way, and every claim it mounts Bound;
@@ -145,7 +145,7 @@ class SimulatedCluster:
         self.pods.append(pod)
         self._did(f"kubelet ran Pod {meta['namespace']}/{meta['name']}: exit {code}")
 
-    def _run_container(self, container: Mapping[str, Any]) -> tuple[int, str]:
+    def _run_container(self, container: Mapping[str, Any]) -> tuple[int, str]:  # noqa: PLR0911 - one return per container role
         """What the container does, by its role in our Jobs."""
         name = container["name"]
         if name == "discovery":
@@ -158,7 +158,14 @@ class SimulatedCluster:
             if uri not in self._sizes:
                 return 1, f"Repository Not Found for url: {uri}"
             return 0, json.dumps({"url": uri, "sizeBytes": self._sizes[uri]})
-        return 0, ""  # a download: the weights are in the volume now
+        if name == "verify":
+            # After a download (its init container, which "succeeded"): what the check prints
+            # for whole files, by the source's kind.
+            uri = str(container["command"][-2])
+            if uri.startswith("hf://"):
+                return 0, json.dumps({"method": "huggingface-sha256", "files": 1, "bytes": 1})
+            return 0, json.dumps({"method": "none", "reason": "s3:// publishes no checksums"})
+        return 1, f"the simulated node does not know container {name}"
 
     def _report_progress(self, pod: Mapping[str, Any]) -> None:
         """What a download's progress sidecar writes last: the bytes now in the volume."""
@@ -166,7 +173,7 @@ class SimulatedCluster:
         if not sidecars:
             return
         configmap = _literal_env(sidecars[0].get("env") or [])["AIM_PROGRESS_CONFIGMAP"]
-        [download] = pod["spec"]["containers"]
+        [download] = [c for c in pod["spec"]["initContainers"] if c["name"] == "download"]
         size = self._sizes.get(str(download["args"][0]), 1 << 30)
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         data = {"downloadedBytes": str(size), "grewAt": now, "updatedAt": now, "stalled": ""}

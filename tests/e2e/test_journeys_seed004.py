@@ -274,7 +274,8 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     assert path == "/workspace/cache/meta-llama/Llama-3.1-8B-Instruct"
     # The download ran with the source's credentials (the secret, never its value).
     [download] = [p for p in journey.cluster.pods if p["metadata"]["namespace"] == ns]
-    env = {e["name"]: e for e in download["spec"]["containers"][0]["env"]}
+    [fetch] = [c for c in download["spec"]["initContainers"] if c["name"] == "download"]
+    env = {e["name"]: e for e in fetch["env"]}
     assert env["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "hf-token", "key": "token"}}
     assert download["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == pvc
     assert device_ids(isvc) == MI300X_DEVICE_IDS
@@ -307,6 +308,14 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
 
     told = wait_for("each cache's Downloaded event", downloaded, timeout_s=CONVERGE_S)
     assert all("GiB measured by its reporter)" in m for m in told), told
+    # Each download was checked before its Job completed; Hub sources against the Hub's hashes.
+    methods = {
+        c["spec"]["sourceUri"]: (c["status"].get("verification") or {}).get("method")
+        for c in kube.list(AIM, "AIMModelCache", ns)
+    }
+    assert methods == {
+        uri: "huggingface-sha256" if uri.startswith("hf://") else "none" for uri in methods
+    }, methods
 
     # Each cache records when a service mounting it last started (its InferenceService Ready).
     def last_used() -> list[str] | None:

@@ -11,6 +11,7 @@ bound by the real volume binder and its download Job fills the volume.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.server
 import json
 import threading
@@ -391,6 +392,16 @@ DOWNLOAD_IMAGE = "aim.local/aim-downloader:1"
 FILES = {"config.json": b'{"architectures": ["Small"]}', "model.safetensors": b"\x00" * 4096}
 
 
+def hub_file(name: str, data: bytes) -> dict[str, Any]:
+    """A file as the Hub lists it with `blobs=true`: its git blob id; the weights also in LFS."""
+    blob = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    entry: dict[str, Any] = {"rfilename": name, "size": len(data), "blobId": blob}
+    if name.endswith(".safetensors"):
+        sha = hashlib.sha256(data).hexdigest()
+        entry["lfs"] = {"size": len(data), "sha256": sha, "pointerSize": 134}
+    return entry
+
+
 STALLED = threading.Event()
 """Set to let the stalled transfers of Org/Stall end (when the mirror stops)."""
 
@@ -414,10 +425,16 @@ class HuggingFaceMirror(http.server.BaseHTTPRequestHandler):
             STALLED.wait(timeout=300)
             return
         elif path in {"/api/models/Org/Small", "/api/models/Org/Small/revision/main"}:
-            files = [{"rfilename": f, "size": len(data)} for f, data in FILES.items()]
+            files = [hub_file(f, data) for f, data in FILES.items()]
             body = json.dumps({"id": "Org/Small", "siblings": files}).encode()
+        elif path in {"/api/models/Org/Corrupt", "/api/models/Org/Corrupt/revision/main"}:
+            # It lists the hashes of other weights than it serves.
+            files = [hub_file(f, data + b"!") for f, data in FILES.items()]
+            for entry, data in zip(files, FILES.values(), strict=True):
+                entry["size"] = len(data)
+            body = json.dumps({"id": "Org/Corrupt", "siblings": files}).encode()
         elif (
-            self.path.startswith("/Org/Small/resolve/main/")
+            self.path.startswith(("/Org/Small/resolve/main/", "/Org/Corrupt/resolve/main/"))
             and self.path.rsplit("/", 1)[1] in FILES
         ):
             body = FILES[self.path.rsplit("/", 1)[1]]
@@ -539,6 +556,7 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
         claim_name = str(made[PVC]["metadata"]["name"])
         job_name = str(made[DOWNLOAD_JOB]["metadata"]["name"])
         observed_job = wait_job_finished(kube, job_name)
+    pods = job_pods(kube, job_name)
     observed_claim = kube.get("v1", "PersistentVolumeClaim", claim_name, NS) or {}
 
     assert observed_claim["status"]["phase"] == "Bound"
@@ -553,7 +571,7 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
             {**cache, "status": composed.status},
             resources={PVC: observed_claim, DOWNLOAD_JOB: observed_job},
         ),
-        [report],
+        [report, *pods],
     )
     assert available.status["status"] == "Available", available.conditions
     assert {f: (volume / f).read_bytes() for f in FILES} == FILES
@@ -561,6 +579,12 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
     download: Any = available.status["download"]
     assert (download["attempt"], download["totalAttempts"]) == (1, 3)
     assert (download["downloadedBytes"], download["percent"]) == (total, 100)
+    # The check ran after the download and held every file to the mirror's hashes.
+    assert available.status["verification"] == {
+        "method": "huggingface-sha256",
+        "files": len(FILES),
+        "bytes": total,
+    }
 
     # The account the report is written with can write that report and nothing else.
     account = str(made["download-account"]["metadata"]["name"])
@@ -587,6 +611,38 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
         with pytest.raises(KubeError) as refused:
             reporter.request(method, where, body, content_type="application/merge-patch+json")
         assert refused.value.status == 403, (method, where)
+
+
+def test_a_download_that_does_not_match_the_hub_s_hashes_fails_the_cache(
+    cluster: tuple[ControlPlane, Node],
+    tools: Tools,
+    aim_images: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A Hub whose weights are not what it lists (a proxy that corrupts them): the real check
+    after each attempt finds the sha256 differs, the Job's attempts end, and the cache is Failed
+    with ChecksumMismatch naming the file, not Available with corrupt weights.
+
+    Simulated: the Hub (a mirror) and the download image (`aim download`)."""
+    plane, node = cluster
+    kube = plane.admin
+    node.load(download_image(tools, DOWNLOAD_IMAGE, aim_images))
+    node_local_volume(kube, "node-local-corrupt", tmp_path_factory.mktemp("corrupt-volume"))
+    with hugging_face_mirror(node.ip) as endpoint:
+        cache = model_cache("org-corrupt", DOWNLOAD_IMAGE, endpoint, repo="Org/Corrupt", size="1Gi")
+        composed = loop.reconcile(compose_model_cache, Observed(cache), [])
+        made = create_composed(kube, composed)
+        job_name = str(made[DOWNLOAD_JOB]["metadata"]["name"])
+        observed_job = wait_job_finished(kube, job_name, timeout_s=180)
+    verdict = loop.reconcile(
+        compose_model_cache,
+        Observed({**cache, "status": composed.status}, resources={DOWNLOAD_JOB: observed_job}),
+        job_pods(kube, job_name),
+    )
+    [ready] = [c for c in verdict.conditions if c.type == "DownloadReady"]
+    assert ready.reason == "ChecksumMismatch", ready
+    assert "checksum mismatch: model.safetensors" in ready.message
+    assert verdict.status["status"] == "Failed"
 
 
 def test_a_download_that_stops_growing_is_stopped_and_the_cache_says_it_stalled(

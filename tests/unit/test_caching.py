@@ -278,11 +278,16 @@ def test_the_download_job_is_hardened_and_gets_credentials_only_from_the_users_e
     comp = reconcile(compose_model_cache, model_cache(size="1Gi", env=[secret_env]))
     job = tree(comp.resources[DOWNLOAD_JOB].manifest)
     pod_spec = job["spec"]["template"]["spec"]
-    container = pod_spec["containers"][0]
+    sidecar, container = pod_spec["initContainers"]
+    [verify] = pod_spec["containers"]
     assert container["args"] == ["hf://Org/Model", "/mnt/models"]
     assert secret_env in container["env"]
+    assert secret_env in verify["env"], "the check asks the Hub for hashes as the download does"
+    assert secret_env not in sidecar["env"], "the reporter needs no source credentials"
+    assert verify["command"][-2:] == ["hf://Org/Model", "/mnt/models"]
     assert pod_spec["securityContext"]["runAsNonRoot"] is True
-    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    for c in (sidecar, container, verify):
+        assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}, c["name"]
     assert pod_spec["volumes"][0]["persistentVolumeClaim"]["claimName"] == "org-model-cache"
     assert "HF_TOKEN" not in json.dumps(comp.status)
 
@@ -392,13 +397,14 @@ def test_a_download_reports_its_progress_with_rights_to_its_report_alone() -> No
     assert pod_spec["serviceAccountName"] == "org-model-download"
     assert pod_spec["automountServiceAccountToken"] is False
     assert pod_spec["shareProcessNamespace"] is True
-    [sidecar] = pod_spec["initContainers"]
+    sidecar, download = pod_spec["initContainers"]
     assert sidecar["restartPolicy"] == "Always", "a native sidecar: ends with the download"
     mounts = {m["name"]: m for m in sidecar["volumeMounts"]}
     assert mounts["cache"]["readOnly"] is True
     assert "report-token" in mounts
-    [download] = pod_spec["containers"]
-    assert "report-token" not in {m["name"] for m in download["volumeMounts"]}
+    [verify] = pod_spec["containers"]
+    for c in (download, verify):
+        assert "report-token" not in {m["name"] for m in c["volumeMounts"]}, c["name"]
 
     halfway = report(
         downloadedBytes=str(2**29), grewAt="2026-01-01T00:10:00Z", updatedAt="2026-01-01T00:10:05Z"
@@ -486,6 +492,47 @@ def test_a_hostile_report_is_ignored_not_believed(case: Hostile) -> None:
     assert "grewAt" not in status
     assert "percent" not in status
     assert comp.status["status"] == "Progressing"
+
+
+def test_a_verified_download_records_its_check_and_keeps_it() -> None:
+    """The Job completes only once its check passed; the cache records how the files were
+    checked, says so when the download ends, and keeps it once Available."""
+    _, pvc, job = downloading()
+    checked = json.dumps({"method": "huggingface-sha256", "files": 7, "bytes": 2**30})
+    done = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[pod(job, "Succeeded", checked, "verify")],
+        resources={PVC: pvc, DOWNLOAD_JOB: complete(job)},
+    )
+    assert done.status["verification"] == {
+        "method": "huggingface-sha256",
+        "files": 7,
+        "bytes": 2**30,
+    }
+    assert "7 file(s) match the source's huggingface-sha256 checksums" in message(
+        done, "DownloadReady"
+    )
+    later = reconcile(
+        compose_model_cache, model_cache(done.status, size="1Gi"), resources={PVC: pvc}
+    )
+    assert later.status["verification"] == done.status["verification"]
+
+
+def test_a_download_that_never_matches_its_source_is_failed_with_the_file() -> None:
+    """Every attempt downloaded files whose hashes differ from the Hub's: ChecksumMismatch,
+    naming the file, rather than an Available cache of corrupt weights."""
+    _, pvc, job = downloading()
+    said = json.dumps({"error": "checksum mismatch: model.safetensors is ab12, the Hub says cd34"})
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[pod(job, "Failed", said, "verify")],
+        resources={PVC: pvc, DOWNLOAD_JOB: failed(job)},
+    )
+    assert conditions(comp)["DownloadReady"] == ("False", "ChecksumMismatch")
+    assert "model.safetensors is ab12, the Hub says cd34" in message(comp, "DownloadReady")
+    assert comp.status["status"] == "Failed"
 
 
 def test_a_download_that_stalled_on_its_last_attempt_says_so() -> None:

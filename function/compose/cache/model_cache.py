@@ -18,12 +18,14 @@ from function.api.cache import (
     DownloadStatus,
     ModelCacheSpec,
     ModelCacheStatus,
+    Verification,
 )
 from function.build import Manifest, download_report
 from function.build.storage import (
     DOWNLOAD_BACKOFF_LIMIT,
     DOWNLOAD_CONTAINER,
     SIZE_CHECK_CONTAINER,
+    VERIFY_CONTAINER,
     build_download_job,
     build_pvc,
     build_size_check_job,
@@ -94,7 +96,7 @@ def compose_model_cache(observed: Observed) -> Composition:
     )
     healths = [config_health, size_health]
     pvc_name = None
-    download = None
+    download: _Downloaded | None = None
     if size is not None and config is not None:
         pvc_name = names["pvc"]
         pvc_health = _pvc(
@@ -106,7 +108,7 @@ def compose_model_cache(observed: Observed) -> Composition:
             base_labels=base_labels,
             comp=comp,
         )
-        download_health, download = _download(
+        download = _download(
             observed,
             spec=spec,
             config=config,
@@ -117,7 +119,7 @@ def compose_model_cache(observed: Observed) -> Composition:
             base_labels=base_labels,
             comp=comp,
         )
-        healths += [pvc_health, download_health]
+        healths += [pvc_health, download.health]
     elif PVC in observed.resources:
         comp.resources[PVC] = keep(observed.resources[PVC], ready=_bound(observed))
 
@@ -127,9 +129,19 @@ def compose_model_cache(observed: Observed) -> Composition:
         persistent_volume_claim=pvc_name,
         size=quantity.binary(size) if size is not None else None,
         last_used=usage.last_used(observed, pvc_name, previous.last_used),
-        download=download,
+        download=download.status if download else None,
+        verification=download.verification if download else None,
     ).model_dump(mode="json", by_alias=True, exclude_none=True)
     return comp
+
+
+@dataclass(frozen=True)
+class _Downloaded:
+    """The download step's outcome: its health, its attempts and progress, its check."""
+
+    health: Health
+    status: DownloadStatus | None = None
+    verification: Verification | None = None
 
 
 def _names(cache: str) -> dict[str, str]:
@@ -268,13 +280,14 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
     names: dict[str, str],
     base_labels: dict[str, str],
     comp: Composition,
-) -> tuple[Health, DownloadStatus | None]:
-    """The download's health, and its attempts and progress while its Job exists."""
+) -> _Downloaded:
+    """The download's health, its attempts and progress while its Job exists, and its check."""
     # Available is recorded once; it holds while the PVC does (a lost PVC downloads again).
     if previous.status is CacheStatusValue.AVAILABLE and PVC in observed.resources:
-        return _download_health(
-            State.READY, Reason.DOWNLOADED, f"{spec.source_uri} is in PVC {pvc}"
-        ), None
+        return _Downloaded(
+            _download_health(State.READY, Reason.DOWNLOADED, f"{spec.source_uri} is in PVC {pvc}"),
+            verification=previous.verification,
+        )
     current = observed.resources.get(DOWNLOAD_JOB)
     pull_secrets, service_account = _runs_as(spec, config)
     reporting = download_report.Reporting(
@@ -310,6 +323,7 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         grew_at=report.grew_at,
     )
     state = job_state(current) if current is not None else None
+    pods = observed.required.get(_DOWNLOAD_PODS)
     if state is JobState.COMPLETE:
         # The report and the rights to write it go with the Job; the download is whole.
         complete = download.model_copy(update={"percent": 100})
@@ -318,11 +332,18 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
             if report.downloaded_bytes is not None
             else ""
         )
-        return _download_health(
-            State.READY,
-            Reason.DOWNLOADED,
-            f"{spec.source_uri} downloaded into PVC {pvc}{measured}",
-        ), complete
+        checked = progress.verdict(pod_message(pods, VERIFY_CONTAINER, "Succeeded"))
+        verification = checked if isinstance(checked, Verification) else None
+        how = f"; {_checked(verification)}" if verification else ""
+        return _Downloaded(
+            _download_health(
+                State.READY,
+                Reason.DOWNLOADED,
+                f"{spec.source_uri} downloaded into PVC {pvc}{measured}{how}",
+            ),
+            complete,
+            verification,
+        )
     comp.resources[DOWNLOAD_JOB] = Desired(job, ready=False)
     _compose_reporting(
         observed, reporting, job_labels, own_account=service_account is None, comp=comp
@@ -336,28 +357,52 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         tuple(pull_secrets),
         f"download into PVC {pvc}",
     )
+    mismatch = progress.verdict(pod_message(pods, VERIFY_CONTAINER, "Failed"))
+    if state is JobState.FAILED and isinstance(mismatch, str):
+        return _Downloaded(
+            _download_health(
+                State.FAILED,
+                Reason.CHECKSUM_MISMATCH,
+                f"the download into PVC {pvc} does not match what {spec.source_uri} publishes on "
+                f"every attempt ({mismatch}); check the source and any proxy or mirror "
+                "(HF_ENDPOINT) in between, then delete the failed Job to download again",
+            ),
+            download,
+        )
     if state is JobState.FAILED and report.stalled:
-        return _download_health(
-            State.FAILED,
-            Reason.DOWNLOAD_STALLED,
-            f"download into PVC {pvc} stopped growing on its last attempt ({report.stalled}); "
-            "check the source's reachability and the node's network, raise "
-            "--download-stall-timeout for slow links, then delete the failed Job to try again",
-        ), download
+        return _Downloaded(
+            _download_health(
+                State.FAILED,
+                Reason.DOWNLOAD_STALLED,
+                f"download into PVC {pvc} stopped growing on its last attempt ({report.stalled}); "
+                "check the source's reachability and the node's network, raise "
+                "--download-stall-timeout for slow links, then delete the failed Job to try again",
+            ),
+            download,
+        )
     trouble = _trouble(run, state, pods)
     if trouble is not None:
-        return trouble, download
+        return _Downloaded(trouble, download)
     # A retry says why the attempt before it failed: the user may not want to wait for it.
     tail = (pod_message(pods, DOWNLOAD_CONTAINER, "Failed") or "").strip()
     before = f"; attempt {tries - 1} failed: {tail[-300:]}" if tries > 1 and tail else ""
     done = report.summary(size)
-    return _download_health(
-        State.PROGRESSING,
-        Reason.DOWNLOADING,
-        f"Job {names['download']} downloads {spec.source_uri} (attempt {tries} of {total})"
-        + (f": {done}" if done else "")
-        + before,
-    ), download
+    return _Downloaded(
+        _download_health(
+            State.PROGRESSING,
+            Reason.DOWNLOADING,
+            f"Job {names['download']} downloads {spec.source_uri} (attempt {tries} of {total})"
+            + (f": {done}" if done else "")
+            + before,
+        ),
+        download,
+    )
+
+
+def _checked(verification: Verification) -> str:
+    if verification.method == "none":
+        return f"not verified: {verification.reason or 'the source publishes no checksums'}"
+    return f"{verification.files} file(s) match the source's {verification.method} checksums"
 
 
 def _compose_reporting(
@@ -380,7 +425,8 @@ def _compose_reporting(
             reporting.service_account, namespace=ns, labels=labels
         )
     for key, manifest in objects.items():
-        comp.resources[key] = Desired(manifest, ready=key in observed.resources)
+        # Nothing to wait for in these: the download's pod waits for them itself.
+        comp.resources[key] = Desired(manifest, ready=True)
 
 
 @dataclass(frozen=True)

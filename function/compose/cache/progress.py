@@ -1,6 +1,7 @@
-"""A download's own report of its progress (build/progress.py writes it), read with bounds.
+"""What a download's pod says of it, read with bounds: its progress report and its check.
 
-The report is a ConfigMap the download pod's sidecar patches: anything in it came from a pod,
+The report is a ConfigMap the download pod's sidecar patches (build/progress.py); the check's
+verdict is the verify container's termination message (build/verify.py). Both came from a pod,
 so every value is checked (digits only, sane lengths, a real time) and what fails a check is
 ignored rather than believed.
 """
@@ -13,8 +14,10 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from function.api.cache import Verification
 from function.build import Manifest
 from function.kube.observed import Requirement
+from function.rules import jsontext
 from function.rules.discovery import timestamp
 
 KEY: Final = "download-report"
@@ -90,3 +93,24 @@ def _words(value: JsonValue) -> str | None:
 def gib(n: int) -> str:
     """Bytes in GiB, to one decimal, as kubectl users read sizes."""
     return f"{n / (1 << 30):.1f} GiB"
+
+
+def verdict(message: str | None) -> Verification | str | None:
+    """The verify container's verdict: a Verification, the error it reported, or None."""
+    if not message:
+        return None
+    try:
+        value = jsontext.loads(message.encode(), max_bytes=4096)
+    except jsontext.JsonTextError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    error = value.get("error")
+    if isinstance(error, str):
+        return _words(error) or "the check failed without saying why"
+    try:
+        return Verification.model_validate(
+            {k: value[k] for k in ("method", "files", "bytes", "reason") if k in value}
+        )
+    except ValueError:
+        return None
