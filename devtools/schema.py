@@ -28,6 +28,7 @@ _KEPT: Final = frozenset(
         "maximum",
         "minItems",
         "maxItems",
+        "maxProperties",
         "required",
         "x-kubernetes-int-or-string",
         "x-kubernetes-preserve-unknown-fields",

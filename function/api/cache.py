@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+from typing import Annotated, Final
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from function.api.cel import immutable, rule, validations
 from function.api.common import (
@@ -98,6 +98,23 @@ class TemplateCacheStatus(ObservedStatus):
     )
 
 
+Checksums = Annotated[
+    dict[str, str],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "maxProperties": 1000,
+            "additionalProperties": {
+                "type": "string",
+                "pattern": "^[0-9a-f]{64}$",
+                "maxLength": 64,
+            },
+        }
+    ),
+]
+"""File paths to lowercase hex sha256 digests."""
+
+
 class ModelCacheSpec(ApiModel):
     """Desired state of an AIMModelCache."""
 
@@ -139,6 +156,20 @@ class ModelCacheSpec(ApiModel):
     )
     runtime_config_name: str = Field(
         default="default", min_length=1, max_length=253, description="Runtime config to apply."
+    )
+    checksums: Checksums | None = Field(
+        default=None,
+        description=(
+            "sha256 of files of the download, by path under the source (`model.gguf`, "
+            "`weights/part-1.safetensors`): checked once it finishes, for any source; a "
+            "mismatch downloads again, and fails the cache when every attempt mismatches."
+        ),
+        json_schema_extra=validations(
+            rule(
+                "self.all(k, !k.startsWith('/') && !k.contains('..') && size(k) <= 1024)",
+                "spec.checksums keys are relative paths under the source, without '..'",
+            ),
+        ),
     )
 
 

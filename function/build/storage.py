@@ -10,6 +10,7 @@ function.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Final
@@ -61,11 +62,13 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
     pull_secrets: Sequence[str],
     service_account: str | None = None,
     report: download_report.Reporting | None = None,
+    checksums: Mapping[str, str] | None = None,
 ) -> Manifest:
     """A Job that downloads `source_uri` into the PVC `claim`, then verifies what it wrote.
 
     The download is an init container and the check against the source's published checksums
-    (verify.py) the main one, so a Job completes only with verified files. With `report`, a
+    (verify.py) the main one, so a Job completes only with verified files; `checksums` (sha256
+    by path) are checked too, whatever the source. With `report`, a
     sidecar writes the bytes downloaded into the report's ConfigMap and stops an attempt that
     stalls; the pod shares its process namespace for that, and runs as the report's account.
     """
@@ -90,7 +93,7 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
         "name": VERIFY_CONTAINER,
         "image": image,
         "command": ["python3", "-c", VERIFY_SCRIPT, source_uri, MOUNT_PATH],
-        "env": job_env,
+        "env": [*job_env, *_checksums_env(checksums)],
         "volumeMounts": [
             {"name": "cache", "mountPath": MOUNT_PATH, "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
@@ -194,3 +197,10 @@ def _job(  # noqa: PLR0913 - the parts the two Jobs differ in
             "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
         },
     }
+
+
+def _checksums_env(checksums: Mapping[str, str] | None) -> list[JsonValue]:
+    """The user's sha256 by path, for the check (a map in a fixed order: the same Job spec)."""
+    if not checksums:
+        return []
+    return [{"name": "AIM_CHECKSUMS", "value": json.dumps(dict(sorted(checksums.items())))}]

@@ -9,6 +9,8 @@ which is how it reaches the function (it cannot read logs):
   files (the weights), the git blob id (sha1) of the others. `{"method": "huggingface-sha256",
   "files": N, "bytes": B}`.
 - other sources publish no checksum the download can be held to: `{"method": "none", ...}`.
+- AIM_CHECKSUMS (JSON, sha256 by path, from the cache's `spec.checksums`) are checked too, for
+  any source: `sha256` joins the method (`huggingface-sha256+sha256`).
 
 A mismatch or a missing file prints `{"error": ...}` naming the file and exits 1, so the Job's
 next attempt downloads again.
@@ -69,15 +71,45 @@ def hugging_face(repo: str, root: Path) -> dict[str, object]:
     return {"method": "huggingface-sha256", "files": files, "bytes": total}
 
 
+def given(root: Path) -> dict[str, object] | None:
+    """The files the user gave a sha256 for (AIM_CHECKSUMS), checked; None when none were."""
+    wanted = json.loads(os.environ.get("AIM_CHECKSUMS") or "{}")
+    files, total = 0, 0
+    for name, expected in sorted(wanted.items()):
+        path = root / name
+        if ".." in Path(name).parts or not path.is_file():
+            msg = f"{name} (spec.checksums) is missing from the volume"
+            raise ValueError(msg)
+        found = sha256(path)
+        if found != expected:
+            msg = f"checksum mismatch: {name} is {found}, spec.checksums says {expected}"
+            raise ValueError(msg)
+        files += 1
+        total += path.stat().st_size
+    return {"method": "sha256", "files": files, "bytes": total} if files else None
+
+
+def combined(source: dict[str, object], user: dict[str, object] | None) -> dict[str, object]:
+    """The source's verdict with the user's checksums added to it."""
+    if user is None:
+        return source
+    if source.get("method") == "none":
+        return user
+    count = int(str(source.get("files", 0))) + int(str(user["files"]))
+    size = int(str(source.get("bytes", 0))) + int(str(user["bytes"]))
+    return {"method": f"{source['method']}+sha256", "files": count, "bytes": size}
+
+
 def main() -> int:
     """Check the download; the verdict goes to stdout and the termination message."""
     uri, root = sys.argv[1], Path(sys.argv[2])
     scheme, _, rest = uri.partition("://")
     try:
         if scheme == "hf":
-            verdict: dict[str, object] = hugging_face(rest.split("@", 1)[0], root)
+            source: dict[str, object] = hugging_face(rest.split("@", 1)[0], root)
         else:
-            verdict = {"method": "none", "reason": f"{scheme}:// publishes no checksums"}
+            source = {"method": "none", "reason": f"{scheme}:// publishes no checksums"}
+        verdict = combined(source, given(root))
         code = 0
     except Exception as e:  # noqa: BLE001 - every failure is the verdict, in words
         verdict, code = {"error": str(e)[:1000]}, 1

@@ -519,6 +519,20 @@ INVALID = [
         "spec.size in body should match",
     ),
     Refusal(
+        "mc-checksum-not-hex",
+        "a sha256 is 64 lowercase hex digits; anything else is a typo the check cannot use",
+        "AIMModelCache",
+        {"sourceUri": "s3://bucket/llama", "checksums": {"model.gguf": "sha256:abc"}},
+        "spec.checksums.model.gguf in body should match",
+    ),
+    Refusal(
+        "mc-checksum-escapes",
+        "a path out of the volume is refused at admission",
+        "AIMModelCache",
+        {"sourceUri": "s3://bucket/llama", "checksums": {"../x": "a" * 64}},
+        "spec.checksums keys are relative paths under the source",
+    ),
+    Refusal(
         "src-no-filters",
         "a source with no filter would list nothing, forever",
         "AIMClusterModelSource",

@@ -385,7 +385,13 @@ def test_a_download_reports_its_progress_with_rights_to_its_report_alone() -> No
             "verbs": ["get", "patch"],
         }
     ]
-    binding = objects["download-report-binding"]
+    assert "download-report-binding" not in objects, "refused before its Role exists"
+    with_role = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        resources={PVC: pvc, DOWNLOAD_JOB: job, "download-report-role": role},
+    )
+    binding = tree(with_role.resources["download-report-binding"].manifest)
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "org-model-download", "namespace": NS}
     ]
@@ -447,7 +453,14 @@ def test_a_runtime_config_s_account_is_bound_and_no_account_is_made() -> None:
         "metadata": {"name": "default", "namespace": NS},
         "spec": {"serviceAccountName": "team-downloads"},
     }
-    comp = reconcile(compose_model_cache, model_cache(size="1Gi"), pool=[config])
+    first = reconcile(compose_model_cache, model_cache(size="1Gi"), pool=[config])
+    role = tree(first.resources["download-report-role"].manifest)
+    comp = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        pool=[config],
+        resources={"download-report-role": role},
+    )
     assert "download-account" not in comp.resources
     binding = tree(comp.resources["download-report-binding"].manifest)
     assert binding["subjects"][0]["name"] == "team-downloads"
@@ -517,6 +530,19 @@ def test_a_verified_download_records_its_check_and_keeps_it() -> None:
         compose_model_cache, model_cache(done.status, size="1Gi"), resources={PVC: pvc}
     )
     assert later.status["verification"] == done.status["verification"]
+
+
+def test_checksums_the_user_gives_reach_the_check_alone() -> None:
+    """spec.checksums go to the check (verify.py), in a fixed order so the Job never changes."""
+    given = {"b.bin": "b" * 64, "a.bin": "a" * 64}
+    comp = reconcile(compose_model_cache, model_cache(size="1Gi", checksums=given))
+    pod_spec = tree(comp.resources[DOWNLOAD_JOB].manifest)["spec"]["template"]["spec"]
+    [verify] = pod_spec["containers"]
+    env = {e["name"]: e.get("value") for e in verify["env"]}
+    assert json.loads(env["AIM_CHECKSUMS"]) == given
+    assert env["AIM_CHECKSUMS"].index("a.bin") < env["AIM_CHECKSUMS"].index("b.bin")
+    _, download = pod_spec["initContainers"]
+    assert "AIM_CHECKSUMS" not in {e["name"] for e in download["env"]}
 
 
 def test_a_download_that_never_matches_its_source_is_failed_with_the_file() -> None:

@@ -45,6 +45,8 @@ class HfApi:
 @dataclass(frozen=True)
 class Download(Case):
     uri: str = "hf://org/model"
+    given: dict[str, str] = field(default_factory=dict)
+    method: str = "huggingface-sha256"
     files: dict[str, bytes] = field(
         default_factory=lambda: {"config.json": CONFIG, "model.safetensors": WEIGHTS}
     )
@@ -71,7 +73,39 @@ CASES = [
         files={"config.json": CONFIG},
         says="model.safetensors is missing from the volume",
     ),
-    Download("s3", "S3 publishes no sha256 for a prefix: said, not failed", uri="s3://bucket/m"),
+    Download(
+        "s3",
+        "S3 publishes no sha256 for a prefix: said, not failed",
+        uri="s3://bucket/m",
+        method="none",
+    ),
+    Download(
+        "s3-given",
+        "a sha256 the user gives holds an S3 download to it",
+        uri="s3://bucket/m",
+        given={"model.safetensors": WEIGHTS_SHA256},
+        method="sha256",
+    ),
+    Download(
+        "s3-given-wrong",
+        "a user's sha256 the file does not have fails the check",
+        uri="s3://bucket/m",
+        given={"model.safetensors": "0" * 64},
+        says="checksum mismatch: model.safetensors",
+    ),
+    Download(
+        "hf-and-given",
+        "the user's checksums add to the Hub's",
+        given={"config.json": hashlib.sha256(CONFIG).hexdigest()},
+        method="huggingface-sha256+sha256",
+    ),
+    Download(
+        "given-escapes",
+        "a path out of the volume is never read",
+        uri="s3://bucket/m",
+        given={"../etc/passwd": "0" * 64},
+        says="is missing from the volume",
+    ),
 ]
 
 
@@ -91,7 +125,11 @@ def test_the_verdict_reaches_the_function(tmp_path: Path, case: Download) -> Non
         [sys.executable, "-c", VERIFY_SCRIPT, case.uri, str(volume)],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(fakes), "AIM_TERMINATION_LOG": str(log)},
+        env={
+            "PYTHONPATH": str(fakes),
+            "AIM_TERMINATION_LOG": str(log),
+            "AIM_CHECKSUMS": json.dumps(case.given),
+        },
         check=False,
         timeout=30,
     )
@@ -102,15 +140,15 @@ def test_the_verdict_reaches_the_function(tmp_path: Path, case: Download) -> Non
         assert proc.returncode == 1
         assert isinstance(seen, str)
         assert case.says in seen
-    elif case.uri.startswith("s3://"):
-        assert proc.returncode == 0
-        assert isinstance(seen, Verification)
-        assert (seen.method, seen.reason) == ("none", "s3:// publishes no checksums")
+        return
+    assert proc.returncode == 0, proc.stdout
+    assert isinstance(seen, Verification)
+    assert seen.method == case.method
+    if case.method == "none":
+        assert seen.reason == "s3:// publishes no checksums"
+    elif case.method == "huggingface-sha256":
+        assert (seen.files, seen.bytes) == (2, len(CONFIG) + len(WEIGHTS))
+    elif case.method == "sha256":
+        assert (seen.files, seen.bytes) == (1, len(WEIGHTS))
     else:
-        assert proc.returncode == 0, proc.stdout
-        assert isinstance(seen, Verification)
-        assert (seen.method, seen.files, seen.bytes) == (
-            "huggingface-sha256",
-            2,
-            len(CONFIG) + len(WEIGHTS),
-        )
+        assert seen.files == 3, "the Hub's two and the user's one"

@@ -307,6 +307,7 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         env=caching.env_manifests(spec.env or ()),
         pull_secrets=pull_secrets,
         report=reporting,
+        checksums=spec.checksums,
     )
     comp.requirements.append(progress.requirement(names["report"], observed.namespace))
     report = progress.read(observed.required) or progress.Report()
@@ -418,8 +419,13 @@ def _compose_reporting(
     objects = {
         REPORT: download_report.build_configmap(reporting, namespace=ns, labels=labels),
         REPORT_ROLE: download_report.build_role(reporting, namespace=ns, labels=labels),
-        REPORT_BINDING: download_report.build_role_binding(reporting, namespace=ns, labels=labels),
     }
+    # The API server checks a binding against its Role's rules, so a binding applied before its
+    # Role exists is refused (and fails the whole reconcile): it follows once the Role is there.
+    if REPORT_ROLE in observed.resources or REPORT_BINDING in observed.resources:
+        objects[REPORT_BINDING] = download_report.build_role_binding(
+            reporting, namespace=ns, labels=labels
+        )
     if own_account:
         objects[DOWNLOAD_ACCOUNT] = download_report.build_service_account(
             reporting.service_account, namespace=ns, labels=labels
