@@ -294,20 +294,21 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     assert {row["Status"] for row in caches.values()} == {"Available"}
     assert len(others) == 2
 
-    # Each download's progress sidecar reported its bytes into the cache's ConfigMap, and the
-    # cache said what it measured when the download ended (a Normal event, as describe shows).
-    def downloaded() -> list[str] | None:
-        said = [
-            str(e.get("message"))
-            for e in kube.list("v1", "Event", ns)
-            if e["involvedObject"].get("kind") == "AIMModelCache"
-            and e.get("type") == "Normal"
-            and "DownloadReady is True: Downloaded" in str(e.get("message"))
+    # The rights each download had to report its progress went with its Job: no report
+    # ConfigMap, Role or binding is left once the caches are Available.
+    def reports() -> list[str]:
+        return [
+            f"{kind} {o['metadata']['name']}"
+            for api, kind in (
+                ("v1", "ConfigMap"),
+                ("rbac.authorization.k8s.io/v1", "Role"),
+                ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+            )
+            for o in kube.list(api, kind, ns)
+            if o["metadata"]["name"].endswith("-download-report")
         ]
-        return said if len(said) == len(caches) else None
 
-    told = wait_for("each cache's Downloaded event", downloaded, timeout_s=CONVERGE_S)
-    assert all("GiB measured by its reporter)" in m for m in told), told
+    wait_for("the download reports to go", lambda: not reports(), timeout_s=CONVERGE_S)
     # Each download was checked before its Job completed; Hub sources against the Hub's hashes.
     methods = {
         c["spec"]["sourceUri"]: (c["status"].get("verification") or {}).get("method")
