@@ -532,6 +532,23 @@ def test_a_verified_download_records_its_check_and_keeps_it() -> None:
     assert later.status["verification"] == done.status["verification"]
 
 
+def test_a_running_download_job_of_an_older_shape_is_kept_as_it_is() -> None:
+    """A Job's pod template is immutable: after an upgrade, a download Job made by the older
+    function (one container, no sidecar or check) is kept as it was, not re-applied in the new
+    shape, which the API server would refuse and so fail the reconcile."""
+    _, pvc, job = downloading()
+    old_pod = {
+        "restartPolicy": "Never",
+        "containers": [{"name": "download", "image": "kserve/storage-initializer:v0.15.0"}],
+    }
+    older = {**job, "spec": {**job["spec"], "template": {"spec": old_pod}}}
+    comp = reconcile(
+        compose_model_cache, model_cache(size="1Gi"), resources={PVC: pvc, DOWNLOAD_JOB: older}
+    )
+    assert tree(comp.resources[DOWNLOAD_JOB].manifest)["spec"] == older["spec"]
+    assert comp.status["status"] == "Progressing"
+
+
 def test_checksums_the_user_gives_reach_the_check_alone() -> None:
     """spec.checksums go to the check (verify.py), in a fixed order so the Job never changes."""
     given = {"b.bin": "b" * 64, "a.bin": "a" * 64}

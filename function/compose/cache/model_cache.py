@@ -345,7 +345,11 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
             complete,
             verification,
         )
-    comp.resources[DOWNLOAD_JOB] = Desired(job, ready=False)
+    # A Job's pod template cannot change: one that exists is kept as it was made, so a newer
+    # function (another pod shape) never fails a download that is running.
+    comp.resources[DOWNLOAD_JOB] = (
+        keep(current, ready=False) if current is not None else Desired(job, ready=False)
+    )
     _compose_reporting(
         observed, reporting, job_labels, own_account=service_account is None, comp=comp
     )
