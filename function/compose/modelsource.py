@@ -26,6 +26,7 @@ from function.api.model import ModelSpec, ModelStatusValue
 from function.api.modelsource import ClusterModelSourceSpec, ClusterModelSourceStatus, FilterStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
+from function.compose.model import HEADLINE
 from function.compose.model.metadata import secret_requirements
 from function.kube.lookup import Listing
 from function.kube.objects import aim_status, metadata_of, name_of
@@ -44,7 +45,7 @@ from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.listing import ListingAnswer, ListingRequest
 from function.rules import labels, naming
-from function.rules.discovery import timestamp
+from function.rules.discovery import rfc3339, timestamp
 from function.rules.modelsource import Filter, FilterError, Match, matched, read_filters
 from function.rules.status import ConditionType, Health, Reason, State, report
 
@@ -57,49 +58,15 @@ RETRY_FAILED_S: Final = 300
 """A sync with failed filters is tried again this soon (or at the interval, if sooner)."""
 MAX_SKIPPED: Final = 20
 _MAX_NAMED: Final = 10
-_HEADLINE: Final = {
-    State.FAILED: ModelStatusValue.FAILED,
-    State.DEGRADED: ModelStatusValue.DEGRADED,
-    State.PENDING: ModelStatusValue.PENDING,
-    State.PROGRESSING: ModelStatusValue.PROGRESSING,
-    State.READY: ModelStatusValue.READY,
-}
 _CATALOG: Final = Listing("cluster-models", Kind.CLUSTER_MODEL)
 _UNITS: Final = {"h": 3600, "m": 60, "s": 1}
 
 
-@dataclass(frozen=True)
-class _Record:
-    """What the last sync found, kept in status until the next one."""
-
-    filters: tuple[FilterStatus, ...] = ()
-    available: int = 0
-    skipped: tuple[str, ...] = ()
-    limit_reached: bool = False
-    last_sync: str | None = None
-    synced_generation: int | None = None
-
-    @classmethod
-    def stored(cls, composite: Manifest) -> _Record:
-        """The record in the XR's status; empty if there is none (or it cannot be read)."""
-        parsed = parse_status(composite, ClusterModelSourceStatus)
-        if parsed is None:
-            return cls()
-        return cls(
-            tuple(parsed.filters or ()),
-            parsed.available_models or 0,
-            tuple(parsed.skipped or ()),
-            bool(parsed.models_limit_reached),
-            parsed.last_sync_time,
-            parsed.synced_generation,
-        )
-
-
 @dataclass
 class _Sync:
-    """One sync's outcome: the models to add, and the record."""
+    """One sync's outcome: the models to add, and its record (the status fields a sync sets)."""
 
-    record: _Record
+    record: ClusterModelSourceStatus
     new: dict[str, Manifest] = field(default_factory=dict)
 
 
@@ -114,7 +81,10 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
     for key, current in own.items():
         comp.resources[key] = keep(current, ready=aim_status(current) == ModelStatusValue.READY)
 
-    record = _Record.stored(observed.composite)
+    # What the last sync found, kept in status until the next one (unreadable: none yet).
+    record = (
+        parse_status(observed.composite, ClusterModelSourceStatus) or ClusterModelSourceStatus()
+    )
     interval = _seconds(spec.sync_interval)
     generation = observed.metadata.get("generation")
     wait = _due_in(record, observed.now, interval, generation)
@@ -145,25 +115,20 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
     models_ready = all(d.ready for d in comp.resources.values())
     recheck = settings.ready_recheck_s if models_ready else settings.waiting_recheck_s
     comp.ttl_seconds = max(min(wait, recheck), 1)
-    comp.status = ClusterModelSourceStatus(
-        status=_HEADLINE[state],
-        discovered_models=discovered,
-        available_models=record.available,
-        models_limit_reached=record.limit_reached,
-        last_sync_time=record.last_sync,
-        synced_generation=record.synced_generation,
-        filters=list(record.filters) or None,
-        skipped=list(record.skipped) or None,
+    comp.status = record.model_copy(
+        update={"status": HEADLINE[state], "discovered_models": discovered}
     ).model_dump(mode="json", by_alias=True, exclude_none=True)
     return comp
 
 
-def _due_in(record: _Record, now: datetime, interval: int, generation: JsonValue) -> int:
+def _due_in(
+    record: ClusterModelSourceStatus, now: datetime, interval: int, generation: JsonValue
+) -> int:
     """Seconds until the next sync; 0 or less: now (never synced, or the spec changed)."""
-    last = timestamp(record.last_sync)
+    last = timestamp(record.last_sync_time)
     if last is None or last > now or record.synced_generation != generation:
         return 0
-    failed = any(f.error for f in record.filters)
+    failed = any(f.error for f in record.filters or ())
     every = min(interval, RETRY_FAILED_S) if failed else interval
     return int((last + timedelta(seconds=every) - now).total_seconds())
 
@@ -279,13 +244,13 @@ def _plan(
     if len(skipped) > MAX_SKIPPED:
         skipped = [*skipped[: MAX_SKIPPED - 1], f"and {len(skipped) - MAX_SKIPPED + 1} more"]
     generation = observed.metadata.get("generation")
-    record = _Record(
-        tuple(statuses),
-        len(first),
-        tuple(skipped),
-        over > 0,
-        observed.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        generation if isinstance(generation, int) else None,
+    record = ClusterModelSourceStatus(
+        available_models=len(first),
+        models_limit_reached=over > 0,
+        last_sync_time=rfc3339(observed.now),
+        synced_generation=generation if isinstance(generation, int) else None,
+        filters=statuses or None,
+        skipped=skipped or None,
     )
     return _Sync(record, new)
 
@@ -317,38 +282,42 @@ def _image(model: Manifest) -> str:
     return image if isinstance(image, str) else ""
 
 
-def _filters_health(record: _Record, discovered: int) -> Health:
+def _filters_health(record: ClusterModelSourceStatus, discovered: int) -> Health:
     """The last sync as one component: every filter listed, some failed, or all failed."""
-    if record.last_sync is None:
+    if record.last_sync_time is None:
         return _health(State.PENDING, Reason.RESOLVING, "the registry has not been listed yet")
-    failed = [f for f in record.filters if f.error]
-    found = f"{record.available} image(s) match, {discovered} model(s) created by this source"
+    filters = record.filters or []
+    failed = [f for f in filters if f.error]
+    found = (
+        f"{record.available_models or 0} image(s) match, {discovered} model(s) created by this "
+        "source"
+    )
     if not failed:
-        notes = "; ".join(f.note for f in record.filters if f.note)
+        notes = "; ".join(f.note for f in filters if f.note)
         return _health(
             State.READY,
             Reason.ALL_FILTERS_SUCCEEDED,
-            f"{len(record.filters)} filter(s) listed at {record.last_sync}: {found}"
+            f"{len(filters)} filter(s) listed at {record.last_sync_time}: {found}"
             + (f" ({notes})" if notes else ""),
         )
     errors = "; ".join(f"{f.image}: {f.error}" for f in failed[:_MAX_NAMED])
-    if len(failed) == len(record.filters):
+    if len(failed) == len(filters):
         return _health(State.FAILED, Reason.ALL_FILTERS_FAILED, f"every filter failed: {errors}")
     return _health(
         State.DEGRADED,
         Reason.SOME_FILTERS_FAILED,
-        f"{len(failed)} of {len(record.filters)} filter(s) failed ({errors}); {found}",
+        f"{len(failed)} of {len(filters)} filter(s) failed ({errors}); {found}",
     )
 
 
-def _limit_condition(record: _Record, discovered: int, limit: int) -> Condition:
+def _limit_condition(record: ClusterModelSourceStatus, discovered: int, limit: int) -> Condition:
     kind = ConditionType.MAX_MODELS_LIMIT_REACHED
-    if record.limit_reached:
+    if record.models_limit_reached:
         return Condition(
             kind,
             ConditionStatus.TRUE,
             Reason.LIMIT_REACHED,
-            f"{discovered} model(s) created of {record.available} matching image(s); "
+            f"{discovered} model(s) created of {record.available_models or 0} matching image(s); "
             f"raise spec.maxModels ({limit}) or narrow the filters to add the rest",
         )
     return Condition(

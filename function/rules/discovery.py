@@ -98,6 +98,11 @@ def timestamp(text: JsonValue) -> datetime | None:
         return None
 
 
+def rfc3339(when: datetime) -> str:
+    """A time as Kubernetes writes it in status (`2026-11-23T12:00:00Z`); `timestamp` reads it."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def parse_result(message: str, *, limit: int) -> Result:
     """The discovery result in a termination message.
 

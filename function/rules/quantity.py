@@ -98,6 +98,11 @@ def binary(size: int) -> str:
     return str(size)
 
 
+def gib_text(size: int) -> str:
+    """Bytes in GiB to one decimal, for people reading progress: 4509715660 -> `4.2 GiB`."""
+    return f"{size / GIB:.1f} GiB"
+
+
 def with_headroom_gib(size: int, headroom_percent: int) -> str:
     """A PVC request for `size` bytes plus headroom, rounded up to whole GiB (at least 1Gi)."""
     wanted = size * (100 + headroom_percent) / 100

@@ -329,7 +329,7 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         # The report and the rights to write it go with the Job; the download is whole.
         complete = download.model_copy(update={"percent": 100})
         measured = (
-            f" ({progress.gib(report.downloaded_bytes)} measured by its reporter)"
+            f" ({quantity.gib_text(report.downloaded_bytes)} measured by its reporter)"
             if report.downloaded_bytes is not None
             else ""
         )

@@ -17,8 +17,8 @@ from pydantic import JsonValue
 from function.api.cache import Verification
 from function.build import Manifest
 from function.kube.observed import Requirement
-from function.rules import jsontext
-from function.rules.discovery import timestamp
+from function.rules import jsontext, quantity
+from function.rules.discovery import rfc3339, timestamp
 
 KEY: Final = "download-report"
 _MAX_DIGITS: Final = 19  # bytes that fit an int64, as the API's int fields do
@@ -44,10 +44,10 @@ class Report:
         """`4.2 GiB of 15.0 GiB (28%)`, or what is known of it; empty before the first report."""
         if self.downloaded_bytes is None:
             return ""
-        done = gib(self.downloaded_bytes)
+        done = quantity.gib_text(self.downloaded_bytes)
         percent = self.percent(total)
         if total and percent is not None:
-            return f"{done} of {gib(total)} ({percent}%)"
+            return f"{done} of {quantity.gib_text(total)} ({percent}%)"
         return done
 
 
@@ -80,7 +80,7 @@ def _count(value: JsonValue) -> int | None:
 
 def _time(value: JsonValue) -> str | None:
     when = timestamp(value)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ") if when is not None else None
+    return rfc3339(when) if when is not None else None
 
 
 def _words(value: JsonValue) -> str | None:
@@ -88,11 +88,6 @@ def _words(value: JsonValue) -> str | None:
         return None
     printable = "".join(c if c.isprintable() else " " for c in value[:_MAX_WORDS])
     return printable.strip()
-
-
-def gib(n: int) -> str:
-    """Bytes in GiB, to one decimal, as kubectl users read sizes."""
-    return f"{n / (1 << 30):.1f} GiB"
 
 
 def verdict(message: str | None) -> Verification | str | None:

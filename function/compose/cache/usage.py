@@ -11,14 +11,13 @@ services are gone keeps the last time it was used.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Final
 
 from pydantic import JsonValue
 
 from function.kube.objects import find_condition, status_of
 from function.kube.observed import Observed, Requirement
-from function.rules.discovery import timestamp
+from function.rules.discovery import rfc3339, timestamp
 
 INFERENCE_SERVICES: Final = "inference-services"
 """Requirement name of the namespace's InferenceServices."""
@@ -52,7 +51,7 @@ def last_used(observed: Observed, pvc: str | None, previous: str | None) -> str 
         # Another controller's clock: a start after this call is not believed.
         if started is not None and started <= observed.now and (best is None or started > best):
             best = started
-    return _rfc3339(best) if best is not None else previous
+    return rfc3339(best) if best is not None else previous
 
 
 def _claims(isvc: Mapping[str, JsonValue]) -> set[str]:
@@ -66,7 +65,3 @@ def _claims(isvc: Mapping[str, JsonValue]) -> set[str]:
         if isinstance(name, str):
             found.add(name)
     return found
-
-
-def _rfc3339(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from function.api.meta import Kind
 from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceType
@@ -34,7 +35,8 @@ from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report
 
-_HEADLINE = {
+HEADLINE: Final = {
+    # A model's status.status for its worst component; model sources share the vocabulary.
     State.FAILED: ModelStatusValue.FAILED,
     State.DEGRADED: ModelStatusValue.DEGRADED,
     State.PENDING: ModelStatusValue.PENDING,
@@ -97,7 +99,7 @@ def compose_model(observed: Observed) -> Composition | Inspect:
     )
     comp.ttl_seconds = meta.retry_after_s
     status = ModelStatus(
-        status=_HEADLINE[state],
+        status=HEADLINE[state],
         source_type=SourceType.CUSTOM if spec.model_sources else SourceType.IMAGE,
         resolved_runtime_config=ctx.config.ref if ctx.config else None,
         templates=len(statuses),
