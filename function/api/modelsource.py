@@ -8,17 +8,26 @@ or changed when their image goes: services may use them.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from function.api.cel import rule, validations
 from function.api.common import ApiModel, LocalObjectReference, ObservedStatus
 from function.api.model import DiscoveryConfig, ModelStatusValue
+from function.rules.semver import MAX_CONSTRAINT
 
 SYNC_INTERVAL_PATTERN = r"^([0-9]{1,5}(h|m|s)){1,3}$"
 DEFAULT_SYNC_INTERVAL = "1h"
 MIN_SYNC_INTERVAL_S = 60
 MAX_FILTERS = 100
 MAX_CONSTRAINTS = 20
+
+
+Repository = Annotated[str, Field(min_length=1, max_length=255)]
+"""A repository name as registries give it (`org/aim-base`)."""
+Constraint = Annotated[str, Field(min_length=1, max_length=MAX_CONSTRAINT)]
+"""A semantic version constraint (`>=0.8`, `~1.2 || ^2`)."""
 
 
 class ModelSourceFilter(ApiModel):
@@ -34,12 +43,12 @@ class ModelSourceFilter(ApiModel):
             "(`ghcr.io/org/aim-*`); otherwise `spec.registry` is used."
         ),
     )
-    exclude: list[str] | None = Field(
+    exclude: list[Repository] | None = Field(
         default=None,
         max_length=100,
         description="Repositories (exact, without registry: `org/aim-base`) to leave out.",
     )
-    versions: list[str] | None = Field(
+    versions: list[Constraint] | None = Field(
         default=None,
         max_length=MAX_CONSTRAINTS,
         description=(
@@ -82,7 +91,7 @@ class ClusterModelSourceSpec(ApiModel):
         max_length=MAX_FILTERS,
         description="Images to add to the catalog; an image matching any filter is added.",
     )
-    versions: list[str] | None = Field(
+    versions: list[Constraint] | None = Field(
         default=None,
         max_length=MAX_CONSTRAINTS,
         description="Semantic version constraints for filters that give none.",
