@@ -96,6 +96,20 @@ class TemplateCacheStatus(ObservedStatus):
     model_caches: list[CacheEntry] | None = Field(
         default=None, description="The model caches, one per model source."
     )
+    unused_since: str | None = Field(
+        default=None,
+        description=(
+            "For a cache a service created: since when no InferenceService mounts it "
+            "(RFC 3339); unset while one does."
+        ),
+    )
+    retained_until: str | None = Field(
+        default=None,
+        description=(
+            "When an unused cache a service created gives up its model caches and their PVCs: "
+            "`unusedSince` plus the runtime config's `caching.retention`."
+        ),
+    )
 
 
 Checksums = Annotated[

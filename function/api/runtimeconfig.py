@@ -76,6 +76,37 @@ class ModelCreationConfig(ApiModel):
     )
 
 
+class CachingMode(StrEnum):
+    """Which services cache their model's weights when they do not say (`spec.cacheModel`)."""
+
+    AUTO = "Auto"
+    ALWAYS = "Always"
+
+
+DEFAULT_CACHE_RETENTION = "24h"
+
+
+class CachingConfig(ApiModel):
+    """Model caching for the services that use this config, and how long their caches stay."""
+
+    mode: CachingMode = Field(
+        default=CachingMode.AUTO,
+        description=(
+            "`Auto`: a service caches when it sets `cacheModel: true`, when its template caches "
+            "itself, or when its model is custom. `Always`: every service caches unless it sets "
+            "`cacheModel: false` (custom models cache in any case)."
+        ),
+    )
+    retention: Duration = Field(
+        default=DEFAULT_CACHE_RETENTION,
+        description=(
+            "How long a template cache a service created is kept, with its PVCs and weights, "
+            "once no InferenceService mounts it; a service on the same template within that "
+            "time mounts it without downloading. Applies to caches made by services only."
+        ),
+    )
+
+
 DEFAULT_INFERENCE_USER = 1000
 
 
@@ -145,6 +176,10 @@ class ClusterRuntimeConfigSpec(ApiModel):
     )
     model: ModelCreationConfig | None = Field(
         default=None, description="How models auto-created from `spec.model.image` are made."
+    )
+    caching: CachingConfig | None = Field(
+        default=None,
+        description="Whether services cache model weights by default, and how long caches stay.",
     )
     inference_security: InferenceSecurity | None = Field(
         default=None,

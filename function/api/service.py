@@ -202,9 +202,12 @@ class AIMServiceSpec(ApiModel):
     overrides: ServiceOverrides | None = Field(
         default=None, description="Profile settings over the template's."
     )
-    cache_model: bool = Field(
-        default=False,
-        description="Pre-warm the model artifacts into caches and mount them.",
+    cache_model: bool | None = Field(
+        default=None,
+        description=(
+            "Pre-warm the model artifacts into caches and mount them. Unset follows the runtime "
+            "config's `caching.mode` (off by default); true or false here wins over it."
+        ),
     )
     replicas: int = Field(default=1, ge=0, le=INT32_MAX, description="Inference pods to run.")
     min_replicas: int | None = Field(

@@ -1,12 +1,15 @@
-"""Model caches, the pure parts: names, sizes, and why a download or size check failed.
+"""Model caches, the pure parts: names, sizes, why a download failed, how long unused ones stay.
 
 A leaf of the caching composers: no Kubernetes objects here, only decisions about them.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Final
 
 from pydantic import JsonValue
@@ -90,3 +93,47 @@ def parse_size(message: str) -> int:
 def env_manifests(env: Sequence[EnvVar]) -> list[Mapping[str, JsonValue]]:
     """Env vars as they appear in a container."""
     return [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in env]
+
+
+_DURATION_PART: Final = re.compile(r"([0-9]{1,5})(ms|h|m|s)")
+_MAX_DURATION_LENGTH: Final = 32
+_UNIT_SECONDS: Final = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def duration_seconds(text: str) -> float | None:
+    """Seconds in a duration as the runtime config's `caching.retention` takes it (`1h30m`).
+
+    Admission holds the field to the pattern; a value that slipped past it gives None (the
+    caller falls back to the default) rather than being read as "keep nothing".
+    """
+    parts = _DURATION_PART.findall(text) if len(text) <= _MAX_DURATION_LENGTH else []
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(int(n) * _UNIT_SECONDS[u] for n, u in parts)
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Where an unused cache that a service created stands: counting down, or past its time."""
+
+    unused_since: datetime
+    until: datetime
+
+    def expired(self, now: datetime) -> bool:
+        """Whether the cache should give up its model caches (and so its PVCs) at `now`."""
+        return now >= self.until
+
+    def seconds_left(self, now: datetime) -> int:
+        """Whole seconds until `until`, at least 1, for the next call to come then."""
+        return max(1, math.ceil((self.until - now).total_seconds()))
+
+
+def retention(unused_since: datetime | None, *, now: datetime, keep_for_s: float) -> Retention:
+    """The retention of a service-made cache that no service uses.
+
+    The clock starts at the first call that sees no user (`unused_since` None) and is written to
+    status, so it survives restarts and other replicas; a user coming back clears it. A start in
+    the future (another clock's) is not believed.
+    """
+    since = unused_since if unused_since is not None and unused_since <= now else now
+    return Retention(since, since + timedelta(seconds=keep_for_s))

@@ -41,6 +41,8 @@ class ConditionType(StrEnum):
     """Whether a model source stopped short of its matches; never sets the headline."""
     MODELS_READY = "ModelsReady"
     """Whether a model source's models are Ready; never sets the headline."""
+    RETAINED = "Retained"
+    """Whether a template cache a service made is kept with no service using it; no headline."""
 
 
 class Reason(StrEnum):
@@ -147,6 +149,9 @@ class Reason(StrEnum):
     DOWNLOADED = "Downloaded"
     CACHE_WAITING = "WaitingForTemplate"
     CACHES_CREATING = "CreatingCaches"
+    CACHE_IN_USE = "InUse"
+    CACHE_UNUSED = "Unused"
+    RETENTION_EXPIRED = "RetentionExpired"
     CACHES_READY = "AllCachesAvailable"
     CACHES_NOT_READY = "CachesNotAvailable"
     CACHE_FAILED = "CacheFailed"

@@ -5,6 +5,12 @@ first, then cluster), and its `status.modelSources` say what to cache; the cache
 until the template is Available. A standalone AIMModelCache in the namespace for the same source
 and storage class (one nobody composed) is reused instead of composing a duplicate: it belongs
 to the platform team and outlives every template cache that uses it.
+
+A template cache a service made (labelled with it) is kept by its namespace once the last service
+relying on it is gone (`function.compose.service.caching`). From then it counts down the runtime
+config's `caching.retention` (`status.unusedSince`, `status.retainedUntil`, the `Retained`
+condition); past that it gives up its model caches, and so their PVCs and the weights in them.
+A service relying on it again, before or after, stops the clock; after, the downloads start anew.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from function.api.cache import (
 )
 from function.api.common import ModelSource
 from function.api.meta import Kind, Scope
+from function.api.runtimeconfig import DEFAULT_CACHE_RETENTION
+from function.api.service import AIMServiceStatus
 from function.api.template import (
     ClusterServiceTemplateSpec,
     DiscoveredSource,
@@ -36,9 +44,11 @@ from function.build.aim import build_aim_object
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.errors import InvalidSpecError
 from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution, Resolved
-from function.kube.objects import aim_status, name_of, owner_references
+from function.kube.objects import aim_status, labels_of, name_of, owner_references
 from function.kube.observed import (
     Composition,
+    Condition,
+    ConditionStatus,
     Desired,
     Observed,
     Requirement,
@@ -47,9 +57,10 @@ from function.kube.observed import (
     parse_status,
 )
 from function.rules import caching, labels
+from function.rules.discovery import rfc3339, timestamp
 from function.rules.merge import merged_env
+from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
 from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import propagated_labels
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report
 
@@ -73,17 +84,23 @@ def compose_template_cache(observed: Observed) -> Composition:
     comp = Composition()
     reqs, resolution = _template(observed, spec)
     listing = Listing(_MODEL_CACHES.key, Kind.MODEL_CACHE, observed.namespace)
-    # The runtime config is read for its label propagation only: the model caches resolve it
-    # themselves for everything they run, and report a missing one.
+    # The runtime config is read for label propagation and retention only: the model caches
+    # resolve it themselves for everything they run, and report a missing one.
     config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
     comp.requirements += [*reqs, listing.requirement(), *config_lookup.requirements()]
-    _, config = resolve_runtime_config(config_lookup, observed.required)
+    config_health, config = resolve_runtime_config(config_lookup, observed.required)
     comp.propagated_labels = propagated_labels(observed.metadata, config)
+    kept = _retention(observed, comp, config, config_waiting=config_health.state is State.PENDING)
 
     template, template_health = _template_health(spec, resolution)
     caches: list[_Cache] = []
     listed = listing.items(observed.required)
-    if template is not None and template_health.state is State.READY and listed is not None:
+    if (
+        template is not None
+        and template_health.state is State.READY
+        and listed is not None
+        and not kept.expired
+    ):
         status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
         caches = [
             _cache_for(
@@ -97,16 +114,23 @@ def compose_template_cache(observed: Observed) -> Composition:
             for source in status.model_sources or ()
         ]
     for key, current in observed.resources.items():
+        if kept.expired:
+            break  # dropping them deletes them, PVCs and weights included
         if key.startswith(MODEL_CACHE_PREFIX) and key not in comp.resources:
             comp.resources[key] = keep(
                 current, ready=aim_status(current) == CacheStatusValue.AVAILABLE
             )
 
-    cache_health = _caches_health(caches, waiting=template_health.state is not State.READY)
+    cache_health = kept.health or _caches_health(
+        caches, waiting=template_health.state is not State.READY
+    )
     healths = [template_health, cache_health]
-    state = report(comp, healths)
+    state = report(comp, healths, also=kept.conditions)
     comp.status = TemplateCacheStatus(
         status=CACHE_HEADLINE[state],
+        resolved_runtime_config=config.ref if config else None,
+        unused_since=kept.unused_since,
+        retained_until=kept.retained_until,
         resolved_template=template.reference() if template else None,
         resolved_template_kind=template.kind if template else None,
         model_caches=[
@@ -126,6 +150,104 @@ def compose_template_cache(observed: Observed) -> Composition:
 
 
 _VALUES: Final = frozenset(v.value for v in CacheStatusValue)
+_SERVICES: Final = "services"
+_USERS_SHOWN: Final = 5
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """Where a service-made cache stands in its retention (nothing for any other cache)."""
+
+    unused_since: str | None = None
+    retained_until: str | None = None
+    expired: bool = False
+    conditions: tuple[Condition, ...] = ()
+    health: Health | None = None
+
+
+def _retention(
+    observed: Observed, comp: Composition, config: RuntimeConfig | None, *, config_waiting: bool
+) -> _Kept:
+    """Whether a service still relies on this cache, and if not, how long it is kept.
+
+    Relying is read off the namespace's services (`status.templateCache`), so a service that
+    waits for the downloads counts as much as one whose InferenceService mounts the PVCs. While
+    the services or the runtime config are not fetched yet the status stays as it was: a cache
+    is never given up on a call that did not look.
+    """
+    if labels.SERVICE not in labels_of(observed.composite):
+        return _Kept()
+    listing = Listing(_SERVICES, Kind.SERVICE, observed.namespace)
+    comp.requirements.append(listing.requirement())
+    previous = parse_status(observed.composite, TemplateCacheStatus) or TemplateCacheStatus()
+    services = listing.items(observed.required)
+    if services is None or config_waiting:
+        return _Kept(previous.unused_since, previous.retained_until)
+    users = sorted(name_of(s) for s in services if _relies_on(s) == observed.name)
+    if users:
+        return _Kept(
+            conditions=(
+                Condition(
+                    ConditionType.RETAINED,
+                    ConditionStatus.FALSE,
+                    Reason.CACHE_IN_USE,
+                    f"used by AIMService {', '.join(users[:_USERS_SHOWN])}"
+                    + (
+                        f" and {len(users) - _USERS_SHOWN} more"
+                        if len(users) > _USERS_SHOWN
+                        else ""
+                    ),
+                ),
+            )
+        )
+    caching_config = config.spec.caching if config else None
+    text = caching_config.retention if caching_config else DEFAULT_CACHE_RETENTION
+    seconds = caching.duration_seconds(text)
+    if seconds is None:
+        text = DEFAULT_CACHE_RETENTION
+        seconds = caching.duration_seconds(text) or 0.0
+    now = observed.now
+    since = timestamp(previous.unused_since) if previous.unused_since else None
+    ret = caching.retention(since, now=now, keep_for_s=seconds)
+    config_name = config.ref.name if config and config.ref else "none"
+    unused, until = rfc3339(ret.unused_since), rfc3339(ret.until)
+    if not ret.expired(now):
+        comp.ttl_seconds = ret.seconds_left(now)
+        return _Kept(
+            unused,
+            until,
+            conditions=(
+                Condition(
+                    ConditionType.RETAINED,
+                    ConditionStatus.TRUE,
+                    Reason.CACHE_UNUSED,
+                    f"no AIMService uses this cache since {unused}; its model caches and their "
+                    f"PVCs are deleted at {until} (caching.retention {text} of runtime config "
+                    f"{config_name!r}) unless a service relies on it again",
+                ),
+            ),
+        )
+    message = (
+        f"no AIMService used this cache from {unused} to {until} (caching.retention {text}); "
+        "its model caches and their PVCs were deleted, and a service that uses it again "
+        "downloads the weights anew"
+    )
+    return _Kept(
+        unused,
+        until,
+        expired=True,
+        conditions=(
+            Condition(
+                ConditionType.RETAINED, ConditionStatus.FALSE, Reason.RETENTION_EXPIRED, message
+            ),
+        ),
+        health=_cache_health(State.PENDING, Reason.RETENTION_EXPIRED, message),
+    )
+
+
+def _relies_on(service: Manifest) -> str | None:
+    status = parse_status(service, AIMServiceStatus)
+    return status.template_cache if status else None
 
 
 def _template(observed: Observed, spec: TemplateCacheSpec) -> tuple[list[Requirement], Resolution]:

@@ -73,10 +73,10 @@ def compose_service(observed: Observed) -> Composition:
     models = model.resolve_model(observed, spec, config, _explicit_template_model(observed, spec))
     templates = template.resolve_template(observed, spec, models.model)
     comp.requirements += caching.requirements(
-        spec, observed.namespace, templates.template, models.model
+        spec, observed.namespace, templates.template, models.model, config
     )
     caches = caching.resolve(
-        observed, spec, templates.template, models.model, template_ready=templates.ready
+        observed, spec, templates.template, models.model, config, template_ready=templates.ready
     )
     route = routing.compose_route(
         observed, spec.routing, config.spec.routing if config else None, isvc_name

@@ -1,8 +1,9 @@
 """Model caches for a service: which PVCs its InferenceService mounts, and the cache it composes.
 
-A service uses caches with `spec.cacheModel`, with a template that caches itself
-(`caching.enabled`), and always for a custom model: its weights are not in any image, so a cache
-is how they reach the runtime. Every model source of the template must then have an Available
+A service uses caches with `spec.cacheModel: true` (or, when it leaves the field unset, with its
+runtime config's `caching.mode: Always`), with a template that caches itself (`caching.enabled`),
+and always for a custom model: its weights are not in any image, so a cache is how they reach the
+runtime. Every model source of the template must then have an Available
 AIMModelCache in the namespace before the InferenceService is created; each cache's PVC is
 mounted read-only at `/workspace/cache/<modelId>`, where AIM images look for weights. When no
 cache exists for the template, the service composes an AIMTemplateCache (owned by it) to fill
@@ -13,7 +14,10 @@ silently unmounted).
 Services of one namespace on one template share that AIMTemplateCache, as they share models
 (`function.kube.owners`): it has one name per template and namespace, the service that composed it
 lists the others that rely on it (`status.templateCache`) as owners, and when that service is
-deleted the next one adopts it, with its model caches and their PVCs.
+deleted the next one adopts it, with its model caches and their PVCs. The namespace is an owner
+too, so the cache outlives the last of its services: it then keeps its weights for the runtime
+config's `caching.retention` (`function.compose.cache.template_cache`), and a service that comes
+back within that time adopts it and mounts them without downloading.
 """
 
 from __future__ import annotations
@@ -22,9 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pydantic import JsonValue
+
 from function.api.cache import CacheStatusValue, ModelCacheStatus, TemplateCacheSpec, TemplateScope
 from function.api.meta import Kind
 from function.api.model import ModelSpec
+from function.api.runtimeconfig import CachingMode
 from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
@@ -35,15 +42,26 @@ from function.compose.service.model import services
 from function.compose.service.template import Template
 from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.lookup import Listing, Resolved
-from function.kube.objects import aim_status, controller_ref, controller_uid, labels_of, name_of
+from function.kube.objects import (
+    aim_status,
+    controller_ref,
+    controller_uid,
+    labels_of,
+    name_of,
+    owner_references,
+    uid_of,
+)
 from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
 from function.kube.owners import with_co_owners
 from function.rules import caching, labels, naming
 from function.rules.merge import merged_env
+from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
 
 TEMPLATE_CACHE: Final = "template-cache"
 """Composition-resource name of the AIMTemplateCache a service composes."""
+NAMESPACE: Final = "namespace"
+"""Requirement name of the service's Namespace, which keeps the caches services make."""
 
 
 @dataclass(frozen=True)
@@ -76,11 +94,21 @@ def _self_caching(template: Template | None) -> bool:
 
 
 def uses_caches(
-    spec: AIMServiceSpec, template: Template | None, model: Resolved[ModelSpec] | None
+    spec: AIMServiceSpec,
+    template: Template | None,
+    model: Resolved[ModelSpec] | None,
+    config: RuntimeConfig | None,
 ) -> bool:
-    """Whether the service runs on caches: asked for, the template's own, or a custom model."""
-    custom = model is not None and bool(model.spec.model_sources)
-    return spec.cache_model or _self_caching(template) or custom
+    """Whether the service runs on caches: the template's own, a custom model, or asked for.
+
+    The service's `cacheModel` asks when it is set, its runtime config's `caching.mode` when not.
+    """
+    if _self_caching(template) or (model is not None and bool(model.spec.model_sources)):
+        return True
+    if spec.cache_model is not None:
+        return spec.cache_model
+    caching = config.spec.caching if config else None
+    return caching is not None and caching.mode is CachingMode.ALWAYS
 
 
 def requirements(
@@ -88,30 +116,34 @@ def requirements(
     namespace: str,
     template: Template | None,
     model: Resolved[ModelSpec] | None,
+    config: RuntimeConfig | None,
 ) -> list[Requirement]:
     """The namespace's model caches, template caches and services, when the service uses caches.
 
-    The template caches and services decide whether a template cache is shared, and with whom.
+    The template caches and services decide whether a template cache is shared, and with whom;
+    the Namespace object is the owner that keeps a template cache after its last service.
     """
-    if uses_caches(spec, template, model):
+    if uses_caches(spec, template, model, config):
         return [
             _listing(namespace).requirement(),
             _template_caches(namespace).requirement(),
             services(namespace).requirement(),
+            Requirement(NAMESPACE, "v1", "Namespace", match_name=namespace),
         ]
     return []
 
 
-def resolve(
+def resolve(  # noqa: PLR0913 - the inputs of one decision
     observed: Observed,
     spec: AIMServiceSpec,
     template: Template | None,
     model: Resolved[ModelSpec] | None,
+    config: RuntimeConfig | None,
     *,
     template_ready: bool,
 ) -> CacheOutcome:
     """The caches of the template's model sources, once the template is Available."""
-    if not uses_caches(spec, template, model):
+    if not uses_caches(spec, template, model, config):
         return CacheOutcome()
     current = observed.resources.get(TEMPLATE_CACHE)
     kept = _ours(observed, current, current) if current else None
@@ -124,7 +156,7 @@ def resolve(
         )
     listed = _listing(observed.namespace).items(observed.required)
     shared = _template_caches(observed.namespace).items(observed.required)
-    if listed is None or shared is None:
+    if listed is None or shared is None or NAMESPACE not in observed.required:
         return CacheOutcome(
             _health(State.PENDING, Reason.RESOLVING, "listing model caches"),
             desired=kept,
@@ -185,7 +217,7 @@ def _template_cache_to_use(  # noqa: PLR0913 - the inputs of one decision
         # users: this one adopts it. One another service controls is relied on as it is.
         return (_ours(observed, existing, existing) if orphan else None), name_of(existing)
     if needed:
-        return Desired(fresh, ready=False), name_of(fresh)
+        return Desired(_kept_by_namespace(observed, fresh, fresh), ready=False), name_of(fresh)
     # Every cache is Available: the template cache that filled them (if any) must stay.
     return None, min(filled_by) if filled_by else None
 
@@ -237,7 +269,39 @@ def _ours(observed: Observed, manifest: Manifest, current: Manifest) -> Desired:
     listed = services(observed.namespace).items(observed.required)
     users = None if listed is None else [s for s in listed if _relies_on(s) == name_of(current)]
     owned = with_co_owners(kept.manifest, current, users, observed.composite)
-    return Desired(owned, ready=kept.ready)
+    return Desired(_kept_by_namespace(observed, owned, current), ready=kept.ready)
+
+
+def _kept_by_namespace(observed: Observed, manifest: Manifest, current: Manifest) -> Manifest:
+    """`manifest` with the service's Namespace among its owners (not as controller).
+
+    The garbage collector then keeps the cache once its last service is gone, and the cache
+    times itself out. Until Crossplane has fetched the Namespace, a reference `current` already
+    carries is kept, so no call drops it for not having looked.
+    """
+    found = observed.required.get(NAMESPACE) or ()
+    uid = uid_of(found[0]) if found else None
+    if uid is not None:
+        keeper: dict[str, JsonValue] = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "name": observed.namespace,
+            "uid": uid,
+        }
+    else:
+        keeper = next((r for r in owner_references(current) if r.get("kind") == "Namespace"), {})
+    if not keeper:
+        return manifest
+    meta = manifest.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    others = meta.get("ownerReferences")
+    owners = (
+        [r for r in others if not isinstance(r, dict) or r.get("kind") != "Namespace"]
+        if isinstance(others, list)
+        else []
+    )
+    meta["ownerReferences"] = [*owners, keeper]
+    return {**manifest, "metadata": meta}
 
 
 def _relies_on(service: Manifest) -> str | None:
