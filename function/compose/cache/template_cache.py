@@ -126,6 +126,11 @@ def compose_template_cache(observed: Observed) -> Composition:
     )
     healths = [template_health, cache_health]
     state = report(comp, healths, also=kept.conditions)
+    if kept.seconds_left is not None:
+        # Composed again when the retention ends, or at the usual recheck if that comes first.
+        settings = observed.settings
+        usual = settings.ready_recheck_s if state is State.READY else settings.waiting_recheck_s
+        comp.ttl_seconds = min(kept.seconds_left, usual)
     comp.status = TemplateCacheStatus(
         status=CACHE_HEADLINE[state],
         resolved_runtime_config=config.ref if config else None,
@@ -163,6 +168,8 @@ class _Kept:
     expired: bool = False
     conditions: tuple[Condition, ...] = ()
     health: Health | None = None
+    seconds_left: int | None = None
+    """Until the cache gives up its model caches, while it counts down."""
 
 
 def _retention(
@@ -212,10 +219,10 @@ def _retention(
     config_name = config.ref.name if config and config.ref else "none"
     unused, until = rfc3339(ret.unused_since), rfc3339(ret.until)
     if not ret.expired(now):
-        comp.ttl_seconds = ret.seconds_left(now)
         return _Kept(
             unused,
             until,
+            seconds_left=ret.seconds_left(now),
             conditions=(
                 Condition(
                     ConditionType.RETAINED,
