@@ -315,3 +315,14 @@ def test_a_start_in_the_future_is_not_believed() -> None:
     got = caching.retention(ahead, now=NOW, keep_for_s=60)
     assert got.unused_since == NOW
     assert got.until == NOW + timedelta(seconds=60)
+
+
+def test_a_custom_models_cache_is_dedicated_and_goes_with_its_service() -> None:
+    """A custom model's weights are its own: its cache has no keeper beside its services, so
+    the garbage collector removes it (PVCs included) with the last of them."""
+    world = catalog()
+    model = next(o for o in world if o["kind"] == "AIMClusterModel")
+    model["spec"]["modelSources"] = SOURCES[:1]  # custom models have one source
+    comp = loop.reconcile(compose_service, Observed(service(cacheModel=True)), world)
+    manifest: Any = comp.resources[TEMPLATE_CACHE].manifest
+    assert "ownerReferences" not in manifest["metadata"]

@@ -14,10 +14,12 @@ silently unmounted).
 Services of one namespace on one template share that AIMTemplateCache, as they share models
 (`function.kube.owners`): it has one name per template and namespace, the service that composed it
 lists the others that rely on it (`status.templateCache`) as owners, and when that service is
-deleted the next one adopts it, with its model caches and their PVCs. The namespace is an owner
-too, so the cache outlives the last of its services: it then keeps its weights for the runtime
-config's `caching.retention` (`function.compose.cache.template_cache`), and a service that comes
-back within that time adopts it and mounts them without downloading.
+deleted the next one adopts it, with its model caches and their PVCs. For an image model the
+namespace is an owner too (a shared cache), so the cache outlives the last of its services: it
+keeps its weights for the runtime config's `caching.retention`
+(`function.compose.cache.template_cache`), and a service that comes back within that time adopts
+it and mounts them without downloading. A custom model's cache is dedicated to it, and goes with
+its last service.
 """
 
 from __future__ import annotations
@@ -191,6 +193,11 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
         needed=bool(missing) or not status.model_sources,
         filled_by=filled_by,
     )
+    if desired is not None and not (model is not None and model.spec.model_sources):
+        # Image models share their caches, and keep them past their services; a custom model's
+        # cache is its own (dedicated) and goes with it.
+        current = observed.resources.get(TEMPLATE_CACHE) or desired.manifest
+        desired = Desired(_kept_by_namespace(observed, desired.manifest, current), desired.ready)
     return _outcome(observed, mounts, missing, desired, relied_on)
 
 
@@ -217,7 +224,7 @@ def _template_cache_to_use(  # noqa: PLR0913 - the inputs of one decision
         # users: this one adopts it. One another service controls is relied on as it is.
         return (_ours(observed, existing, existing) if orphan else None), name_of(existing)
     if needed:
-        return Desired(_kept_by_namespace(observed, fresh, fresh), ready=False), name_of(fresh)
+        return Desired(fresh, ready=False), name_of(fresh)
     # Every cache is Available: the template cache that filled them (if any) must stay.
     return None, min(filled_by) if filled_by else None
 
@@ -269,7 +276,7 @@ def _ours(observed: Observed, manifest: Manifest, current: Manifest) -> Desired:
     listed = services(observed.namespace).items(observed.required)
     users = None if listed is None else [s for s in listed if _relies_on(s) == name_of(current)]
     owned = with_co_owners(kept.manifest, current, users, observed.composite)
-    return Desired(_kept_by_namespace(observed, owned, current), ready=kept.ready)
+    return Desired(owned, ready=kept.ready)
 
 
 def _kept_by_namespace(observed: Observed, manifest: Manifest, current: Manifest) -> Manifest:
