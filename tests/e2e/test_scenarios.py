@@ -348,3 +348,85 @@ def test_two_cached_services_share_one_template_cache_and_outlive_each_other(
     assert set(statuses) == {"Running"}, statuses
     kept = kube.get("v1", "PersistentVolumeClaim", pvc["metadata"]["name"], ns) or {}
     assert kept["metadata"]["uid"] == pvc["metadata"]["uid"]  # the same download, not a new one
+
+
+def test_a_redeployed_service_mounts_the_weights_its_predecessor_left(
+    journey: Journey, catalog: str
+) -> None:
+    """The team's runtime config makes caching the default (`caching.mode: Always`), so a
+    service that says nothing about caching caches. Deleted, it leaves its template cache, model
+    cache and PVC to the namespace, which says until when it keeps them; re-created within
+    the retention, the service adopts them and runs with no second download Job. With the
+    retention shortened, the cache then gives its weights up: the model cache and PVC go.
+
+    Simulated (in the background, tests/e2e/cluster.py): the kubelet (the download), the
+    storage provisioner, KServe.
+    """
+    kube = journey.platform.kube
+    platform = journey.platform
+    ns = journey.namespace("team-redeploy")
+    journey.apply([aim("AIMRuntimeConfig", "default", ns, {"caching": {"mode": "Always"}})])
+    journey.apply([service("chat", ns, "llama-8b", catalog)])
+    wait_status(platform, "AIMService", "chat", ns, "Running")
+    [tc] = kube.list(AIM, "AIMTemplateCache", ns)
+    [mc] = kube.list(AIM, "AIMModelCache", ns)
+    [pvc] = kube.list("v1", "PersistentVolumeClaim", ns)
+    tc_name, mc_name, pvc_name = (o["metadata"]["name"] for o in (tc, mc, pvc))
+    wait_condition(platform, "AIMTemplateCache", tc_name, ns, "Retained", "False", "InUse")
+
+    kube.delete(AIM, "AIMService", "chat", ns)
+    retained = wait_condition(
+        platform, "AIMTemplateCache", tc_name, ns, "Retained", "True", "Unused"
+    )
+    wait_for(
+        "the InferenceService to go",
+        lambda: not kube.list(ISVC, "InferenceService", ns),
+        timeout_s=CONVERGE_S,
+    )
+    cache = kube.get(AIM, "AIMTemplateCache", tc_name, ns) or {}
+    assert cache["status"]["retainedUntil"] in retained["message"]
+    owners = cache["metadata"]["ownerReferences"]
+    assert [(r["kind"], r.get("controller", False)) for r in owners] == [("Namespace", False)]
+
+    # Re-created: no download Job may appear while it converges.
+    jobs_seen: set[str] = set()
+
+    def running() -> bool:
+        jobs_seen.update(j["metadata"]["name"] for j in kube.list("batch/v1", "Job", ns))
+        svc = kube.get(AIM, "AIMService", "chat", ns) or {}
+        return (svc.get("status") or {}).get("status") == "Running"
+
+    journey.apply([service("chat", ns, "llama-8b", catalog)])
+    wait_for("the re-created service to run", running, timeout_s=CONVERGE_S)
+    assert jobs_seen == set(), jobs_seen
+    for api_version, kind, name, before in (
+        (AIM, "AIMModelCache", mc_name, mc),
+        ("v1", "PersistentVolumeClaim", pvc_name, pvc),
+    ):
+        now = kube.get(api_version, kind, name, ns) or {}
+        assert now["metadata"]["uid"] == before["metadata"]["uid"], f"{kind} {name} was re-made"
+    wait_condition(platform, "AIMTemplateCache", tc_name, ns, "Retained", "False", "InUse")
+
+    # Deleted again, with a retention of one second: the weights are given up.
+    kube.delete(AIM, "AIMService", "chat", ns)
+    journey.apply(
+        [
+            aim(
+                "AIMRuntimeConfig",
+                "default",
+                ns,
+                {"caching": {"mode": "Always", "retention": "1s"}},
+            )
+        ]
+    )
+    wait_condition(
+        platform, "AIMTemplateCache", tc_name, ns, "Retained", "False", "RetentionExpired"
+    )
+    wait_for(
+        "the model cache and its PVC to go",
+        lambda: (
+            kube.get(AIM, "AIMModelCache", mc_name, ns) is None
+            and kube.get("v1", "PersistentVolumeClaim", pvc_name, ns) is None
+        ),
+        timeout_s=CONVERGE_S,
+    )
