@@ -3,8 +3,10 @@
     aim-migrate old.yaml [more.yaml ...] > new.yaml     # or `-` for standard input
 
 The converted YAML stream goes to standard output (or --output); the report, one block per
-manifest, goes to standard error. Exit status: 0 when everything was carried over, 1 when
-something could not be (the output is still written, for review), 2 on unreadable input.
+manifest, goes to standard error: what changed, warnings (carried over, but behaving differently
+from before, such as a route path that now renders another value), and what was not carried.
+Exit status: 0 when everything was carried over, 1 when something could not be (the output is
+still written, for review), 2 on unreadable input.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ class _UnreadableInputError(click.ClickException):
 @click.option(
     "--output", "-o", type=click.File("w"), default="-", help="Where to write the converted YAML."
 )
-@click.option("--quiet", "-q", is_flag=True, help="Report only what could not be carried.")
+@click.option(
+    "--quiet", "-q", is_flag=True, help="Report only warnings and what could not be carried."
+)
 def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
     """Convert AIM manifests of API generations 000-002 into the canonical API."""
     docs: list[JsonValue] = []
@@ -68,12 +72,13 @@ def _check(m: Migration) -> None:
 
 
 def _report(m: Migration, *, quiet: bool) -> None:
-    if quiet and not m.not_carried:
+    if quiet and not m.not_carried and not m.warnings:
         return
     arrow = m.source if m.source == m.target else f"{m.source} -> {m.target}"
     lines = [arrow]
     if not quiet:
         lines += [f"  changed: {c}" for c in m.changes] or ["  unchanged"]
+    lines += [f"  WARNING: {w}" for w in m.warnings]
     lines += [f"  NOT CARRIED: {n}" for n in m.not_carried]
     click.echo("\n".join(lines), err=True)
 

@@ -16,19 +16,12 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from aim_migrate.routepaths import ModelForm, rewrite_template
 from function.api.meta import API_VERSION, GROUP, Kind
 
 Manifest = dict[str, JsonValue]
 
 _DNS_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-
-# JSONPath fragments of old route templates that name fields which moved.
-_PATH_FIELDS: Final = {
-    ".spec.aimImageName": ".spec.model.ref",
-    ".spec.aimModelId": ".spec.model.ref",
-    ".spec.templateRef": ".spec.template.name",
-    ".spec.configRef": ".spec.runtimeConfigName",
-}
 
 
 @dataclass
@@ -38,6 +31,8 @@ class Migration:
     source: str
     manifest: JsonValue
     changes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Carried over, but it behaves differently from before or not for every object."""
     not_carried: list[str] = field(default_factory=list)
 
     @property
@@ -123,7 +118,7 @@ def _cluster_config(doc: Manifest, m: Migration, _: Context) -> None:
 
 def _runtime_config(doc: Manifest, m: Migration, _: Context) -> None:
     spec = _spec(doc)
-    _route_template(spec, "spec.routing", m)
+    _route_template(spec, "spec.routing", m, ModelForm.ANY)
     if doc.get("kind") == Kind.CLUSTER_RUNTIME_CONFIG:
         _drop_credentials(spec, m)
 
@@ -159,7 +154,7 @@ def _service(doc: Manifest, m: Migration, context: Context) -> None:
     overrides = spec.get("overrides")
     if isinstance(overrides, dict):
         _gpu_selector(overrides, "spec.overrides", m)
-    _route_template(spec, "spec.routing", m)
+    _route_template(spec, "spec.routing", m, _model_form(spec))
 
 
 def _template_cache(doc: Manifest, m: Migration, _: Context) -> None:
@@ -190,18 +185,28 @@ def _gpu_selector(parent: dict[str, JsonValue], path: str, m: Migration) -> None
     m.changes.append(f"{path}.gpuSelector: became {path}.hardware.gpu (count → requests)")
 
 
-def _route_template(spec: dict[str, JsonValue], path: str, m: Migration) -> None:
+def _route_template(spec: dict[str, JsonValue], path: str, m: Migration, model: ModelForm) -> None:
     routing = spec.get("routing")
     if not isinstance(routing, dict) or "routeTemplate" not in routing:
         return
     template = routing.pop("routeTemplate")
-    if isinstance(template, str):
-        for old, new in _PATH_FIELDS.items():
-            if old in template:
-                template = template.replace(old, new)
-                m.changes.append(f"{path}.routeTemplate: JSONPath {old} now reads {new}")
-    routing["pathTemplate"] = template
     m.changes.append(f"{path}.routeTemplate: renamed {path}.pathTemplate")
+    if isinstance(template, str):
+        rewrite = rewrite_template(template, f"{path}.pathTemplate", model)
+        template = rewrite.template
+        m.changes += rewrite.changes
+        m.warnings += rewrite.warnings
+        m.not_carried += rewrite.unmapped
+    routing["pathTemplate"] = template
+
+
+def _model_form(spec: dict[str, JsonValue]) -> ModelForm:
+    """How the converted service names its model (the old generations: always by name)."""
+    model = spec.get("model")
+    for form in (ModelForm.IMAGE, ModelForm.CUSTOM):
+        if isinstance(model, dict) and form.value in model:
+            return form
+    return ModelForm.REF
 
 
 def _drop_credentials(spec: dict[str, JsonValue], m: Migration) -> None:

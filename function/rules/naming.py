@@ -78,8 +78,24 @@ def inference_service_name(service: str, namespace: str) -> str:
     return derived_name([service], [namespace], max_length=limit)
 
 
+def auto_model_name(image: str) -> str:
+    """Name of the AIMModel a service composes for `spec.model.image`: `auto-<hash of image>`.
+
+    The AIM API's name for an auto-created model. The hash is the one `image_model_name` ends
+    with, so a model made under the older name and its successor share it.
+
+    Raises:
+        ValueError: `image` has no name, so it is no image reference.
+    """
+    _image_name_and_tag(image)
+    return f"auto-{hash_suffix([image])}"
+
+
 def image_model_name(image: str) -> str:
-    """Name of the AIMModel composed for `spec.model.image`: `<image name>-<tag>-<hash>`.
+    """The AIM operator's model name for an image: `<image name>-<tag>-<hash>`.
+
+    Cluster models a model source creates are named so; models services composed for an image
+    before they were named `auto_model_name` still are.
 
     Raises:
         ValueError: `image` has no name to derive one from.

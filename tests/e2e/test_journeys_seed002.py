@@ -30,9 +30,11 @@ def test_a_namespace_template_with_caching_serves_from_its_caches(journey: Journ
     the research team's template, whose model lives in another namespace, is Failed and says how
     to fix it; once fixed it is discovered with its registry secret and token, caches its model
     (template cache, model cache, PVC, download with the token), and a service on it runs with
-    the cache mounted and the template's pull secret.
+    the cache mounted and the template's pull secret, routed at the path seed 002's route
+    template gives it.
 
-    Simulated: the MI300X node, the kubelet (dry-runs, downloads), the storage provisioner, KServe.
+    Simulated: the MI300X node, the kubelet (dry-runs, downloads), the storage provisioner, KServe,
+    the Gateway.
     """
     platform = journey.platform
     docs = catalog(journey)
@@ -82,7 +84,10 @@ def test_a_namespace_template_with_caching_serves_from_its_caches(journey: Journ
 
     services = journey.manifests(CATALOG, "03-services.yaml", migrate=True)
     journey.apply([s for s in services if s["metadata"]["name"] == "llama-research"])
-    wait_status(platform, "AIMService", "llama-research", ns, "Running")
+    running = wait_status(platform, "AIMService", "llama-research", ns, "Running")
+    # Seed 002's route template, `{.spec.model}` included, renders once migrated.
+    model = "meta-llama-3-8b-instruct-dev"
+    assert running["status"]["routing"]["path"] == f"/{ns}/research/{model}"
     isvc = isvc_of(platform, ns, "llama-research")
     assert list(cache_mounts(isvc)) == ["/workspace/cache/meta-llama/Llama-3.1-8B-Instruct"]
     spec = predictor(isvc)

@@ -452,7 +452,7 @@ def test_model_by_new_image_composes_a_model_and_waits_for_it() -> None:
     desired = comp.resources[MODEL]
     manifest = cast("Any", desired.manifest)
     assert manifest["kind"] == "AIMModel"
-    assert manifest["metadata"]["name"] == "aim-dummy-0-1-10-9bf80281"
+    assert manifest["metadata"]["name"] == "auto-9bf80281"  # the AIM API's auto-<hash of image>
     assert manifest["metadata"]["namespace"] == NS
     assert manifest["metadata"]["labels"]["aim.silogen.ai/origin"] == "auto-generated"
     assert manifest["spec"]["image"] == "ghcr.io/silogen/aim-dummy:0.1.10"

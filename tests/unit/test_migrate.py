@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,8 @@ from click.testing import CliRunner
 
 from aim_migrate.cli import cli
 from aim_migrate.rules import Context, collect_context, migrate
+from function.rules.routepath import render_path
+from tests.cases import Case, table
 
 V = "aim.silogen.ai/v1alpha1"
 
@@ -81,6 +84,170 @@ def test_service_fields_of_seed_001() -> None:
         "template": {"name": "llama-latency"},
     }
     assert m.not_carried == []
+
+
+SEED_002_ROUTE = "/{.metadata.namespace}/{.metadata.labels['team']}/{.spec.model}/"
+"""Seed 002's route template, as it shows it on a service (seed 001 on a runtime config)."""
+
+
+@dataclass(frozen=True)
+class RouteCase(Case):
+    """An old manifest's route template and what migration makes of it."""
+
+    kind: str
+    spec: dict[str, Any]
+    want_template: str
+    want_path: str | None = None
+    """The path the migrated template renders for the migrated service (None: not checked)."""
+    warning: str | None = None
+    unmapped: str | None = None
+    changes: tuple[str, ...] = field(default=())
+
+
+def routed(template: str, **spec: Any) -> dict[str, Any]:
+    return {**spec, "routing": {"enabled": True, "routeTemplate": template}}
+
+
+ROUTE_CASES = [
+    RouteCase(
+        "seed-002-service",
+        "seed 002's template: {.spec.model} meant the model's name, which is spec.model.ref now; "
+        "left as it was it finds an object and the service is Degraded (RouteTemplateInvalid)",
+        "AIMService",
+        routed(SEED_002_ROUTE, aimImageName="meta-llama-3-8b-instruct"),
+        "/{.metadata.namespace}/{.metadata.labels['team']}/{.spec.model.ref}/",
+        want_path="/ml/nlp/meta-llama-3-8b-instruct",
+        changes=("spec.routing.pathTemplate: JSONPath {.spec.model} now reads {.spec.model.ref}",),
+    ),
+    RouteCase(
+        "seed-001-runtime-config",
+        "a runtime config serves services of every model form: it gets the name (what the old "
+        "generations' services all had) and a warning that services by image or weights fail",
+        "AIMRuntimeConfig",
+        routed(SEED_002_ROUTE),
+        "/{.metadata.namespace}/{.metadata.labels['team']}/{.spec.model.ref}/",
+        warning="spec.routing.pathTemplate: {.spec.model} became {.spec.model.ref}",
+    ),
+    RouteCase(
+        "service-by-image",
+        "a service that already names its model by image reads the image there",
+        "AIMService",
+        routed("/{.spec.model}", model={"image": "ghcr.io/x/llama:1"}),
+        "/{.spec.model.image}",
+        want_path="/ghcr.io%2Fx%2Fllama%3A1",
+    ),
+    RouteCase(
+        "service-by-weights",
+        "custom weights have no name to put in a path: reported, not guessed",
+        "AIMService",
+        routed("/{.spec.model}", model={"custom": {"modelSources": [{"sourceUri": "hf://a/b"}]}}),
+        "/{.spec.model}",
+        unmapped="spec.routing.pathTemplate: {.spec.model} names the model",
+    ),
+    RouteCase(
+        "moved-fields",
+        "every moved service field, in both JSONPath spellings, reads its new place and renders "
+        "what it rendered before",
+        "AIMService",
+        routed(
+            "/{.spec.aimImageName}/{.spec['templateRef']}/{.spec.configRef}"
+            "/{.spec.overrides.gpuSelector.count}/{.spec.overrides.gpuSelector.model}",
+            aimImageName="llama",
+            templateRef="llama-latency",
+            configRef="gpu",
+            overrides={"gpuSelector": {"count": 2, "model": "MI300X"}},
+        ),
+        "/{.spec.model.ref}/{.spec.template.name}/{.spec.runtimeConfigName}"
+        "/{.spec.overrides.hardware.gpu.requests}/{.spec.overrides.hardware.gpu.model}",
+        want_path="/llama/llama-latency/gpu/2/mi300x",
+    ),
+    RouteCase(
+        "model-id",
+        "seed 000's model id becomes the model's name: the path changes, and the report says so",
+        "AIMService",
+        routed("/{.spec.aimModelId}", aimModelId="llama"),
+        "/{.spec.model.ref}",
+        want_path="/llama",
+        warning="spec.routing.pathTemplate: {.spec.aimModelId} rendered the model id",
+    ),
+    RouteCase(
+        "canonical-untouched",
+        "paths that already read canonical fields, metadata or status are left as written",
+        "AIMService",
+        routed(
+            "/{.metadata.labels.team}/{.spec.model.ref}/{.status.conditions[0].type}",
+            aimImageName="llama",
+        ),
+        "/{.metadata.labels.team}/{.spec.model.ref}/{.status.conditions[0].type}",
+    ),
+    RouteCase(
+        "unknown-field",
+        "a field the canonical AIMService lacks is reported with the field, not left to fail on "
+        "the cluster",
+        "AIMService",
+        routed("/{.metadata.name}/{.spec.workloadId}", aimImageName="llama"),
+        "/{.metadata.name}/{.spec.workloadId}",
+        unmapped="spec.routing.pathTemplate: {.spec.workloadId} reads .spec.workloadId",
+    ),
+    RouteCase(
+        "unreadable",
+        "an expression that does not start with a field path cannot be checked: reported",
+        "AIMClusterRuntimeConfig",
+        routed("/{..name}"),
+        "/{..name}",
+        unmapped="spec.routing.pathTemplate: {..name} does not start with a field path",
+    ),
+]
+
+
+@table(ROUTE_CASES)
+def test_route_templates_read_the_canonical_fields(case: RouteCase) -> None:
+    """A migrated route template renders on the migrated service, or migrate says why not."""
+    m = migrate(old(case.kind, case.spec, "chat", "ml"), Context())
+    manifest: Any = m.manifest
+    assert manifest["spec"]["routing"]["pathTemplate"] == case.want_template, case.reason
+    assert "routeTemplate" not in manifest["spec"]["routing"]
+    for change in case.changes:
+        assert change in m.changes
+    if case.warning:
+        [warning] = m.warnings
+        assert warning.startswith(case.warning), warning
+    else:
+        assert m.warnings == []
+    if case.unmapped:
+        [problem] = m.not_carried
+        assert problem.startswith(case.unmapped), problem
+    else:
+        assert m.not_carried == []
+    if case.want_path is not None:
+        manifest["metadata"]["labels"] = {"team": "NLP"}
+        assert render_path(manifest["spec"]["routing"]["pathTemplate"], manifest) == case.want_path
+
+
+def test_unmapped_route_paths_and_warnings_are_in_the_quiet_report(tmp_path: Path) -> None:
+    """The report names the manifest and field of a route path migrate could not map or that
+    changed meaning, even with --quiet, and only what was not carried fails the run."""
+    warned = tmp_path / "warned.yaml"
+    warned.write_text(yaml.safe_dump(old("AIMRuntimeConfig", routed(SEED_002_ROUTE), "t", "ml")))
+    result = CliRunner().invoke(cli, ["--quiet", str(warned)])
+    assert result.exit_code == 0, result.output
+    header, warning = result.stderr.splitlines()
+    assert header == "AIMRuntimeConfig/t"
+    assert warning.startswith(
+        "  WARNING: spec.routing.pathTemplate: {.spec.model} became {.spec.model.ref}"
+    )
+    assert "spec.model.image" in warning
+
+    broken = tmp_path / "broken.yaml"
+    spec = routed("/{.spec.workloadId}", aimImageName="llama")
+    broken.write_text(yaml.safe_dump(old("AIMService", spec, "chat", "ml")))
+    result = CliRunner().invoke(cli, ["--quiet", str(broken)])
+    assert result.exit_code == 1
+    header, problem = result.stderr.splitlines()
+    assert header == "AIMService/chat"
+    assert problem.startswith(
+        "  NOT CARRIED: spec.routing.pathTemplate: {.spec.workloadId} reads .spec.workloadId"
+    )
 
 
 def test_cluster_config_keeps_seed_000_route_default_and_reports_credentials() -> None:

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from function.compose.service import INFERENCE_SERVICE, MODEL, compose_service
 from function.kube.observed import Composition, Observed
+from function.rules import naming
 from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"
@@ -132,6 +133,40 @@ def test_an_orphan_by_another_name_is_used_but_not_adopted() -> None:
     )
     assert MODEL not in comp.resources
     assert status(comp)["resolvedModel"]["name"] == "someone-elses-name"
+
+
+def legacy(comp: Composition, uid: str, owners: list[Any]) -> Any:
+    """A model as a service composed it before models by image were named `auto-<hash>`."""
+    model = composed_model(comp, uid, owners)
+    model["metadata"]["name"] = naming.image_model_name(IMAGE)
+    return model
+
+
+def test_a_model_composed_under_the_older_name_stays_the_services_model() -> None:
+    """After an upgrade, a service keeps the model it composed as `<image>-<tag>-<hash>`: the
+    function asks for it by that name, as Crossplane keeps it, so nothing is created again."""
+    ours = legacy(first_composition(), "uid-m", [controller("a", "uid-a")])
+    a = service("a", "uid-a", "uid-m")
+    comp = loop.reconcile(compose_service, Observed(a, {MODEL: ours}), [ours, template_of(ours), a])
+
+    assert (
+        cast("Any", comp.resources[MODEL].manifest)["metadata"]["name"] == ours["metadata"]["name"]
+    )
+    assert status(comp)["resolvedModel"]["uid"] == "uid-m"
+    assert INFERENCE_SERVICE in comp.resources
+
+
+def test_an_orphan_under_the_older_name_is_adopted_by_its_user() -> None:
+    """A user of a model composed under the older name adopts it when its composer is gone, as
+    it would one under the new name, so the model keeps an owner that maintains its co-owners."""
+    co_owner = {"apiVersion": API, "kind": "AIMService", "name": "b", "uid": "uid-b"}
+    orphan = legacy(first_composition(), "uid-m", [co_owner])
+    b = service("b", "uid-b", "uid-m")
+    comp = loop.reconcile(compose_service, Observed(b), [orphan, template_of(orphan), b])
+
+    adopted = cast("Any", comp.resources[MODEL].manifest)
+    assert adopted["metadata"]["name"] == naming.image_model_name(IMAGE)
+    assert status(comp)["resolvedModel"]["uid"] == "uid-m"
 
 
 def test_a_catalog_model_wins_over_one_a_service_composed() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -129,3 +130,54 @@ def test_image_model_name_handles_digests_and_missing_tags() -> None:
     assert naming.image_model_name("reg.io/org/model").startswith("model-latest-")
     digest = "reg.io/org/model@sha256:abcdef0123456789"
     assert naming.image_model_name(digest).startswith("model-abcdef-")
+
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class AutoModelCase(Case):
+    image: str
+    want: str
+
+
+AUTO_MODEL_CASES = [
+    AutoModelCase(
+        "tagged",
+        "the AIM API's auto-<hash of image>; the hash is the older name's, so the two pair up",
+        "ghcr.io/silogen/aim-dummy:0.1.10",
+        "auto-9bf80281",
+    ),
+    AutoModelCase(
+        "seed-004",
+        "the image of the AIM API's own example of a service by image",
+        "ghcr.io/example/my-model:v1.0.0",
+        "auto-" + hash_suffix(["ghcr.io/example/my-model:v1.0.0"]),
+    ),
+    AutoModelCase(
+        "long-uppercase",
+        "however long or oddly spelled the image, the name is a short DNS label",
+        "Registry.Example.com:5000/" + "Org/" * 60 + "Model_Name:V1",
+        "auto-" + hash_suffix(["Registry.Example.com:5000/" + "Org/" * 60 + "Model_Name:V1"]),
+    ),
+]
+
+
+@table(AUTO_MODEL_CASES)
+def test_auto_created_model_is_named_auto_hash_of_image(case: AutoModelCase) -> None:
+    """The model a service composes for an image is `auto-<hash of image>`, a valid DNS label."""
+    name = naming.auto_model_name(case.image)
+    assert name == case.want, case.reason
+    assert DNS_LABEL.match(name)
+    assert naming.image_model_name(case.image).endswith(name.removeprefix("auto-"))
+
+
+def test_auto_model_names_tell_images_apart_and_refuse_non_images() -> None:
+    """Another tag or a digest is another model; a reference with no image name is refused."""
+    names = {
+        naming.auto_model_name(i)
+        for i in ("reg.io/org/model:v1", "reg.io/org/model:v2", "reg.io/org/model@sha256:abcdef")
+    }
+    assert len(names) == 3
+    with pytest.raises(ValueError, match="not an image reference"):
+        naming.auto_model_name("reg.io/org/")

@@ -189,16 +189,19 @@ def _share(  # noqa: PLR0913 - the match, and what adopting it would need
     """Use a model that exists; adopt it when the service that composed it is gone.
 
     Only a model a service composed, that nothing controls any more and that has the name this
-    service would give it, is adopted: the garbage collector kept it because this service (or
-    another user) still owns it.
+    service would give it (or gave it before models by image were named `auto-<hash>`), is
+    adopted: the garbage collector kept it because this service (or another user) still owns it.
     """
     orphan = _composed_by_a_service(match) and controller_uid(match) is None
     if orphan and kind is Kind.MODEL and config is not None:
         try:
             mine, _ = _model_manifest(observed, spec, config)
+            names = {name_of(mine)}
+            if spec.model.image is not None:
+                names.add(naming.image_model_name(spec.model.image))
         except ValueError:
-            mine = None
-        if mine is not None and name_of(mine) == name_of(match):
+            names = set()
+        if name_of(match) in names:
             return _compose(observed, spec, config, match)
     return _use(Found(match, kind, scope))
 
@@ -229,7 +232,10 @@ def _compose(
             ),
         )
     if composed is not None:
-        manifest = _with_co_owners(observed, manifest, composed)
+        # The model keeps its name. Crossplane keeps the name of what an XR composed already;
+        # an orphan is adopted only when asked for by its own name, which for a model made
+        # before `auto-<hash>` names is the older `<image>-<tag>-<hash>`.
+        manifest = _with_co_owners(observed, _named(manifest, name_of(composed)), composed)
     model = Resolved(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
     if composed is None or model.status is None:
         source = spec.model.image or "custom weights " + ", ".join(
@@ -257,7 +263,7 @@ def _model_manifest(
         labels.SERVICE: labels.value(observed.name),
     }
     if spec.model.image is not None:
-        name = naming.image_model_name(spec.model.image)
+        name = naming.auto_model_name(spec.model.image)
         model_spec = ModelSpec(
             image=spec.model.image,
             discovery=DiscoveryConfig(enabled=auto_discovery),
@@ -288,6 +294,13 @@ def _model_manifest(
         spec=model_spec,
     )
     return manifest, model_spec
+
+
+def _named(manifest: Manifest, name: str) -> Manifest:
+    meta = manifest.get("metadata")
+    if not name or not isinstance(meta, dict) or meta.get("name") == name:
+        return manifest
+    return {**manifest, "metadata": {**meta, "name": name}}
 
 
 def _with_co_owners(observed: Observed, manifest: Manifest, composed: Manifest) -> Manifest:

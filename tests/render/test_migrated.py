@@ -1,0 +1,88 @@
+"""Seed 002's journey manifests, converted by `scripts/migrate`, through the real engine."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from devtools.render import ROOT, Tools, render
+from tests.render.test_render import conditions, split, status, write
+
+SEED_002 = ROOT / "examples" / "journeys" / "seed002-catalog"
+SOURCE = {
+    "modelId": "meta-llama/Llama-3.1-8B-Instruct",
+    "sourceUri": "hf://meta-llama/Llama-3.1-8B-Instruct",
+}
+
+
+def migrated(path: Path) -> list[dict[str, Any]]:
+    """`scripts/migrate` on one journey file, as the journey tells users to run it."""
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "migrate"), str(path)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return list(yaml.safe_load_all(proc.stdout))
+
+
+def _named(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    [doc] = [d for d in docs if d["metadata"]["name"] == name]
+    return doc
+
+
+def test_seed_002_routed_service_runs_with_its_route_template(
+    tools: Tools, function_target: str, tmp_path: Path
+) -> None:
+    """Seed 002's routed service, migrated: its route template (`{.spec.model}` among its
+    fragments) renders to the path of its team and model, and once KServe and the Gateway
+    report, the service is Running, not Degraded with RouteTemplateInvalid."""
+    service = _named(migrated(SEED_002 / "03-services.yaml"), "llama-research")
+    template = _named(migrated(SEED_002 / "01-catalog.yaml"), "llama-3-8b-throughput")
+    template["status"] = {
+        "status": "Available",
+        "profile": {"metadata": {"type": "optimized"}},
+        "modelSources": [{**SOURCE, "size": "16Gi"}],
+    }
+    [model] = yaml.safe_load_all((SEED_002 / "02-dev-model-in-ml-research.yaml").read_text())
+    model["status"] = {"status": "Ready"}
+    config = _named(
+        list(yaml.safe_load_all((SEED_002 / "00-prerequisites.yaml").read_text())), "ml-research"
+    )
+    # The template caches itself; its model cache is filled already.
+    cache = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMModelCache",
+        "metadata": {"name": "llama-3-1-8b-instruct-cache", "namespace": "ml-research"},
+        "spec": SOURCE,
+        "status": {"status": "Available", "persistentVolumeClaim": "llama-3-1-8b-instruct-cache"},
+    }
+    xr = write(tmp_path, "xr.yaml", service)
+    required = write(tmp_path, "required.yaml", template, model, config, cache)
+
+    first, composed, _ = split(render(tools, function_target, xr, required=[required]))
+    assert "RouteTemplateInvalid" not in {r for _, r in conditions(first).values()}, status(first)
+    assert status(first)["routing"]["path"] == "/ml-research/research/meta-llama-3-8b-instruct-dev"
+    [route] = [c for c in composed if c["kind"] == "HTTPRoute"]
+    [isvc] = [c for c in composed if c["kind"] == "InferenceService"]
+
+    # KServe reports the InferenceService Ready and the Gateway accepts the route.
+    isvc["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+    [parent] = route["spec"]["parentRefs"]
+    route["status"] = {
+        "parents": [
+            {
+                "parentRef": parent,
+                "controllerName": "gateway.example.com/controller",
+                "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}],
+            }
+        ]
+    }
+    observed = write(tmp_path, "observed.yaml", isvc, route)
+    xr_after, _, _ = split(
+        render(tools, function_target, xr, required=[required], observed=observed)
+    )
+    assert status(xr_after)["status"] == "Running", conditions(xr_after)
+    assert conditions(xr_after)["HTTPRouteReady"] == ("True", "HTTPRouteAccepted")
+    assert (parent["name"], parent["namespace"]) == ("inference-gateway", "gateways")
