@@ -93,11 +93,10 @@ def resolve(
         if condition is ConditionType.RUNTIME_RESOLVED
         else Reason.RUNTIME_CONFIG_RESOLVED
     )
-    return _health(
-        State.READY,
-        resolved,
-        f"using {ref.kind} {name!r}" if ref.kind else f"using {name!r} of both scopes",
-    ), RuntimeConfig(spec, ref)
+    using = f"using {ref.kind} {name!r}"
+    if namespaced is not None and cluster is not None:
+        using += f" merged over {Kind.CLUSTER_RUNTIME_CONFIG} {name!r}"
+    return _health(State.READY, resolved, using), RuntimeConfig(spec, ref)
 
 
 def propagated_labels(
@@ -140,8 +139,8 @@ def _spec(obj: Manifest | None) -> Mapping[str, JsonValue]:
 def _reference(
     name: str, namespace: str, namespaced: Manifest | None, cluster: Manifest | None
 ) -> ResolvedReference:
-    if namespaced is not None and cluster is not None:
-        return ResolvedReference(name=name, namespace=namespace, scope=Scope.MERGED)
+    # Found in both scopes, the namespace's object is what the name resolved to (it is looked up
+    # first and wins the merge); the AIM API's scopes have no word for "both".
     if namespaced is not None:
         return ResolvedReference(
             name=name,
