@@ -2,7 +2,8 @@
 
 Both are looked up by the same name (`spec.runtimeConfigName`, default `default`). The namespace's
 wins field by field: objects merge recursively, lists are replaced, except `env`, which merges by
-variable name. A missing `default` is normal (no defaults); any other missing name is a mistake.
+variable name. A missing `default` leaves the built-in defaults, and reconciling goes on with a
+warning (seed 004's DefaultRuntimeConfigMissing); any other missing name is a mistake.
 """
 
 from __future__ import annotations
@@ -67,10 +68,14 @@ def resolve(
     namespaced, cluster = fetched
     if namespaced is None and cluster is None:
         if name == DEFAULT_NAME:
-            return _health(
+            return Health(
+                condition,
                 State.READY,
                 Reason.DEFAULT_RUNTIME_CONFIG_MISSING,
-                "no runtime config named 'default' exists; using built-in defaults",
+                f"neither AIMRuntimeConfig 'default' in namespace {config_lookup.namespace!r} nor "
+                "AIMClusterRuntimeConfig 'default' exists; using the built-in defaults until one "
+                "is created",
+                warn=True,
             ), RuntimeConfig(RuntimeConfigSpec(), None)
         return _health(
             State.FAILED,

@@ -184,6 +184,8 @@ class Health:
     state: State
     reason: str
     message: str
+    warn: bool = False
+    """Ready, but told as a Warning event when the object takes it on (`Condition.warn`)."""
 
     def to_condition(self) -> Condition:
         """Positive polarity: True only when ready; Unknown while its inputs are being fetched."""
@@ -193,7 +195,7 @@ class Health:
             status = ConditionStatus.UNKNOWN
         else:
             status = ConditionStatus.FALSE
-        return Condition(self.condition, status, self.reason, self.message)
+        return Condition(self.condition, status, self.reason, self.message, warn=self.warn)
 
 
 def report(

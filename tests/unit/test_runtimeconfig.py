@@ -30,25 +30,62 @@ def test_merge_recurses_into_objects_replaces_lists_and_merges_env_by_name() -> 
     }
 
 
-def test_not_fetched_is_pending_and_missing_named_config_fails() -> None:
-    """A config not fetched yet waits; a named config that does not exist fails."""
-    named = lookup("team", "ns")
-    health, config = resolve(named, {})
+def test_not_fetched_is_pending() -> None:
+    """A config not fetched yet waits."""
+    health, config = resolve(lookup("team", "ns"), {})
     assert (health.state, config) == (State.PENDING, None)
-    health, config = resolve(named, {"runtime-config": (), "runtime-config-cluster": ()})
-    assert (health.state, config) == (State.FAILED, None)
-    assert "spec.runtimeConfigName" in health.message
 
 
-def test_missing_default_gives_built_in_defaults() -> None:
-    """Without a default config the built-in defaults apply."""
+@dataclass(frozen=True)
+class MissingCase(Case):
+    name: str
+    state: State
+    why: str
+    warn: bool
+    says: str
+
+
+MISSING_CASES = [
+    MissingCase(
+        "default",
+        "seed 004: the implicit default missing is a warning and reconciling goes on, with the "
+        "built-in defaults",
+        "default",
+        State.READY,
+        "DefaultRuntimeConfigMissing",
+        warn=True,
+        says="neither AIMRuntimeConfig 'default' in namespace 'ns' nor AIMClusterRuntimeConfig "
+        "'default' exists",
+    ),
+    MissingCase(
+        "named",
+        "a config the user named and that does not exist is their mistake: it fails, naming the "
+        "field",
+        "team",
+        State.FAILED,
+        "RuntimeConfigMissing",
+        warn=False,
+        says="spec.runtimeConfigName: neither AIMRuntimeConfig 'team'",
+    ),
+]
+
+
+@table(MISSING_CASES)
+def test_a_missing_config(case: MissingCase) -> None:
+    """Only the default may be missing; its absence warns (once, see test_transitions) rather
+    than stopping anything."""
     health, config = resolve(
-        lookup("default", "ns"), {"runtime-config": (), "runtime-config-cluster": ()}
+        lookup(case.name, "ns"), {"runtime-config": (), "runtime-config-cluster": ()}
     )
-    assert health.state is State.READY
-    assert config is not None
-    assert config.ref is None
-    assert config.spec.pvc_headroom_percent == 10
+    assert (health.state, health.reason, health.warn) == (case.state, case.why, case.warn)
+    assert health.message.startswith(case.says)
+    assert health.to_condition().warn is case.warn
+    if case.state is State.READY:
+        assert config is not None
+        assert config.ref is None
+        assert config.spec.pvc_headroom_percent == 10
+    else:
+        assert config is None
 
 
 def test_an_invalid_config_fails_naming_the_field() -> None:
@@ -128,3 +165,11 @@ def test_the_resolved_reference_keeps_to_the_aim_apis_scopes(case: ScopeCase) ->
     if case.namespaced and case.cluster:
         assert config.spec.default_storage_class_name == "team"
         assert config.spec.pvc_headroom_percent == 20
+
+
+def test_a_config_that_exists_does_not_warn() -> None:
+    """Only the missing default warns: a config found is plainly resolved."""
+    health, _ = resolve(
+        lookup("team", "ns"), {"runtime-config": (NAMESPACED,), "runtime-config-cluster": ()}
+    )
+    assert (health.reason, health.warn) == ("RuntimeConfigResolved", False)
