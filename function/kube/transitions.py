@@ -25,7 +25,8 @@ def transitions(
     """One message per condition that changed since the object's last status.
 
     Conditions still being resolved (Unknown) are not news yet; those whose message is already
-    a warning of this call are not said twice.
+    a warning of this call, or was told by an earlier condition of it (a template's Progressing
+    repeats its Discovered), are not said twice.
     """
     status = composite.get("status")
     had = status.get("conditions") if isinstance(status, dict) else None
@@ -35,13 +36,20 @@ def transitions(
         if isinstance(c, dict) and isinstance(c.get("type"), str)
     }
     told = set(warnings)
-    return [
-        Notice(
-            f"{c.type} is {c.status}: {c.reason}" + (f": {c.message}" if c.message else ""),
-            c.reason if c.warn else None,
+    notices = []
+    for c in conditions:
+        if (
+            c.status is ConditionStatus.UNKNOWN
+            or before.get(c.type) == (c.status.value, c.reason)
+            or c.message in told
+        ):
+            continue
+        notices.append(
+            Notice(
+                f"{c.type} is {c.status}: {c.reason}" + (f": {c.message}" if c.message else ""),
+                c.reason if c.warn else None,
+            )
         )
-        for c in conditions
-        if c.status is not ConditionStatus.UNKNOWN
-        and before.get(c.type) != (c.status.value, c.reason)
-        and c.message not in told
-    ]
+        if c.message:
+            told.add(c.message)
+    return notices

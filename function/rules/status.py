@@ -41,6 +41,12 @@ class ConditionType(StrEnum):
     """Whether a model source stopped short of its matches; never sets the headline."""
     MODELS_READY = "ModelsReady"
     """Whether a model source's models are Ready; never sets the headline."""
+    PROGRESSING = "Progressing"
+    """A template's discovery (or cache warm) is under way (seed 002); follows, never sets."""
+    FAILURE = "Failure"
+    """A template is Failed, and why (seed 002); follows the headline, never sets it."""
+    DEGRADED = "Degraded"
+    """A template is non-functional: the cluster lacks what it asks for (seed 001)."""
 
 
 class Reason(StrEnum):
@@ -110,6 +116,8 @@ class Reason(StrEnum):
     DISCOVERY_OUTPUT_TOO_LARGE = "DiscoveryOutputTooLarge"
     DISCOVERY_IMAGE_PULL = "DiscoveryImagePullFailed"
     MODEL_IMAGE_MISSING = "ModelImageMissing"
+    WARMING_CACHE = "WarmingCache"
+    NO_FAILURE = "NoFailure"
     # Services: their inference pods.
     NO_PODS = "NoPods"
     PODS_READY = "PodsReady"

@@ -90,6 +90,34 @@ CHANGES = [
         [],
     ),
     Change(
+        "told-by-another",
+        "a condition that repeats another's news (a template's Progressing, its Discovered) is "
+        "told once, by the first",
+        xr(),
+        [
+            Condition("Discovered", F, "DiscoveryRunning", "Job ns/d is running"),
+            Condition("Progressing", T, "DiscoveryRunning", "Job ns/d is running"),
+        ],
+        [Notice("Discovered is False: DiscoveryRunning: Job ns/d is running")],
+    ),
+    Change(
+        "repeat-not-told-before",
+        "a condition whose twin did not change is news on its own",
+        xr(("Discovered", "False", "DiscoveryRunning")),
+        [
+            Condition("Discovered", F, "DiscoveryRunning", "Job ns/d is running"),
+            Condition("Progressing", T, "DiscoveryRunning", "Job ns/d is running"),
+        ],
+        [Notice("Progressing is True: DiscoveryRunning: Job ns/d is running")],
+    ),
+    Change(
+        "no-message",
+        "conditions without a message are not twins of each other",
+        xr(),
+        [Condition("A", T, "Fine"), Condition("B", T, "Fine")],
+        [Notice("A is True: Fine"), Notice("B is True: Fine")],
+    ),
+    Change(
         "hostile-status",
         "conditions of the wrong shape in the XR read as absent",
         {"status": {"conditions": ["x", None, {"type": ["a"]}]}},
