@@ -189,7 +189,10 @@ class ResolvedReference(ApiModel):
     name: str = Field(description="Name of the object.")
     namespace: str | None = Field(default=None, description="Namespace; unset for cluster scope.")
     scope: Scope = Field(
-        description="Namespace or Cluster object; Merged for a runtime config of both scopes."
+        description=(
+            "Namespace or Cluster object. A runtime config found in both scopes is recorded as "
+            "the namespace's, which is merged over the cluster's."
+        )
     )
     kind: str | None = Field(default=None, description="Kind of the object.")
     uid: str | None = Field(default=None, description="UID of the object.")

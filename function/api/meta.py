@@ -27,8 +27,7 @@ class Kind(StrEnum):
 
 
 class Scope(StrEnum):
-    """Where a resolved reference was found."""
+    """Where a resolved reference was found: the AIM API's values but `Unknown`, never the case."""
 
     NAMESPACE = "Namespace"
     CLUSTER = "Cluster"
-    MERGED = "Merged"  # a namespace runtime config merged over the cluster one

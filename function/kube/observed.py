@@ -106,6 +106,18 @@ class Condition:
     status: ConditionStatus
     reason: str
     message: str = ""
+    warn: bool = False
+    """Taking this condition on is a Warning event (with the reason as the event's), not a Normal
+    one: all works, but not as the user may think (seed 004's DefaultRuntimeConfigMissing)."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """An event for a condition that changed (function/kube/transitions.py)."""
+
+    message: str
+    warning_reason: str | None = None
+    """Set for a condition that warns (`Condition.warn`): a Warning event with this reason."""
 
 
 @dataclass(frozen=True)
@@ -163,8 +175,8 @@ class Composition:
     conditions: list[Condition] = field(default_factory=list)
     requirements: list[Requirement] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-    """Normal events: conditions that changed (function/kube/transitions.py)."""
+    notices: list[Notice] = field(default_factory=list)
+    """Events for conditions that changed (function/kube/transitions.py)."""
     ttl_seconds: int | None = None
     """Call again after this long (a backoff window ending, nodes to re-check); None: default."""
     propagated_labels: dict[str, str] = field(default_factory=dict)
@@ -280,12 +292,27 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         if condition.message:
             c.message = condition.message
         rsp.conditions.append(c)
-    for message in composition.notices:
-        response.normal(rsp, message)
-    for message in composition.warnings:
-        response.warning(rsp, message)
+    _results(rsp, composition)
     if composition.ttl_seconds is not None:
         rsp.meta.ttl.FromSeconds(max(composition.ttl_seconds, 1))
+
+
+def _results(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
+    """The events: what changed, then what failed or degraded."""
+    for notice in composition.notices:
+        if notice.warning_reason is None:
+            response.normal(rsp, notice.message)
+        else:
+            # Crossplane makes a result's reason the event's (else ComposeResources).
+            rsp.results.append(
+                fnv1.Result(
+                    severity=fnv1.SEVERITY_WARNING,
+                    message=notice.message,
+                    reason=notice.warning_reason,
+                )
+            )
+    for message in composition.warnings:
+        response.warning(rsp, message)
 
 
 def parse_spec(manifest: Manifest, model: type[SpecT]) -> SpecT:

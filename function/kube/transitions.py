@@ -1,9 +1,11 @@
-"""Normal events for conditions that changed, so `kubectl describe` tells an object's story.
+"""Events for conditions that changed, so `kubectl describe` tells an object's story.
 
 Warnings already report what failed or degraded, on every call. What went right, or moved on
 (a template discovered, a service's pods turning Ready), would leave no trace but the current
 condition; one Normal event per transition keeps the sequence. A transition is a condition whose
 status or reason differs from the one the object carries now, as Crossplane last wrote it.
+A condition that works but warns (`Condition.warn`, a missing default runtime config) is told
+once too, as a Warning: on every call it would repeat, for as long as the cluster is so set up.
 """
 
 from __future__ import annotations
@@ -12,18 +14,19 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from function.kube.observed import Condition, ConditionStatus
+from function.kube.observed import Condition, ConditionStatus, Notice
 
 
 def transitions(
     composite: Mapping[str, JsonValue],
     conditions: Sequence[Condition],
     warnings: Sequence[str] = (),
-) -> list[str]:
+) -> list[Notice]:
     """One message per condition that changed since the object's last status.
 
     Conditions still being resolved (Unknown) are not news yet; those whose message is already
-    a warning of this call are not said twice.
+    a warning of this call, or was told by an earlier condition of it (a template's Progressing
+    repeats its Discovered), are not said twice.
     """
     status = composite.get("status")
     had = status.get("conditions") if isinstance(status, dict) else None
@@ -33,10 +36,20 @@ def transitions(
         if isinstance(c, dict) and isinstance(c.get("type"), str)
     }
     told = set(warnings)
-    return [
-        f"{c.type} is {c.status}: {c.reason}" + (f": {c.message}" if c.message else "")
-        for c in conditions
-        if c.status is not ConditionStatus.UNKNOWN
-        and before.get(c.type) != (c.status.value, c.reason)
-        and c.message not in told
-    ]
+    notices = []
+    for c in conditions:
+        if (
+            c.status is ConditionStatus.UNKNOWN
+            or before.get(c.type) == (c.status.value, c.reason)
+            or c.message in told
+        ):
+            continue
+        notices.append(
+            Notice(
+                f"{c.type} is {c.status}: {c.reason}" + (f": {c.message}" if c.message else ""),
+                c.reason if c.warn else None,
+            )
+        )
+        if c.message:
+            told.add(c.message)
+    return notices

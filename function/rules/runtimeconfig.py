@@ -2,7 +2,8 @@
 
 Both are looked up by the same name (`spec.runtimeConfigName`, default `default`). The namespace's
 wins field by field: objects merge recursively, lists are replaced, except `env`, which merges by
-variable name. A missing `default` is normal (no defaults); any other missing name is a mistake.
+variable name. A missing `default` leaves the built-in defaults, and reconciling goes on with a
+warning (seed 004's DefaultRuntimeConfigMissing); any other missing name is a mistake.
 """
 
 from __future__ import annotations
@@ -67,10 +68,14 @@ def resolve(
     namespaced, cluster = fetched
     if namespaced is None and cluster is None:
         if name == DEFAULT_NAME:
-            return _health(
+            return Health(
+                condition,
                 State.READY,
                 Reason.DEFAULT_RUNTIME_CONFIG_MISSING,
-                "no runtime config named 'default' exists; using built-in defaults",
+                f"neither AIMRuntimeConfig 'default' in namespace {config_lookup.namespace!r} nor "
+                "AIMClusterRuntimeConfig 'default' exists; using the built-in defaults until one "
+                "is created",
+                warn=True,
             ), RuntimeConfig(RuntimeConfigSpec(), None)
         return _health(
             State.FAILED,
@@ -93,11 +98,10 @@ def resolve(
         if condition is ConditionType.RUNTIME_RESOLVED
         else Reason.RUNTIME_CONFIG_RESOLVED
     )
-    return _health(
-        State.READY,
-        resolved,
-        f"using {ref.kind} {name!r}" if ref.kind else f"using {name!r} of both scopes",
-    ), RuntimeConfig(spec, ref)
+    using = f"using {ref.kind} {name!r}"
+    if namespaced is not None and cluster is not None:
+        using += f" merged over {Kind.CLUSTER_RUNTIME_CONFIG} {name!r}"
+    return _health(State.READY, resolved, using), RuntimeConfig(spec, ref)
 
 
 def propagated_labels(
@@ -140,8 +144,8 @@ def _spec(obj: Manifest | None) -> Mapping[str, JsonValue]:
 def _reference(
     name: str, namespace: str, namespaced: Manifest | None, cluster: Manifest | None
 ) -> ResolvedReference:
-    if namespaced is not None and cluster is not None:
-        return ResolvedReference(name=name, namespace=namespace, scope=Scope.MERGED)
+    # Found in both scopes, the namespace's object is what the name resolved to (it is looked up
+    # first and wins the merge); the AIM API's scopes have no word for "both".
     if namespaced is not None:
         return ResolvedReference(
             name=name,

@@ -43,6 +43,12 @@ class ConditionType(StrEnum):
     """Whether a model source's models are Ready; never sets the headline."""
     RETAINED = "Retained"
     """Whether a template cache a service made is kept with no service using it; no headline."""
+    PROGRESSING = "Progressing"
+    """A template's discovery (or cache warm) is under way (seed 002); follows, never sets."""
+    FAILURE = "Failure"
+    """A template is Failed, and why (seed 002); follows the headline, never sets it."""
+    DEGRADED = "Degraded"
+    """A template is non-functional: the cluster lacks what it asks for (seed 001)."""
 
 
 class Reason(StrEnum):
@@ -112,6 +118,8 @@ class Reason(StrEnum):
     DISCOVERY_OUTPUT_TOO_LARGE = "DiscoveryOutputTooLarge"
     DISCOVERY_IMAGE_PULL = "DiscoveryImagePullFailed"
     MODEL_IMAGE_MISSING = "ModelImageMissing"
+    WARMING_CACHE = "WarmingCache"
+    NO_FAILURE = "NoFailure"
     # Services: their inference pods.
     NO_PODS = "NoPods"
     PODS_READY = "PodsReady"
@@ -189,6 +197,8 @@ class Health:
     state: State
     reason: str
     message: str
+    warn: bool = False
+    """Ready, but told as a Warning event when the object takes it on (`Condition.warn`)."""
 
     def to_condition(self) -> Condition:
         """Positive polarity: True only when ready; Unknown while its inputs are being fetched."""
@@ -198,7 +208,7 @@ class Health:
             status = ConditionStatus.UNKNOWN
         else:
             status = ConditionStatus.FALSE
-        return Condition(self.condition, status, self.reason, self.message)
+        return Condition(self.condition, status, self.reason, self.message, warn=self.warn)
 
 
 def report(

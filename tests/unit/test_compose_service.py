@@ -876,7 +876,9 @@ def test_runtime_config_of_the_namespace_merges_over_the_cluster_one() -> None:
     assert status(comp)["resolvedRuntimeConfig"] == {
         "name": "default",
         "namespace": NS,
-        "scope": "Merged",
+        "scope": "Namespace",  # the AIM API's scopes have no "both"; the namespace's wins
+        "kind": "AIMRuntimeConfig",
+        "uid": "uid-default",
     }
     assert (env(comp)["A"], env(comp)["B"]) == ("cluster", "team")
     predictor = isvc(comp)["spec"]["predictor"]

@@ -626,3 +626,240 @@ def test_discovery_job_names_are_label_values(case: JobNameCase) -> None:
     job = discovery.job_name(case.template, "fingerprint", 0)
     assert len(job) <= 63, case.reason
     assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", job), case.reason
+
+
+# --- the lifecycle in the AIM API's words: Progressing, Failure, Degraded --------------------
+
+
+def running() -> Composition:
+    xr, job = started()
+    return compose(xr, resources={DISCOVERY_JOB: job_state(job, active=1)})
+
+
+def discovered() -> Composition:
+    xr, job = started()
+    pool = [*WORLD, pod(job, "Succeeded", message=json.dumps(DRY_RUN_RESULT))]
+    return compose(xr, pool, resources={DISCOVERY_JOB: complete_job(job)})
+
+
+def discovery_failed() -> Composition:
+    xr, job = started()
+    pool = [*WORLD, pod(job, "Failed", message="ERROR: model not found on the hub")]
+    at = T0 + timedelta(seconds=30)
+    return compose(xr, pool, now=at, resources={DISCOVERY_JOB: failed_job(job, at=at)})
+
+
+def awaiting_retry() -> Composition:
+    xr, _ = started()
+    state = {**xr["status"]["discovery"], "attempts": 1, "lastAttemptTime": T0.isoformat()}
+    xr = {**xr, "status": {**xr["status"], "discovery": state}}
+    return compose(xr, now=T0 + timedelta(seconds=10))
+
+
+INLINE = [{"modelId": "org/m", "sourceUri": "s3://bucket/m", "size": "16Gi"}]
+CACHE_KEY = "template-cache"
+
+
+def cached(cache_status: str | None) -> Composition:
+    """A caching template with inline sources, its AIMTemplateCache observed in `cache_status`
+    (None: not created yet)."""
+    xr = template(modelSources=INLINE, caching={"enabled": True})
+    if cache_status is None:
+        return compose(xr)
+    cache = {"apiVersion": API, "kind": "AIMTemplateCache", "metadata": {"name": "tpl"}}
+    return compose(xr, resources={CACHE_KEY: {**cache, "status": {"status": cache_status}}})
+
+
+NAMED_CONFIG = template(runtimeConfigName="team")
+
+
+@dataclass(frozen=True)
+class LifecycleCase(Case):
+    compose: Any
+    headline: str
+    progressing: tuple[str, str]
+    failure: tuple[str, str]
+    degraded: tuple[str, str]
+    says: str = ""
+    """Part of the message of the condition that is True (or of Progressing, if none is)."""
+
+
+LIFECYCLE_CASES = [
+    LifecycleCase(
+        "job-created",
+        "seed 002: Progressing while discovery runs; it starts with the Job being created",
+        lambda: compose(template()),
+        "Pending",
+        ("True", "DiscoveryJobCreated"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+        "creating discovery Job ml-team/discover-tpl-",
+    ),
+    LifecycleCase(
+        "cluster-template",
+        "a cluster template reports the same words, its Job in the system namespace",
+        lambda: compose(
+            template("AIMClusterServiceTemplate"), [model("AIMClusterModel"), MI300X_NODE]
+        ),
+        "Pending",
+        ("True", "DiscoveryJobCreated"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+        "creating discovery Job aim-system/discover-tpl-",
+    ),
+    LifecycleCase(
+        "job-running",
+        "the discovery Job in flight",
+        running,
+        "Progressing",
+        ("True", "DiscoveryRunning"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+        "is running",
+    ),
+    LifecycleCase(
+        "discovered",
+        "discovery done: nothing in progress, the message lists what was found",
+        discovered,
+        "Available",
+        ("False", "DiscoveryComplete"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+        "hf://Org/Small",
+    ),
+    LifecycleCase(
+        "inline",
+        "sources given inline: nothing to discover",
+        lambda: compose(template(modelSources=INLINE)),
+        "Available",
+        ("False", "InlineModelSources"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+        "spec.modelSources",
+    ),
+    LifecycleCase(
+        "discovery-failed",
+        "seed 002: Failure when discovery fails, naming what the dry-run said",
+        discovery_failed,
+        "Failed",
+        ("False", "DiscoveryFailed"),
+        ("True", "DiscoveryFailed"),
+        ("False", "GPUAvailable"),
+        "model not found on the hub",
+    ),
+    LifecycleCase(
+        "awaiting-retry",
+        "inside the backoff window the failure stands, with when the next attempt starts",
+        awaiting_retry,
+        "Failed",
+        ("False", "AwaitingDiscoveryRetry"),
+        ("True", "AwaitingDiscoveryRetry"),
+        ("False", "GPUAvailable"),
+        "the next attempt starts at",
+    ),
+    LifecycleCase(
+        "model-missing",
+        "a template whose model is gone has failed, and says which field names it",
+        lambda: compose(template(), [MI300X_NODE]),
+        "Failed",
+        ("False", "ModelNotFound"),
+        ("True", "ModelNotFound"),
+        ("False", "GPUAvailable"),
+        "spec.modelName",
+    ),
+    LifecycleCase(
+        "config-missing",
+        "a runtime config named but absent fails the template",
+        lambda: compose(NAMED_CONFIG),
+        "Failed",
+        ("False", "RuntimeConfigMissing"),
+        ("True", "RuntimeConfigMissing"),
+        ("False", "GPUAvailable"),
+        "spec.runtimeConfigName",
+    ),
+    LifecycleCase(
+        "gpu-absent",
+        "seed 001: Degraded is a template the cluster lacks the resources for; the headline "
+        "keeps the operator's NotAvailable",
+        lambda: compose(template(), [model(), node(**{DEVICE_ID: "75a0"})]),
+        "NotAvailable",
+        ("False", "GPUNotAvailable"),
+        ("False", "NoFailure"),
+        ("True", "GPUNotAvailable"),
+        "no Node has MI300X",
+    ),
+    LifecycleCase(
+        "gpu-unreadable",
+        "a GPU requirement no model meets is a failure; whether the cluster has it is unknown",
+        lambda: compose(template(hardware={"gpu": {"requests": 1, "minVram": "-1Gi"}})),
+        "Failed",
+        ("False", "InvalidSpec"),
+        ("True", "InvalidSpec"),
+        ("Unknown", "InvalidSpec"),
+        "minVram",
+    ),
+    LifecycleCase(
+        "cpu",
+        "a template without GPUs cannot lack them",
+        lambda: compose(template(hardware={"cpu": {"requests": "4"}}, modelSources=INLINE)),
+        "Available",
+        ("False", "InlineModelSources"),
+        ("False", "NoFailure"),
+        ("False", "NoGPURequired"),
+    ),
+    LifecycleCase(
+        "cache-created",
+        "seed 001: Progressing covers the cache warm too, from the cache's creation",
+        lambda: cached(None),
+        "Available",
+        ("True", "WarmingCache"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+        "AIMTemplateCache 'tpl' is being created",
+    ),
+    LifecycleCase(
+        "cache-downloading",
+        "the cache downloading",
+        lambda: cached("Progressing"),
+        "Available",
+        ("True", "WarmingCache"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+        "AIMTemplateCache 'tpl' is Progressing",
+    ),
+    LifecycleCase(
+        "cache-warm",
+        "the cache warm: nothing in progress",
+        lambda: cached("Available"),
+        "Available",
+        ("False", "InlineModelSources"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+    ),
+    LifecycleCase(
+        "cache-failed",
+        "a failed cache does not fail the template (services download themselves), but "
+        "Progressing says the warm stopped and where to look",
+        lambda: cached("Failed"),
+        "Available",
+        ("False", "CacheFailed"),
+        ("False", "NoFailure"),
+        ("False", "GPUAvailable"),
+        "kubectl describe aimtemplatecache tpl",
+    ),
+]
+
+
+@table(LIFECYCLE_CASES)
+def test_the_lifecycle_conditions_say_where_the_template_stands(case: LifecycleCase) -> None:
+    """Seed 002's Progressing and Failure, and seed 001's Degraded, are always present: True
+    with the reason and message of the cause, else False (Unknown when it cannot be told)."""
+    comp = case.compose()
+    have = conditions(comp)
+
+    assert comp.status["status"] == case.headline
+    assert have["Progressing"] == case.progressing
+    assert have["Failure"] == case.failure
+    assert have["Degraded"] == case.degraded
+    true = [t for t in ("Failure", "Degraded", "Progressing") if have[t][0] == "True"]
+    assert case.says in message(comp, true[0] if true else "Progressing")

@@ -117,9 +117,18 @@ def test_composition_is_written_to_the_response() -> None:
 
     rsp = run(FunctionRunner(), req)
 
-    # A new object: each of its first conditions is news, told as a Normal event.
-    assert [(r.severity, r.message.split(" ")[0]) for r in rsp.results] == [
-        (fnv1.SEVERITY_NORMAL, c.type) for c in rsp.conditions
+    # A new object: each of its first conditions is news, told as a Normal event; the missing
+    # default runtime config as a Warning whose reason names it (seed 004).
+    assert [(r.severity, r.reason, r.message.split(" ")[0]) for r in rsp.results] == [
+        (
+            (fnv1.SEVERITY_WARNING, "DefaultRuntimeConfigMissing", c.type)
+            if c.reason == "DefaultRuntimeConfigMissing"
+            else (fnv1.SEVERITY_NORMAL, "", c.type)
+        )
+        for c in rsp.conditions
+    ]
+    assert [c.reason for c in rsp.conditions if c.type == "RuntimeConfigReady"] == [
+        "DefaultRuntimeConfigMissing"
     ]
     desired = rsp.desired.resources["inference-service"]
     assert desired.ready == fnv1.READY_FALSE
@@ -142,6 +151,45 @@ def test_composition_is_written_to_the_response() -> None:
         "template-cluster",
     }
     assert rsp.meta.tag == "t"
+
+
+def test_a_missing_default_runtime_config_warns_once_and_composing_goes_on() -> None:
+    """Seed 004: without a default runtime config the template still starts discovery, and the
+    user gets one Warning event, with reason DefaultRuntimeConfigMissing, not one per call."""
+    spec = {
+        "modelName": "m",
+        "modelSources": [{"modelId": "org/m", "sourceUri": "hf://org/m", "size": "1Gi"}],
+    }
+    req = request("AIMServiceTemplate", spec)
+    model: dict[str, Any] = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMClusterModel",
+        "metadata": {"name": "m"},
+        "spec": {"image": "img"},
+    }
+    for key in ("runtime-config", "runtime-config-cluster", "model", "model-cluster"):
+        req.required_resources[key].SetInParent()
+    req.required_resources["model-cluster"].items.add().resource.update(model)
+
+    rsp = run(FunctionRunner(), req)
+    warned = [r for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+    assert [r.reason for r in warned] == ["DefaultRuntimeConfigMissing"]
+    assert "using the built-in defaults" in warned[0].message
+    status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
+    assert status["status"] == "Available"
+
+    # Crossplane writes the conditions back; the next call has nothing new to warn about.
+    words = {
+        fnv1.STATUS_CONDITION_TRUE: "True",
+        fnv1.STATUS_CONDITION_FALSE: "False",
+        fnv1.STATUS_CONDITION_UNKNOWN: "Unknown",
+    }
+    written = [
+        {"type": c.type, "status": words[c.status], "reason": c.reason} for c in rsp.conditions
+    ]
+    req.observed.composite.resource.update({"status": {"conditions": written}})
+    again = run(FunctionRunner(), req)
+    assert [r for r in again.results if r.severity == fnv1.SEVERITY_WARNING] == []
 
 
 def test_same_request_gives_byte_identical_response() -> None:

@@ -3,7 +3,8 @@
 A template is Available once its model exists, the GPU it asks for is in the cluster (read from
 Node labels), and its model sources are known: given inline, or found by a discovery Job that runs
 the model image's dry-run. Discovery's result, its attempts and its backoff live in the template's
-status, so every call (and every function replica) decides the same way.
+status, so every call (and every function replica) decides the same way. Beside a condition per
+component, `lifecycle` says where the template stands in the AIM API's words.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from function.api.template import (
     TemplateStatusValue,
 )
 from function.build.aim import build_aim_object
-from function.compose.template import discovery, gpus
+from function.compose.template import discovery, gpus, lifecycle
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
 from function.kube.lookup import Absent, Lookup, Pending, Resolved
@@ -82,7 +83,22 @@ def compose_template(observed: Observed) -> Composition:
     cache = _template_cache(observed, spec, available=worst(healths) is State.READY)
     if cache is not None:
         comp.resources[TEMPLATE_CACHE] = cache
-    state = report(comp, healths)
+    warm = (
+        lifecycle.CacheWarm(observed.name, aim_status(observed.resources.get(TEMPLATE_CACHE)))
+        if cache is not None
+        else None
+    )
+    state = report(
+        comp,
+        healths,
+        also=lifecycle.conditions(
+            healths,
+            discovery=found.health,
+            gpu=gpu.health,
+            gpu_unavailable=gpu.unavailable,
+            cache=warm,
+        ),
+    )
     comp.ttl_seconds = min(
         (t for t in (gpu.retry_after_s, found.retry_after_s) if t is not None), default=None
     )
