@@ -85,10 +85,27 @@ class GpuRequirements(ApiModel):
 
 
 class CpuRequirements(ApiModel):
-    """CPU per replica, for profiles that run without GPUs."""
+    """CPU per replica: all of a CPU-only profile's, or what a GPU profile needs beside its GPUs."""
 
-    requests: Quantity = Field(description="CPU requested per replica.")
-    limits: Quantity | None = Field(default=None, description="CPU limit per replica.")
+    model_config = ApiModel.model_config | {
+        "json_schema_extra": validations(
+            rule(
+                # Both as strings: an int-or-string quantity may be written as a number.
+                "!has(self.limits) || !isQuantity(string(self.requests))"
+                " || !isQuantity(string(self.limits))"
+                " || !quantity(string(self.requests)).isGreaterThan(quantity(string(self.limits)))",
+                "cpu.requests must not be above cpu.limits: the API server refuses such pods; "
+                "raise the limit or lower the request",
+            ),
+        )
+    }
+
+    requests: Quantity = Field(
+        description="CPU requested per replica; replaces the 4 CPUs per GPU otherwise requested."
+    )
+    limits: Quantity | None = Field(
+        default=None, description="CPU limit per replica (default: the request)."
+    )
 
 
 class Hardware(ApiModel):
