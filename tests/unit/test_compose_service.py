@@ -678,6 +678,19 @@ def test_service_runs_on_the_derived_template_once_available() -> None:
     ][0]["values"] == ["74a5", "74b9"]
 
 
+def test_services_overriding_different_cpu_get_different_derived_templates() -> None:
+    """Two services on one base template asking for different CPU must not compose (and fight
+    over) one derived template: the override's CPU is in its name."""
+
+    def derived_name(overrides: Any) -> str:
+        derived = reconcile(service(overrides=overrides), WORLD).resources[DERIVED_TEMPLATE]
+        return str(cast("Any", derived.manifest)["metadata"]["name"])
+
+    assert derived_name({"hardware": {"cpu": {"requests": "8"}}}).startswith("tpl-ovr-8cpu-")
+    assert derived_name({"hardware": {"cpu": {"requests": 16}}}).startswith("tpl-ovr-16cpu-")
+    assert "cpu" not in derived_name(OVERRIDES), "the operator's name, unchanged"
+
+
 def test_overrides_that_change_nothing_compose_nothing() -> None:
     """Overrides equal to the chosen template's profile create no derived template."""
     comp = reconcile(service(overrides={"precision": "fp8"}), WORLD)

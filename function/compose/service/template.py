@@ -188,9 +188,9 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
         return TemplateOutcome(_template_health(base), base)
     overrides = spec.overrides
     assert overrides is not None  # noqa: S101 - _apply returns None without overrides
+    asked_cpu = overrides.hardware.cpu if overrides.hardware else None
     cpu = derived_spec.hardware.cpu if derived_spec.hardware else None
-    asked = overrides.hardware is not None and overrides.hardware.cpu is not None
-    if asked and cpu is not None and cpu_above_limit(cpu):
+    if asked_cpu is not None and cpu is not None and cpu_above_limit(cpu):
         # The override's request is above the base template's limit: the API server would
         # refuse the derived template, far from the field that caused it.
         return TemplateOutcome(
@@ -211,6 +211,7 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
         count=gpu.requests if gpu else None,
         precision=overrides.precision,
         metric=overrides.metric,
+        cpu=(str(asked_cpu.requests), _text(asked_cpu.limits)) if asked_cpu else None,
     )
     manifest = build_aim_object(
         Kind.SERVICE_TEMPLATE,
@@ -353,6 +354,10 @@ def _sticky(observed: Observed) -> str | None:
     if status is not None and status.resolved_template is not None:
         return labels.value(status.resolved_template.name)
     return None
+
+
+def _text(value: str | int | None) -> str | None:
+    return None if value is None else str(value)
 
 
 def _dump(hardware: Hardware | None) -> object:
