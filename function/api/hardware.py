@@ -5,15 +5,30 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Final
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from function.api.cel import at_least_one, rule, validations
-from function.api.common import ApiModel, Quantity
+from function.api.common import QUANTITY_PATTERN, ApiModel, Quantity
 
 DEFAULT_GPU_RESOURCE: Final = "amd.com/gpu"
 INT32_MAX: Final = 2**31 - 1
 
 GpuModelName = Annotated[str, Field(min_length=1, max_length=64)]
+
+CpuQuantity = Annotated[
+    int | str,
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+            # Bounded so the API server can afford the CEL rule comparing request and limit
+            # (no CPU quantity is longer; the function reads none longer as a quantity either).
+            "maxLength": 64,
+            "x-kubernetes-int-or-string": True,
+        }
+    ),
+]
+"""A CPU quantity (`4`, `500m`)."""
 
 
 class Metric(StrEnum):
@@ -100,10 +115,10 @@ class CpuRequirements(ApiModel):
         )
     }
 
-    requests: Quantity = Field(
+    requests: CpuQuantity = Field(
         description="CPU requested per replica; replaces the 4 CPUs per GPU otherwise requested."
     )
-    limits: Quantity | None = Field(
+    limits: CpuQuantity | None = Field(
         default=None, description="CPU limit per replica (default: the request)."
     )
 

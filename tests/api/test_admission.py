@@ -727,12 +727,12 @@ UPDATES = [
     ),
     Change(
         "tpl-cpu-below-limit",
-        "a CPU request below its limit passes the rule, millicores against a number",
+        "a CPU request below its limit passes the rule: 500m is less than 1, by value",
         "AIMServiceTemplate",
-        {"modelName": "llama", "hardware": {"cpu": {"requests": "500m", "limits": 1}}},
+        {"modelName": "llama", "hardware": {"cpu": {"requests": "500m", "limits": "1"}}},
         {
             "modelName": "llama",
-            "hardware": {"cpu": {"requests": "500m", "limits": 1}},
+            "hardware": {"cpu": {"requests": "500m", "limits": "1"}},
             "env": [{"name": "A", "value": "1"}],
         },
         None,
