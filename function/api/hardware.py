@@ -5,15 +5,30 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Final
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from function.api.cel import at_least_one, rule, validations
-from function.api.common import ApiModel, Quantity
+from function.api.common import QUANTITY_PATTERN, ApiModel, Quantity
 
 DEFAULT_GPU_RESOURCE: Final = "amd.com/gpu"
 INT32_MAX: Final = 2**31 - 1
 
 GpuModelName = Annotated[str, Field(min_length=1, max_length=64)]
+
+CpuQuantity = Annotated[
+    int | str,
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+            # Bounded so the API server can afford the CEL rule comparing request and limit
+            # (no CPU quantity is longer; the function reads none longer as a quantity either).
+            "maxLength": 64,
+            "x-kubernetes-int-or-string": True,
+        }
+    ),
+]
+"""A CPU quantity (`4`, `500m`)."""
 
 
 class Metric(StrEnum):
@@ -85,10 +100,27 @@ class GpuRequirements(ApiModel):
 
 
 class CpuRequirements(ApiModel):
-    """CPU per replica, for profiles that run without GPUs."""
+    """CPU per replica: all of a CPU-only profile's, or what a GPU profile needs beside its GPUs."""
 
-    requests: Quantity = Field(description="CPU requested per replica.")
-    limits: Quantity | None = Field(default=None, description="CPU limit per replica.")
+    model_config = ApiModel.model_config | {
+        "json_schema_extra": validations(
+            rule(
+                # Both as strings: an int-or-string quantity may be written as a number.
+                "!has(self.limits) || !isQuantity(string(self.requests))"
+                " || !isQuantity(string(self.limits))"
+                " || !quantity(string(self.requests)).isGreaterThan(quantity(string(self.limits)))",
+                "cpu.requests must not be above cpu.limits: the API server refuses such pods; "
+                "raise the limit or lower the request",
+            ),
+        )
+    }
+
+    requests: CpuQuantity = Field(
+        description="CPU requested per replica; replaces the 4 CPUs per GPU otherwise requested."
+    )
+    limits: CpuQuantity | None = Field(
+        default=None, description="CPU limit per replica (default: the request)."
+    )
 
 
 class Hardware(ApiModel):

@@ -172,7 +172,11 @@ class ClusterRuntimeConfigSpec(ApiModel):
     )
     routing: RoutingConfig | None = Field(default=None, description="HTTP routing defaults.")
     env: list[EnvVar] | None = Field(
-        default=None, description="Environment for every inference container."
+        default=None,
+        description=(
+            "Environment for every inference container, and for model caches' size-check and "
+            "download Jobs (under the cache's own env)."
+        ),
     )
     model: ModelCreationConfig | None = Field(
         default=None, description="How models auto-created from `spec.model.image` are made."

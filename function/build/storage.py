@@ -4,8 +4,9 @@ The size-check Job measures the source when its size is unknown.
 
 The download image follows KServe's storage-initializer convention: it is run with
 `<sourceUri> <destination>` and fetches `hf://` and `s3://` sources. Credentials reach it only as
-environment variables the user gave (usually `valueFrom.secretKeyRef`), never through the
-function.
+environment variables the user gave (the cache's and its runtime config's, usually
+`valueFrom.secretKeyRef`), never through the function. The Jobs' own variables come first, the
+user's over them by name.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ from pydantic import JsonValue
 
 from function.build import Manifest, download_report
 from function.build.pod import restricted_container_security, restricted_pod_security
+from function.rules.merge import by_name
+
+Env = list[dict[str, JsonValue]]
 
 MOUNT_PATH: Final = "/mnt/models"
+_HF_HOME: Final = "/tmp/.hf"  # noqa: S108 - the Pod's own emptyDir
 RUN_AS: Final = 1000
 DOWNLOAD_CONTAINER: Final = "download"
 SIZE_CHECK_CONTAINER: Final = "size-check"
@@ -72,16 +77,12 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
     sidecar writes the bytes downloaded into the report's ConfigMap and stops an attempt that
     stalls; the pod shares its process namespace for that, and runs as the report's account.
     """
-    job_env: list[JsonValue] = [
-        {"name": "HF_HOME", "value": "/tmp/.hf"},  # noqa: S108 - the Pod's own emptyDir
-        {"name": "TMPDIR", "value": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
-        *(dict(e) for e in env),
-    ]
+    job_env = _with_defaults(env, HF_HOME=_HF_HOME, TMPDIR="/tmp")  # noqa: S108 - an emptyDir
     container: Manifest = {
         "name": DOWNLOAD_CONTAINER,
         "image": image,
         "args": [source_uri, MOUNT_PATH],
-        "env": job_env,
+        "env": [dict(e) for e in job_env],
         "terminationMessagePolicy": "FallbackToLogsOnError",
         "securityContext": restricted_container_security(),
         "volumeMounts": [
@@ -93,7 +94,7 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
         "name": VERIFY_CONTAINER,
         "image": image,
         "command": ["python3", "-c", VERIFY_SCRIPT, source_uri, MOUNT_PATH],
-        "env": [*job_env, *_checksums_env(checksums)],
+        "env": [dict(e) for e in _merged(job_env, _checksums_env(checksums))],
         "volumeMounts": [
             {"name": "cache", "mountPath": MOUNT_PATH, "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - the Pod's own emptyDir
@@ -138,10 +139,7 @@ def build_size_check_job(  # noqa: PLR0913 - one keyword per field of the manife
         "name": SIZE_CHECK_CONTAINER,
         "image": image,
         "command": ["python3", "-c", SIZE_CHECK_SCRIPT, source_uri],
-        "env": [
-            {"name": "HF_HOME", "value": "/tmp/.hf"},  # noqa: S108 - the Pod's own emptyDir
-            *(dict(e) for e in env),
-        ],
+        "env": [dict(e) for e in _with_defaults(env, HF_HOME=_HF_HOME)],
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],  # noqa: S108 - an emptyDir
     }
     volumes: list[JsonValue] = [{"name": "tmp", "emptyDir": {}}]
@@ -199,7 +197,17 @@ def _job(  # noqa: PLR0913 - the parts the two Jobs differ in
     }
 
 
-def _checksums_env(checksums: Mapping[str, str] | None) -> list[JsonValue]:
+def _with_defaults(env: Sequence[Mapping[str, JsonValue]], **defaults: str) -> Env:
+    """`defaults` first, then `env` over them by name (as the operator's Jobs merge theirs)."""
+    return _merged([{"name": k, "value": v} for k, v in defaults.items()], env)
+
+
+def _merged(*layers: Sequence[Mapping[str, JsonValue]]) -> Env:
+    """One entry per variable name, the last layer's winning in the first one's place."""
+    return [dict(e) for e in by_name(layers, lambda e: str(e.get("name")))]
+
+
+def _checksums_env(checksums: Mapping[str, str] | None) -> Env:
     """The user's sha256 by path, for the check (a map in a fixed order: the same Job spec)."""
     if not checksums:
         return []

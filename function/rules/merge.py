@@ -1,9 +1,11 @@
 """Precedence rules for what several AIM objects contribute to one container.
 
-Container resources: GPU-derived defaults, then the model's, the template's and the service's, key
-by key; a CPU or memory request without a limit is its own limit. Environment: AIM defaults,
-runtime config, template profile, template env, the custom model's id, service env, merged by
-name. Hardware: an override's fields over the base's. Pull secrets: every object's, once each.
+Container resources: GPU-derived defaults, then the model's, the template's, the template's
+`hardware.cpu` and the service's, key by key; a CPU or memory request without a limit is its own
+limit. Environment: AIM defaults, runtime config, template profile, template env, an image
+model's env (a custom model's goes under the template's), the custom model's id, service env,
+merged by name. Hardware: an override's fields over the base's. Pull secrets: every object's,
+once each.
 """
 
 from __future__ import annotations
@@ -55,6 +57,27 @@ def merge_resources(base: ResourceMap, *overlays: ResourceRequirements | None) -
             for key, value in (values or {}).items():
                 merged.setdefault(section, {})[key] = str(value)
     return merged
+
+
+def cpu_resources(cpu: CpuRequirements | None) -> ResourceRequirements | None:
+    """A profile's `hardware.cpu` as container resources: its request, and its limit if given."""
+    if cpu is None:
+        return None
+    limits = {"cpu": cpu.limits} if cpu.limits is not None else None
+    return ResourceRequirements(requests={"cpu": cpu.requests}, limits=limits)
+
+
+def cpu_above_limit(cpu: CpuRequirements | None) -> bool:
+    """Whether a `hardware.cpu` requests more than its limit.
+
+    Quantities that do not parse are left to the API server, which refuses them by name.
+    """
+    if cpu is None or cpu.limits is None:
+        return False
+    try:
+        return quantity.amount(cpu.requests) > quantity.amount(cpu.limits)
+    except ValueError:
+        return False
 
 
 def limit_requests(resources: ResourceMap) -> ResourceMap:

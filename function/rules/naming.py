@@ -116,10 +116,20 @@ def custom_model_name(base_image: str, sources: Sequence[tuple[str, str, str | N
     return derived_name([sources[0][0]], inputs)
 
 
-def derived_template_name(
-    base: str, *, gpu: str | None, count: int | None, precision: str | None, metric: str | None
+def derived_template_name(  # noqa: PLR0913 - one keyword per override that names the template
+    base: str,
+    *,
+    gpu: str | None,
+    count: int | None,
+    precision: str | None,
+    metric: str | None,
+    cpu: tuple[str, str | None] | None = None,
 ) -> str:
-    """Name of the AIMServiceTemplate derived from `base` with a service's overrides."""
+    """Name of the AIMServiceTemplate derived from `base` with a service's overrides.
+
+    The operator's name, which has no CPU; an override's CPU (request, limit) adds a part and
+    enters the hash, so services asking for different CPU on one base get different templates.
+    """
     parts = [base, "ovr"]
     inputs: list[HashInput] = []
     if gpu:
@@ -134,6 +144,9 @@ def derived_template_name(
     if metric:
         parts.append(metric)
         inputs += ["metric", metric]
+    if cpu:
+        parts.append(f"{cpu[0]}cpu")
+        inputs += ["cpu", cpu[0], "cpuLimit", cpu[1]]
     return derived_name(parts, inputs, hash_length=4)
 
 

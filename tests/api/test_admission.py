@@ -412,6 +412,24 @@ INVALID = [
         "spec.hardware.cpu.requests: Required value",
     ),
     Refusal(
+        "tpl-cpu-request-above-limit",
+        "a pod asking for more CPU than its limit is refused by the API server, far from the "
+        "template that said so",
+        "AIMServiceTemplate",
+        {"modelName": "llama", "hardware": {"cpu": {"requests": "16", "limits": "8"}}},
+        "cpu.requests must not be above cpu.limits",
+    ),
+    Refusal(
+        "svc-override-cpu-request-above-limit",
+        "...and so is an override's, a number and a string compared by value",
+        "AIMService",
+        {
+            "model": {"ref": "llama"},
+            "overrides": {"hardware": {"cpu": {"requests": 2, "limits": "1500m"}}},
+        },
+        "cpu.requests must not be above cpu.limits",
+    ),
+    Refusal(
         "tpl-bad-type",
         "a profile type no selection rule knows",
         "AIMServiceTemplate",
@@ -705,6 +723,18 @@ UPDATES = [
         "AIMServiceTemplate",
         {"modelName": "llama", "metric": "latency"},
         {"modelName": "llama", "metric": "latency", "env": [{"name": "A", "value": "1"}]},
+        None,
+    ),
+    Change(
+        "tpl-cpu-below-limit",
+        "a CPU request below its limit passes the rule: 500m is less than 1, by value",
+        "AIMServiceTemplate",
+        {"modelName": "llama", "hardware": {"cpu": {"requests": "500m", "limits": "1"}}},
+        {
+            "modelName": "llama",
+            "hardware": {"cpu": {"requests": "500m", "limits": "1"}},
+            "env": [{"name": "A", "value": "1"}],
+        },
         None,
     ),
     Change(

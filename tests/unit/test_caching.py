@@ -965,6 +965,73 @@ def test_cache_jobs_run_with_the_runtime_configs_account_and_pull_secrets(
     assert pod_spec["automountServiceAccountToken"] is False  # the account, never its token
 
 
+def runtime_config(kind: str, env: list[dict[str, Any]]) -> Any:
+    meta = {"name": "default"} | ({"namespace": NS} if kind == "AIMRuntimeConfig" else {})
+    return {"apiVersion": API, "kind": kind, "metadata": meta, "spec": {"env": env}}
+
+
+PROXY = {"name": "HTTPS_PROXY", "valueFrom": {"secretKeyRef": {"name": "proxy", "key": "url"}}}
+TOKEN = {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "t"}}}
+ENV_CONFIGS = [
+    runtime_config(
+        "AIMClusterRuntimeConfig",
+        [{"name": "HF_ENDPOINT", "value": "https://hf-mirror.internal"}, PROXY],
+    ),
+    runtime_config(
+        "AIMRuntimeConfig",
+        [{"name": "HF_HUB_ETAG_TIMEOUT", "value": "30"}, {"name": "MIRROR", "value": "team"}],
+    ),
+]
+
+
+@table(CACHE_JOB_CASES)
+def test_cache_jobs_get_the_runtime_configs_env_under_their_own(case: CacheJobCase) -> None:
+    """The operator's Jobs take the runtime config's env: a mirror or proxy set once for the
+    cluster or namespace reaches every size check, download and check, the cache's own env over
+    it by name, Secret references kept as references and never read."""
+    own = [{"name": "MIRROR", "value": "cache"}, TOKEN]
+    comp = reconcile(compose_model_cache, model_cache(env=own, **case.spec), ENV_CONFIGS)
+    pod_spec = tree(comp.resources[case.job].manifest)["spec"]["template"]["spec"]
+    containers = [c for c in pod_spec.get("initContainers", []) if c["name"] == "download"]
+    containers += pod_spec["containers"]  # the size check, or the download's check
+    for c in containers:
+        env = {e["name"]: e.get("value", e.get("valueFrom")) for e in c["env"]}
+        assert env["HF_ENDPOINT"] == "https://hf-mirror.internal", c["name"]
+        assert env["HF_HUB_ETAG_TIMEOUT"] == "30", c["name"]
+        assert env["HTTPS_PROXY"] == PROXY["valueFrom"], c["name"]
+        assert env["HF_TOKEN"] == TOKEN["valueFrom"], c["name"]
+        assert env["MIRROR"] == "cache", c["name"]
+        assert len(env) == len(c["env"]), f"{c['name']}: one entry per name"
+    assert len(containers) == (1 if case.job == SIZE_CHECK_JOB else 2)
+    assert "proxy" not in json.dumps(comp.status)
+
+
+def test_a_runtime_config_may_move_the_jobs_own_variables() -> None:
+    """A runtime config's HF_HOME replaces the Jobs' default in place, not beside it (two
+    entries of one name make the API server warn and keep the last)."""
+    config = runtime_config("AIMRuntimeConfig", [{"name": "HF_HOME", "value": "/cache/hub"}])
+    comp = reconcile(compose_model_cache, model_cache(), [config])
+    container = tree(comp.resources[SIZE_CHECK_JOB].manifest)["spec"]["template"]["spec"][
+        "containers"
+    ][0]
+    assert [e for e in container["env"] if e["name"] == "HF_HOME"] == [
+        {"name": "HF_HOME", "value": "/cache/hub"}
+    ]
+
+
+def test_a_running_size_check_is_kept_when_the_runtime_configs_env_changes() -> None:
+    """A Job's pod template is immutable: a size check made before the runtime config's env
+    changed is kept as it was (re-applying it would be refused and fail the reconcile); the
+    next Job gets the new env."""
+    before = reconcile(compose_model_cache, model_cache(), [ENV_CONFIGS[0]])
+    job = tree(before.resources[SIZE_CHECK_JOB].manifest)
+    changed = runtime_config(
+        "AIMClusterRuntimeConfig", [{"name": "HF_ENDPOINT", "value": "https://elsewhere"}]
+    )
+    comp = reconcile(compose_model_cache, model_cache(), [changed], resources={SIZE_CHECK_JOB: job})
+    assert tree(comp.resources[SIZE_CHECK_JOB].manifest)["spec"] == job["spec"]
+
+
 def caching_template() -> Any:
     """Seed 002's namespaced template: caching on, download credentials in its env."""
     tpl = template()

@@ -678,6 +678,19 @@ def test_service_runs_on_the_derived_template_once_available() -> None:
     ][0]["values"] == ["74a5", "74b9"]
 
 
+def test_services_overriding_different_cpu_get_different_derived_templates() -> None:
+    """Two services on one base template asking for different CPU must not compose (and fight
+    over) one derived template: the override's CPU is in its name."""
+
+    def derived_name(overrides: Any) -> str:
+        derived = reconcile(service(overrides=overrides), WORLD).resources[DERIVED_TEMPLATE]
+        return str(cast("Any", derived.manifest)["metadata"]["name"])
+
+    assert derived_name({"hardware": {"cpu": {"requests": "8"}}}).startswith("tpl-ovr-8cpu-")
+    assert derived_name({"hardware": {"cpu": {"requests": 16}}}).startswith("tpl-ovr-16cpu-")
+    assert "cpu" not in derived_name(OVERRIDES), "the operator's name, unchanged"
+
+
 def test_overrides_that_change_nothing_compose_nothing() -> None:
     """Overrides equal to the chosen template's profile create no derived template."""
     comp = reconcile(service(overrides={"precision": "fp8"}), WORLD)
@@ -758,6 +771,124 @@ def test_resources_service_over_template_over_model_over_gpu_defaults() -> None:
         "requests": {"cpu": "10", "memory": "40Gi", "amd.com/xgmi": "2"},
         "limits": {"memory": "96Gi", "amd.com/xgmi": "2", "cpu": "12"},
     }
+
+
+def on_derived(xr: Any, pool: list[Any]) -> Composition:
+    """The service once the derived template its overrides call for is Available."""
+    derived = copy.deepcopy(reconcile(xr, pool).resources[DERIVED_TEMPLATE].manifest)
+    derived["status"] = {"status": "Available"}
+    return reconcile(xr, pool, {DERIVED_TEMPLATE: derived})
+
+
+@dataclass(frozen=True)
+class CpuCase(Case):
+    template_cpu: Any = None
+    template_resources: Any = None
+    override_cpu: Any = None
+    service_resources: Any = None
+    requests: str = ""
+    limits: str = ""
+
+
+GPU1_MI300X = {"requests": 1, "model": "MI300X"}
+
+CPU_CASES = [
+    CpuCase(
+        "default-4-per-gpu",
+        "without hardware.cpu anywhere the pod asks 4 CPUs per GPU, its request as its limit",
+        requests="4",
+        limits="4",
+    ),
+    CpuCase(
+        "template-cpu-replaces-default",
+        "a template's hardware.cpu was accepted and ignored (the pod kept 4 CPUs per GPU)",
+        template_cpu={"requests": "16", "limits": "24"},
+        requests="16",
+        limits="24",
+    ),
+    CpuCase(
+        "template-cpu-request-is-its-limit",
+        "a hardware.cpu request without a limit is its own limit, as every CPU request is",
+        template_cpu={"requests": "500m"},
+        requests="500m",
+        limits="500m",
+    ),
+    CpuCase(
+        "template-cpu-over-template-resources",
+        "hardware.cpu names the profile's CPU; the template's generic resources are beneath it",
+        template_cpu={"requests": "8"},
+        template_resources={"requests": {"cpu": "6"}, "limits": {"cpu": "12"}},
+        requests="8",
+        limits="12",
+    ),
+    CpuCase(
+        "override-cpu-over-template-cpu",
+        "a service's overrides.hardware.cpu reaches the pod through its derived template, the "
+        "template's limit kept where the override gives none",
+        template_cpu={"requests": "8", "limits": "32"},
+        override_cpu={"requests": "16"},
+        requests="16",
+        limits="32",
+    ),
+    CpuCase(
+        "override-cpu-without-template-cpu",
+        "an override's CPU replaces the per-GPU default on a template that names no CPU",
+        override_cpu={"requests": "2", "limits": "3"},
+        requests="2",
+        limits="3",
+    ),
+    CpuCase(
+        "service-resources-over-all",
+        "the service's own resources stay the last word on its container",
+        template_cpu={"requests": "8"},
+        override_cpu={"requests": "16"},
+        service_resources={"requests": {"cpu": "20"}, "limits": {"cpu": "40"}},
+        requests="20",
+        limits="40",
+    ),
+]
+
+
+@table(CPU_CASES)
+def test_hardware_cpu_reaches_the_inference_container(case: CpuCase) -> None:
+    """hardware.cpu of the template, then of the service's overrides, sets the predictor's CPU
+    over the per-GPU default and the template's resources; the service's resources win."""
+    hardware: dict[str, Any] = {"gpu": GPU1_MI300X}
+    if case.template_cpu is not None:
+        hardware["cpu"] = case.template_cpu
+    extra = {"resources": case.template_resources} if case.template_resources else {}
+    pool = [model(), template(hardware=hardware, **extra)]
+    overrides = {"hardware": {"cpu": case.override_cpu}} if case.override_cpu else None
+    xr = service(overrides=overrides, resources=case.service_resources)
+    comp = on_derived(xr, pool) if overrides else reconcile(xr, pool)
+    resources = container(comp)["resources"]
+    assert (resources["requests"]["cpu"], resources["limits"]["cpu"]) == (
+        case.requests,
+        case.limits,
+    )
+    assert resources["requests"]["amd.com/gpu"] == "1"
+
+
+def test_a_cpu_only_template_asks_for_its_cpu_alone() -> None:
+    """A profile without GPUs gets exactly its hardware.cpu: no GPU, no per-GPU memory."""
+    pool = [model(), template(hardware={"cpu": {"requests": "2", "limits": "4"}})]
+    assert container(reconcile(service(), pool))["resources"] == {
+        "requests": {"cpu": "2"},
+        "limits": {"cpu": "4"},
+    }
+
+
+def test_an_override_cpu_request_above_the_templates_limit_is_refused_by_name() -> None:
+    """overrides.hardware.cpu.requests above the base template's hardware.cpu.limits would make
+    a derived template the API server refuses; the service fails naming the field instead."""
+    tpl = template(hardware={"gpu": GPU1_MI300X, "cpu": {"requests": "4", "limits": "8"}})
+    comp = reconcile(service(overrides={"hardware": {"cpu": {"requests": "16"}}}), [model(), tpl])
+    assert conditions(comp)["TemplateReady"] == ("False", "InvalidSpec")
+    assert "spec.overrides.hardware.cpu.requests (16)" in message_of(comp, "TemplateReady")
+    assert "hardware.cpu.limits: 8" in message_of(comp, "TemplateReady")
+    assert DERIVED_TEMPLATE not in comp.resources
+    assert INFERENCE_SERVICE not in comp.resources
+    assert status(comp)["status"] == "Failed"
 
 
 @dataclass(frozen=True)
@@ -857,6 +988,50 @@ def test_environment_layers_merge_by_name_and_sort() -> None:
         {"name": "T", "value": "t"},
         {"name": "VLLM_ENABLE_METRICS", "value": "false"},
     ]
+
+
+@dataclass(frozen=True)
+class ModelEnvCase(Case):
+    model_sources: Any
+    expected: str
+
+
+MODEL_ENV_CASES = [
+    ModelEnvCase(
+        "image-model-over-template",
+        "an image model's env was accepted and dropped; it comes after the template's env",
+        model_sources=None,
+        expected="model",
+    ),
+    ModelEnvCase(
+        "custom-model-under-template",
+        "a custom model's templates carry its env with each custom template's own over it; "
+        "layering the model's again on top would undo those",
+        model_sources=[{"modelId": "Org/A", "sourceUri": "hf://Org/A"}],
+        expected="template",
+    ),
+]
+
+
+@table(MODEL_ENV_CASES)
+def test_a_models_env_reaches_the_inference_container(case: ModelEnvCase) -> None:
+    """The model's spec.env reaches the container, between the template's and the service's."""
+    mdl = model(
+        env=[
+            {"name": "SHARED", "value": "model"},
+            {"name": "MODEL_ONLY", "value": "m"},
+            {"name": "SERVICE_WINS", "value": "model"},
+            {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "t"}}},
+        ],
+        **({"modelSources": case.model_sources} if case.model_sources else {}),
+    )
+    tpl = template(env=[{"name": "SHARED", "value": "template"}])
+    svc = service(env=[{"name": "SERVICE_WINS", "value": "service"}])
+    got = env(reconcile(svc, [mdl, tpl]))
+    assert got["SHARED"] == case.expected
+    assert got["MODEL_ONLY"] == "m"
+    assert got["SERVICE_WINS"] == "service"
+    assert got["HF_TOKEN"] == {"secretKeyRef": {"name": "hf", "key": "t"}}, "kept a reference"
 
 
 def test_runtime_config_of_the_namespace_merges_over_the_cluster_one() -> None:

@@ -6,12 +6,21 @@ plus the runtime config's headroom, rounded up to GiB; created once, never resiz
 download Job. Job complete: `status.status: Available` is recorded and the Job dropped. A PVC
 that disappears after that is a lost cache: it is re-created and downloaded again. `lastUsed` is
 when a service mounting the PVC last started (usage.py).
+
+The Jobs' environment is the runtime config's `env` with the cache's own over it, by name, as the
+AIM operator gives its size-check and download Jobs: a proxy or `HF_ENDPOINT` set once for a
+namespace reaches every download. Entries stay as written (`valueFrom` included): the function
+never reads a Secret. A Job that exists is kept as it was made (a Job's pod template cannot
+change), so editing either env affects the next Job, not a running one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+
+from pydantic import JsonValue
 
 from function.api.cache import (
     CacheStatusValue,
@@ -42,7 +51,7 @@ from function.kube.jobs import (
 from function.kube.objects import status_of
 from function.kube.observed import Composition, Desired, Observed, keep, parse_spec, parse_status
 from function.rules import caching, labels, naming, quantity
-from function.rules.merge import secret_names
+from function.rules.merge import merged_env, secret_names
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
 from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
@@ -188,7 +197,7 @@ def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return
         labels={**base_labels, "app.kubernetes.io/component": "size-check"},
         image=spec.model_download_image,
         source_uri=spec.source_uri,
-        env=caching.env_manifests(spec.env or ()),
+        env=_job_env(spec, config),
         pull_secrets=pull_secrets,
         service_account=service_account,
     )
@@ -197,12 +206,12 @@ def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return
     if state is JobState.COMPLETE:
         message = pod_message(pods, SIZE_CHECK_CONTAINER, "Succeeded")
         if message is None:
-            comp.resources[SIZE_CHECK_JOB] = Desired(job, ready=True)
+            comp.resources[SIZE_CHECK_JOB] = _job_or_kept(job, current, ready=True)
             return None, _size_health(State.PROGRESSING, "reading the size check's result")
         try:
             size = caching.parse_size(message)
         except ValueError as e:
-            comp.resources[SIZE_CHECK_JOB] = Desired(job, ready=False)
+            comp.resources[SIZE_CHECK_JOB] = _job_or_kept(job, current, ready=False)
             return None, _health(
                 ConditionType.SIZE_KNOWN, State.FAILED, Reason.SIZE_CHECK_INVALID, str(e)
             )
@@ -213,7 +222,7 @@ def _size(  # noqa: PLR0913, PLR0911 - the size step: its inputs, and one return
             Reason.SIZE_KNOWN,
             f"{spec.source_uri}: {quantity.binary(size)} (measured)",
         )
-    comp.resources[SIZE_CHECK_JOB] = Desired(job, ready=False)
+    comp.resources[SIZE_CHECK_JOB] = _job_or_kept(job, current, ready=False)
     run = _Run(
         ConditionType.SIZE_KNOWN,
         names["size-check"],
@@ -304,7 +313,7 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
         image=spec.model_download_image,
         source_uri=spec.source_uri,
         claim=pvc,
-        env=caching.env_manifests(spec.env or ()),
+        env=_job_env(spec, config),
         pull_secrets=pull_secrets,
         report=reporting,
         checksums=spec.checksums,
@@ -345,11 +354,7 @@ def _download(  # noqa: PLR0913 - the download step reads and writes all of thes
             complete,
             verification,
         )
-    # A Job's pod template cannot change: one that exists is kept as it was made, so a newer
-    # function (another pod shape) never fails a download that is running.
-    comp.resources[DOWNLOAD_JOB] = (
-        keep(current, ready=False) if current is not None else Desired(job, ready=False)
-    )
+    comp.resources[DOWNLOAD_JOB] = _job_or_kept(job, current, ready=False)
     _compose_reporting(
         observed, reporting, job_labels, own_account=service_account is None, comp=comp
     )
@@ -478,6 +483,20 @@ def _trouble(run: _Run, state: JobState | None, pods: tuple[Manifest, ...] | Non
         f"Job {run.job} cannot start {run.image}: {stuck[:300]} (pull secrets in use: "
         f"{', '.join(run.pull_secrets) or 'none'}; it resumes once the cause is fixed)",
     )
+
+
+def _job_env(spec: ModelCacheSpec, config: RuntimeConfig) -> list[Mapping[str, JsonValue]]:
+    """The Jobs' environment: the runtime config's, then the cache's own, by name."""
+    return caching.env_manifests(merged_env(config.spec.env, spec.env))
+
+
+def _job_or_kept(job: Manifest, current: Manifest | None, *, ready: bool) -> Desired:
+    """A Job that exists, as it was made; else the one to create.
+
+    A Job's pod template cannot change: re-applying another one (an env edited since, or a
+    newer function's pod shape) is refused by the API server and fails the whole reconcile.
+    """
+    return keep(current, ready=ready) if current is not None else Desired(job, ready=ready)
 
 
 def _runs_as(spec: ModelCacheSpec, config: RuntimeConfig) -> tuple[list[str], str | None]:

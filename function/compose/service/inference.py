@@ -1,12 +1,15 @@
 """The KServe InferenceService of a service: its model's image with the template's profile.
 
-Precedence, lowest first. Resources: per-GPU defaults, the model's, the template's, the service's;
-a CPU or memory request without a limit is its own limit (`function.rules.merge`).
-Environment: AIM defaults, the runtime config's, the template's profile, the template's env, the
-custom model's id, the service's. The profile (GPU count, metric, precision) is the template's
-effective one (`function.rules.profile`). Pull secrets: the service's, the template's, the
-model's and the runtime config's; the service account: the service's, else the template's, else
-the config's.
+Precedence, lowest first. Resources: per-GPU defaults, the model's, the template's, the
+template's `hardware.cpu` (a derived template's carries the service's `overrides.hardware.cpu`),
+the service's; a CPU or memory request without a limit is its own limit (`function.rules.merge`).
+Environment: AIM defaults, the runtime config's, the template's profile, the template's env, an
+image model's env, the custom model's id, the service's. A custom model's env goes under the
+template's instead: the templates it generates carry it already, each custom template's own env
+over it, and repeating it above them would undo those. The profile (GPU count, metric,
+precision) is the template's effective one (`function.rules.profile`). Pull secrets: the
+service's, the template's, the model's and the runtime config's; the service account: the
+service's, else the template's, else the config's.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from function.kube.observed import Observed, parse_status
 from function.rules import labels
 from function.rules.merge import (
     DEFAULT_ENV,
+    cpu_resources,
     gpu_default_resources,
     limit_requests,
     literal_env,
@@ -86,16 +90,19 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
             gpu_default_resources(gpu.resource_name if gpu else DEFAULT_GPU_RESOURCE, gpu_count),
             model.spec.resources,
             tpl.resources,
+            cpu_resources(tpl.hardware.cpu if tpl.hardware else None),
             spec.resources,
         )
     )
     if conflicts := request_limit_conflicts(resources):
         problem = (
-            f"{'; '.join(conflicts)} once the GPU defaults and the model's, template's and "
-            "service's resources are merged: give both the request and the limit in "
-            "spec.resources"
+            f"{'; '.join(conflicts)} once the GPU defaults, the model's and template's "
+            "resources, the template's hardware.cpu and the service's resources are merged: "
+            "give both the request and the limit in spec.resources"
         )
         raise InvalidSpecError(field="spec.resources", problem=problem)
+    model_env = model.spec.env or ()
+    custom = bool(model.spec.model_sources)
 
     return build_inference_service(
         name=name,
@@ -110,7 +117,9 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
             literal_env(
                 {"AIM_PROFILE_ID": tpl.profile_id, "AIM_METRIC": metric, "AIM_PRECISION": precision}
             ),
+            model_env if custom else (),
             tpl.env or (),
+            () if custom else model_env,
             literal_env({"AIM_MODEL_ID": model_id}),
             spec.env or (),
         ),

@@ -24,7 +24,7 @@ from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolv
 from function.kube.objects import labels_of, name_of
 from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
 from function.rules import labels, naming
-from function.rules.merge import merge_hardware
+from function.rules.merge import cpu_above_limit, merge_hardware
 from function.rules.placement import placement
 from function.rules.profile import effective_profile
 from function.rules.selection import Candidate, Selection, Stage, Wanted, select
@@ -188,6 +188,22 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
         return TemplateOutcome(_template_health(base), base)
     overrides = spec.overrides
     assert overrides is not None  # noqa: S101 - _apply returns None without overrides
+    asked_cpu = overrides.hardware.cpu if overrides.hardware else None
+    cpu = derived_spec.hardware.cpu if derived_spec.hardware else None
+    if asked_cpu is not None and cpu is not None and cpu_above_limit(cpu):
+        # The override's request is above the base template's limit: the API server would
+        # refuse the derived template, far from the field that caused it.
+        return TemplateOutcome(
+            _health(
+                State.FAILED,
+                Reason.INVALID,
+                f"spec.overrides.hardware.cpu.requests ({cpu.requests}) is above the CPU limit "
+                f"of {base.kind} {base.name!r} (hardware.cpu.limits: {cpu.limits}); recreate "
+                "the service with spec.overrides.hardware.cpu.limits as well (overrides are "
+                "immutable)",
+            ),
+            base,
+        )
     gpu = overrides.hardware.gpu if overrides.hardware else None
     name = naming.derived_template_name(
         base.name,
@@ -195,6 +211,7 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
         count=gpu.requests if gpu else None,
         precision=overrides.precision,
         metric=overrides.metric,
+        cpu=(str(asked_cpu.requests), _text(asked_cpu.limits)) if asked_cpu else None,
     )
     manifest = build_aim_object(
         Kind.SERVICE_TEMPLATE,
@@ -337,6 +354,10 @@ def _sticky(observed: Observed) -> str | None:
     if status is not None and status.resolved_template is not None:
         return labels.value(status.resolved_template.name)
     return None
+
+
+def _text(value: str | int | None) -> str | None:
+    return None if value is None else str(value)
 
 
 def _dump(hardware: Hardware | None) -> object:
