@@ -887,3 +887,29 @@ def test_discovery_jobs_are_counted_cluster_wide_by_their_labels() -> None:
     assert dict(asked.match_labels or {}) == JOB_LABELS
     labels = job_of(comp)["metadata"]["labels"]
     assert JOB_LABELS.items() <= labels.items()
+
+
+def test_claims_flavour_templates_queue_by_their_composites() -> None:
+    """With claims, Crossplane copies the function's conditions to the composite only, so the
+    queue is read from the XAIMServiceTemplate composites (seen as the claims they stand for)."""
+    older = queued("older", created=T0 - timedelta(minutes=10), reason="DiscoveryCapReached")
+    composite = {
+        **older,
+        "kind": "XAIMServiceTemplate",
+        "metadata": {
+            **older["metadata"],
+            "name": "older-x7k2p",
+            "labels": {"crossplane.io/claim-name": "older", "crossplane.io/claim-namespace": NS},
+        },
+    }
+    del composite["metadata"]["namespace"]
+    claim = {**older, "status": {}}  # no Discovered condition: the claim would not count
+    me = queued("tpl", created=ME_CREATED)
+    pool = [*WORLD, *running(9), composite, claim]
+
+    comp = compose(me, pool, claims=True)
+
+    assert DISCOVERY_JOB not in comp.resources
+    assert "1 template(s) queued ahead" in message(comp, "Discovered")
+    asked = next(r for r in comp.requirements if r.name == "discovery-queue-templates")
+    assert asked.kind == "XAIMServiceTemplate"

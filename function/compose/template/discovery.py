@@ -134,7 +134,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
             )
         # Only a Job yet to be created waits for a slot; one that exists is kept, whatever the
         # count (a lowered cap lets running discoveries finish).
-        slot = slots.claim(
+        slot = slots.decide(
             observed, limit=config.spec.max_concurrent_discovery_jobs, job=name, namespace=namespace
         )
         if slot is None or not slot.granted:
@@ -147,7 +147,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
                     else slots.waiting_message(slot),
                 ),
                 state=state,
-                requirements=tuple(slots.requirements()),
+                requirements=tuple(slots.requirements(observed)),
             )
         return DiscoveryOutcome(
             _health(
@@ -157,7 +157,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
             ),
             job=Desired(job, ready=False),
             state=replace_state(state, job=name),
-            requirements=tuple(slots.requirements()),
+            requirements=tuple(slots.requirements(observed)),
         )
     return _observe(observed, current, job, replace_state(state, job=name), namespace)
 

@@ -22,10 +22,10 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.api.meta import Kind
+from function.api.meta import API_VERSION, Kind
 from function.build import Manifest
+from function.kube.claims import COMPOSITE_PREFIX, as_claim
 from function.kube.jobs import JobState, job_state
-from function.kube.lookup import Listing
 from function.kube.objects import find_condition, metadata_of, name_of, status_of
 from function.kube.observed import Observed, Requirement
 from function.rules import discovery, labels
@@ -46,10 +46,8 @@ them keeps the burst within the cap. One that never reports (its spec refused) s
 """
 
 _JOBS: Final = "discovery-slots-jobs"
-_TEMPLATES: Final = Listing("discovery-queue-templates", Kind.SERVICE_TEMPLATE)
-_CLUSTER_TEMPLATES: Final = Listing(
-    "discovery-queue-cluster-templates", Kind.CLUSTER_SERVICE_TEMPLATE
-)
+_TEMPLATES: Final = "discovery-queue-templates"
+_CLUSTER_TEMPLATES: Final = "discovery-queue-cluster-templates"
 _QUEUED_REASONS: Final = frozenset({Reason.DISCOVERY_CAP_REACHED, Reason.DISCOVERY_STARTING})
 _PAUSED: Final = "crossplane.io/paused"
 _UNKNOWN_AGE: Final = datetime.max.replace(tzinfo=UTC)
@@ -71,20 +69,29 @@ class Slot:
     limit: int
 
 
-def requirements() -> list[Requirement]:
-    """The running discovery Jobs and every template, in every namespace (no namespace set)."""
+def requirements(observed: Observed) -> list[Requirement]:
+    """The running discovery Jobs and every template, in every namespace (no namespace set).
+
+    In the claims flavour the namespaced templates are listed as their composites: Crossplane
+    copies the function's conditions to the composite only, and the queue is read from them.
+    """
+    namespaced = Kind.SERVICE_TEMPLATE.value
     return [
         Requirement(_JOBS, "batch/v1", "Job", match_labels=JOB_LABELS),
-        _TEMPLATES.requirement(),
-        _CLUSTER_TEMPLATES.requirement(),
+        Requirement(
+            _TEMPLATES,
+            API_VERSION,
+            COMPOSITE_PREFIX + namespaced if observed.claims else namespaced,
+        ),
+        Requirement(_CLUSTER_TEMPLATES, API_VERSION, Kind.CLUSTER_SERVICE_TEMPLATE),
     ]
 
 
-def claim(observed: Observed, *, limit: int, job: str, namespace: str) -> Slot | None:
-    """Whether the Job `namespace/job` may start; None until Crossplane listed both."""
+def decide(observed: Observed, *, limit: int, job: str, namespace: str) -> Slot | None:
+    """Whether the Job `namespace/job` may start; None until Crossplane has listed what counts."""
     jobs = observed.required.get(_JOBS)
-    templates = _TEMPLATES.items(observed.required)
-    cluster_templates = _CLUSTER_TEMPLATES.items(observed.required)
+    templates = observed.required.get(_TEMPLATES)
+    cluster_templates = observed.required.get(_CLUSTER_TEMPLATES)
     if jobs is None or templates is None or cluster_templates is None:
         return None
     running = sum(
@@ -93,11 +100,9 @@ def claim(observed: Observed, *, limit: int, job: str, namespace: str) -> Slot |
         if job_state(j) is JobState.RUNNING
         and (metadata_of(j).get("namespace"), name_of(j)) != (namespace, job)
     )
-    listed = {_identity(t): t for t in (*templates, *cluster_templates)}
+    listed = {_identity(t): t for t in (*map(as_claim, templates), *cluster_templates)}
     me = (observed.kind, observed.namespace, observed.name)
-    # Others see this template as it is listed (in the claims flavour: its claim), so it takes
-    # its place in the queue by that creation time, as they compute it.
-    mine = _key(me, listed.get(me, observed.composite))
+    mine = _key(me, observed.composite)
     queue = {_key(who, t) for who, t in listed.items() if who != me and _queued(t, observed.now)}
     ahead = sum(1 for key in queue if key < mine)
     return Slot(granted=running + ahead < limit, running=running, ahead=ahead, limit=limit)
