@@ -57,7 +57,7 @@ class DiscoveryOutcome:
     state: DiscoveryState | None = None
     retry_after_s: int | None = None
     requirements: tuple[Requirement, ...] = ()
-    """What deciding needs fetched (the cluster's discovery Jobs, while waiting for a slot)."""
+    """What deciding needs fetched: the discovery Jobs and templates, before a Job starts."""
 
 
 def requirements(observed: Observed, namespace: str) -> list[Requirement]:
