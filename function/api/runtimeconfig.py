@@ -155,8 +155,8 @@ class LabelPropagation(ApiModel):
     )
 
 
-class ClusterRuntimeConfigSpec(ApiModel):
-    """Cluster-wide runtime defaults."""
+class RuntimeDefaults(ApiModel):
+    """The runtime defaults both scopes carry; a namespace's win over the cluster's."""
 
     default_storage_class_name: str | None = Field(
         default=None,
@@ -197,7 +197,26 @@ class ClusterRuntimeConfigSpec(ApiModel):
     )
 
 
-class RuntimeConfigSpec(ClusterRuntimeConfigSpec):
+DEFAULT_MAX_CONCURRENT_DISCOVERY_JOBS = 10
+
+
+class ClusterRuntimeConfigSpec(RuntimeDefaults):
+    """Cluster-wide runtime defaults, and the limits that only make sense cluster-wide."""
+
+    max_concurrent_discovery_jobs: int = Field(
+        default=DEFAULT_MAX_CONCURRENT_DISCOVERY_JOBS,
+        ge=1,
+        le=1000,
+        description=(
+            "At most this many discovery Jobs run at once in the whole cluster (they pull model "
+            "images, each many GB); templates beyond it wait their turn, oldest first, with "
+            "`Discovered=False/DiscoveryCapReached`. Read from the AIMClusterRuntimeConfig a "
+            "template uses (normally `default`); not settable per namespace."
+        ),
+    )
+
+
+class RuntimeConfigSpec(RuntimeDefaults):
     """Namespace runtime defaults; also carries the namespace's credentials."""
 
     service_account_name: str | None = Field(
@@ -209,6 +228,13 @@ class RuntimeConfigSpec(ClusterRuntimeConfigSpec):
     image_pull_secrets: list[LocalObjectReference] | None = Field(
         default=None, description="Secrets for pulling model and runtime images."
     )
+
+
+class EffectiveRuntimeConfigSpec(RuntimeConfigSpec, ClusterRuntimeConfigSpec):
+    """What AIM objects read: a namespace's config merged over the cluster's of the same name.
+
+    Not an XRD of its own; it has every field of both scopes.
+    """
 
 
 class RuntimeConfigStatus(ObservedStatus):

@@ -15,7 +15,7 @@ from pydantic import JsonValue
 
 from function.api.common import ResolvedReference
 from function.api.meta import Kind, Scope
-from function.api.runtimeconfig import RuntimeConfigSpec
+from function.api.runtimeconfig import EffectiveRuntimeConfigSpec
 from function.build import Manifest
 from function.errors import InvalidSpecError
 from function.kube.lookup import Lookup
@@ -32,7 +32,7 @@ DEFAULT_NAME = "default"
 class RuntimeConfig:
     """The merged runtime config, and which objects it came from (None: no config at all)."""
 
-    spec: RuntimeConfigSpec
+    spec: EffectiveRuntimeConfigSpec
     ref: ResolvedReference | None
 
 
@@ -76,7 +76,7 @@ def resolve(
                 "AIMClusterRuntimeConfig 'default' exists; using the built-in defaults until one "
                 "is created",
                 warn=True,
-            ), RuntimeConfig(RuntimeConfigSpec(), None)
+            ), RuntimeConfig(EffectiveRuntimeConfigSpec(), None)
         return _health(
             State.FAILED,
             Reason.RUNTIME_CONFIG_MISSING,
@@ -87,7 +87,7 @@ def resolve(
 
     merged = merge_specs(_spec(cluster), _spec(namespaced))
     try:
-        spec = parse_spec({"spec": merged}, RuntimeConfigSpec)
+        spec = parse_spec({"spec": merged}, EffectiveRuntimeConfigSpec)
     except InvalidSpecError as e:
         return _health(
             State.FAILED, Reason.INVALID, f"runtime config {name!r} cannot be used: {e}"

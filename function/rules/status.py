@@ -111,6 +111,8 @@ class Reason(StrEnum):
     INLINE_MODEL_SOURCES = "InlineModelSources"
     DISCOVERY_COMPLETE = "DiscoveryComplete"
     DISCOVERY_STARTING = "DiscoveryJobCreated"
+    DISCOVERY_CAP_REACHED = "DiscoveryCapReached"
+    """Waiting for one of the cluster's maxConcurrentDiscoveryJobs slots (the operator's word)."""
     DISCOVERY_RUNNING = "DiscoveryRunning"
     DISCOVERY_FAILED = "DiscoveryFailed"
     DISCOVERY_BACKOFF = "AwaitingDiscoveryRetry"

@@ -473,6 +473,20 @@ INVALID = [
         'unknown field: "routeTemplate"',
     ),
     Refusal(
+        "rc-discovery-cap",
+        "the discovery cap is the cluster's: one team cannot raise it for everyone",
+        "AIMRuntimeConfig",
+        {"maxConcurrentDiscoveryJobs": 50},
+        'unknown field: "maxConcurrentDiscoveryJobs"',
+    ),
+    Refusal(
+        "clrc-no-discovery",
+        "a cap of 0 would stop every discovery for good; pause templates instead",
+        "AIMClusterRuntimeConfig",
+        {"maxConcurrentDiscoveryJobs": 0},
+        "spec.maxConcurrentDiscoveryJobs in body should be greater than or equal to 1",
+    ),
+    Refusal(
         "clrc-credentials",
         "pull secrets live in namespaces: a cluster config cannot name them",
         "AIMClusterRuntimeConfig",

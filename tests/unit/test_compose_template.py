@@ -863,3 +863,292 @@ def test_the_lifecycle_conditions_say_where_the_template_stands(case: LifecycleC
     assert have["Degraded"] == case.degraded
     true = [t for t in ("Failure", "Degraded", "Progressing") if have[t][0] == "True"]
     assert case.says in message(comp, true[0] if true else "Progressing")
+
+
+# --- the cluster's cap on discovery Jobs running at once --------------------------------------
+
+JOB_LABELS = {
+    "app.kubernetes.io/name": "aim-discovery",
+    "app.kubernetes.io/component": "discovery",
+    "app.kubernetes.io/managed-by": "aim-crossplane",
+}
+
+
+def queued(
+    name: str,
+    *,
+    created: datetime,
+    reason: str | None = None,
+    kind: str = "AIMServiceTemplate",
+    **spec: Any,
+) -> Any:
+    """Another template as Crossplane lists it: its age and the Discovered reason it last gave."""
+    status = None
+    if reason is not None:
+        status = {"conditions": [{"type": "Discovered", "status": "False", "reason": reason}]}
+    xr = template(kind, status, **spec)
+    xr["metadata"] = {**xr["metadata"], "name": name, "uid": f"uid-{name}"}
+    xr["metadata"]["creationTimestamp"] = created.isoformat()
+    return xr
+
+
+def discovery_job(
+    name: str, namespace: str = "team-a", *, state: str = "running", **labels: str
+) -> Any:
+    """A discovery Job somewhere in the cluster, running or finished."""
+    statuses: dict[str, Any] = {
+        "running": {"active": 1},
+        "complete": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
+        "failed": {"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]},
+    }
+    meta = {"name": name, "namespace": namespace, "labels": {**JOB_LABELS, **labels}}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "status": statuses[state]}
+
+
+def running_jobs(count: int, namespace: str = "team-a") -> list[Any]:
+    return [discovery_job(f"discover-other-{namespace}-{i}", namespace) for i in range(count)]
+
+
+def cap(limit: int) -> Any:
+    """The platform team's cluster runtime config setting the cap."""
+    return {
+        "apiVersion": API,
+        "kind": "AIMClusterRuntimeConfig",
+        "metadata": {"name": "default"},
+        "spec": {"maxConcurrentDiscoveryJobs": limit},
+    }
+
+
+ME_CREATED = T0 - timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class SlotCase(Case):
+    world: list[Any]
+    starts: bool
+
+
+SLOT_CASES = [
+    SlotCase("free-slot", "9 of 10 run: the 10th starts", running_jobs(9), starts=True),
+    SlotCase(
+        "cap-reached", "10 of 10 run: the operator's default cap", running_jobs(10), starts=False
+    ),
+    SlotCase(
+        "every-namespace-counts",
+        "the cap is the cluster's: Jobs of every namespace and of cluster templates count",
+        [*running_jobs(4, "team-a"), *running_jobs(3, "team-b"), *running_jobs(3, "aim-system")],
+        starts=False,
+    ),
+    SlotCase(
+        "complete-frees",
+        "a Job that finished no longer holds a slot",
+        [*running_jobs(9), discovery_job("discover-done", state="complete")],
+        starts=True,
+    ),
+    SlotCase(
+        "failed-frees",
+        "a failed Job kept for inspection during its backoff holds no slot",
+        [*running_jobs(9), discovery_job("discover-broken", state="failed")],
+        starts=True,
+    ),
+    SlotCase(
+        "foreign-jobs",
+        "Jobs without our discovery labels (another operator's, a user's) are not counted",
+        [
+            discovery_job(f"other-{i}", **{"app.kubernetes.io/managed-by": "aim-controller"})
+            for i in range(10)
+        ],
+        starts=True,
+    ),
+    SlotCase(
+        "cluster-config-cap",
+        "the AIMClusterRuntimeConfig sets the cap: 2 of 2 run",
+        [cap(2), *running_jobs(2)],
+        starts=False,
+    ),
+    SlotCase(
+        "cluster-config-raises-cap",
+        "a higher cap lets the 11th start",
+        [cap(20), *running_jobs(10)],
+        starts=True,
+    ),
+    SlotCase(
+        "older-waiting-goes-first",
+        "the last free slot goes to the template that has waited longest, not to both",
+        [
+            *running_jobs(9),
+            queued(
+                "older", created=ME_CREATED - timedelta(seconds=1), reason="DiscoveryCapReached"
+            ),
+        ],
+        starts=False,
+    ),
+    SlotCase(
+        "older-cluster-template-goes-first",
+        "cluster templates queue with namespaced ones",
+        [
+            *running_jobs(9),
+            queued(
+                "older",
+                kind="AIMClusterServiceTemplate",
+                created=ME_CREATED - timedelta(seconds=1),
+                reason="DiscoveryCapReached",
+            ),
+        ],
+        starts=False,
+    ),
+    SlotCase(
+        "just-started-holds-its-slot",
+        "a template that was given a slot holds it until its Job shows up in the list",
+        [*running_jobs(9), queued("older", created=ME_CREATED, reason="DiscoveryJobCreated")],
+        starts=False,
+    ),
+    SlotCase(
+        "newer-waits-behind",
+        "a template queued after this one does not hold it back",
+        [*running_jobs(9), queued("newer", created=T0, reason="DiscoveryCapReached")],
+        starts=True,
+    ),
+    SlotCase(
+        "new-template-queues",
+        "a template just created has no status yet; it may be about to take a slot",
+        [*running_jobs(9), queued("fresh", created=ME_CREATED - timedelta(seconds=1))],
+        starts=False,
+    ),
+    SlotCase(
+        "silent-template-stops-queueing",
+        "a template that never reported discovery in 5 minutes (its spec refused) holds nothing",
+        [*running_jobs(9), queued("silent", created=T0 - timedelta(minutes=10))],
+        starts=True,
+    ),
+    SlotCase(
+        "waiting-for-else-not-queued",
+        "a template waiting for its model or GPU does not hold a slot",
+        [
+            *running_jobs(9),
+            queued(
+                "blocked",
+                created=ME_CREATED - timedelta(minutes=1),
+                reason="WaitingForDependencies",
+            ),
+        ],
+        starts=True,
+    ),
+    SlotCase(
+        "inline-sources-not-queued",
+        "a new template with inline model sources never discovers",
+        [
+            *running_jobs(9),
+            queued(
+                "inline",
+                created=ME_CREATED - timedelta(seconds=1),
+                modelSources=[{"modelId": "org/m", "sourceUri": "hf://org/m"}],
+            ),
+        ],
+        starts=True,
+    ),
+]
+
+
+@table(SLOT_CASES)
+def test_a_template_starts_discovery_only_in_a_free_slot(case: SlotCase) -> None:
+    """At most maxConcurrentDiscoveryJobs discovery Jobs run in the cluster; the rest wait."""
+    me = queued("tpl", created=ME_CREATED)
+    comp = compose(me, [*WORLD, me, *case.world])
+
+    assert (DISCOVERY_JOB in comp.resources) is case.starts, case.reason
+    if not case.starts:
+        assert conditions(comp)["Discovered"] == ("False", "DiscoveryCapReached"), case.reason
+        assert comp.status["status"] == "Pending"
+        # Called again after --waiting-recheck, or (Crossplane 2.4) when a listed Job changes.
+        assert comp.ttl_seconds is None
+
+
+def test_twenty_two_templates_arriving_together_start_ten_jobs() -> None:
+    """The issue's burst: 22 models' templates at once start the cap's 10 Jobs, oldest first,
+    and the other 12 say what they wait for."""
+    burst = [queued(f"tpl-{i:02}", created=T0 - timedelta(seconds=i // 5)) for i in range(22)]
+    pool = [*WORLD, *burst]
+
+    comps = {xr["metadata"]["name"]: compose(xr, pool) for xr in burst}
+
+    started = sorted(name for name, comp in comps.items() if DISCOVERY_JOB in comp.resources)
+    oldest_first = sorted(
+        burst, key=lambda t: (t["metadata"]["creationTimestamp"], t["metadata"]["name"])
+    )
+    assert started == sorted(t["metadata"]["name"] for t in oldest_first[:10])
+    waiting = [comp for name, comp in comps.items() if name not in started]
+    assert len(waiting) == 12
+    for comp in waiting:
+        assert conditions(comp)["Discovered"] == ("False", "DiscoveryCapReached")
+    last = comps[oldest_first[-1]["metadata"]["name"]]
+    assert message(last, "Discovered").startswith(
+        "waiting for a discovery slot: 0 of at most 10 discovery Jobs run in the cluster"
+    )
+    assert "21 template(s) queued ahead of this one" in message(last, "Discovered")
+
+
+def test_a_finished_job_frees_a_slot_for_the_next_in_line() -> None:
+    """A waiting template starts once a running Job finishes."""
+    me = queued("tpl", created=ME_CREATED)
+    jobs = running_jobs(10)
+    waiting = compose(me, [*WORLD, me, *jobs])
+    assert DISCOVERY_JOB not in waiting.resources
+    assert "10 of at most 10" in message(waiting, "Discovered")
+
+    me = step(me, waiting)
+    jobs[3] = discovery_job(jobs[3]["metadata"]["name"], state="complete")
+    comp = compose(me, [*WORLD, me, *jobs])
+
+    assert DISCOVERY_JOB in comp.resources
+    assert conditions(comp)["Discovered"] == ("False", "DiscoveryJobCreated")
+
+
+def test_a_job_that_exists_is_kept_whatever_the_count() -> None:
+    """Gate, then never tear down: a running discovery is not stopped by the cap (lowered, or
+    overrun by a race)."""
+    xr, job = started()
+    comp = compose(
+        xr, [*WORLD, cap(2), *running_jobs(15)], resources={DISCOVERY_JOB: job_state(job, active=1)}
+    )
+
+    assert job_of(comp)["metadata"]["name"] == job["metadata"]["name"]
+    assert conditions(comp)["Discovered"] == ("False", "DiscoveryRunning")
+
+
+def test_discovery_jobs_are_counted_cluster_wide_by_their_labels() -> None:
+    """The Jobs are asked for in every namespace by the labels every discovery Job carries (its
+    own included), so Crossplane's RBAC must let it list Jobs cluster-wide (package/rbac)."""
+    comp = compose(template())
+
+    asked = next(r for r in comp.requirements if r.kind == "Job")
+    assert asked.namespace is None
+    assert dict(asked.match_labels or {}) == JOB_LABELS
+    labels = job_of(comp)["metadata"]["labels"]
+    assert JOB_LABELS.items() <= labels.items()
+
+
+def test_claims_flavour_templates_queue_by_their_composites() -> None:
+    """With claims, Crossplane copies the function's conditions to the composite only, so the
+    queue is read from the XAIMServiceTemplate composites (seen as the claims they stand for)."""
+    older = queued("older", created=T0 - timedelta(minutes=10), reason="DiscoveryCapReached")
+    composite = {
+        **older,
+        "kind": "XAIMServiceTemplate",
+        "metadata": {
+            **older["metadata"],
+            "name": "older-x7k2p",
+            "labels": {"crossplane.io/claim-name": "older", "crossplane.io/claim-namespace": NS},
+        },
+    }
+    del composite["metadata"]["namespace"]
+    claim = {**older, "status": {}}  # no Discovered condition: the claim would not count
+    me = queued("tpl", created=ME_CREATED)
+    pool = [*WORLD, *running_jobs(9), composite, claim]
+
+    comp = compose(me, pool, claims=True)
+
+    assert DISCOVERY_JOB not in comp.resources
+    assert "1 template(s) queued ahead" in message(comp, "Discovered")
+    asked = next(r for r in comp.requirements if r.name == "discovery-queue-templates")
+    assert asked.kind == "XAIMServiceTemplate"

@@ -272,6 +272,16 @@ def test_a_runtime_config_with_a_bad_field_is_a_fatal_result_naming_it() -> None
     assert "spec.routing.enabled" in result.message
 
 
+def test_only_the_cluster_runtime_config_sets_the_discovery_cap() -> None:
+    """maxConcurrentDiscoveryJobs caps the whole cluster, so a namespace cannot set it: its
+    AIMRuntimeConfig is refused naming the field, the AIMClusterRuntimeConfig accepted."""
+    cap = {"maxConcurrentDiscoveryJobs": 4}
+    assert list(run(FunctionRunner(), request("AIMClusterRuntimeConfig", cap)).results) == []
+    result = only_result(run(FunctionRunner(), request("AIMRuntimeConfig", cap)))
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert "spec.maxConcurrentDiscoveryJobs" in result.message
+
+
 GENERATION_CASES = [
     KindCase("service", "a composer with requirements", "AIMService", {"model": {"ref": "m"}}),
     KindCase(

@@ -75,7 +75,7 @@ def compose_template(observed: Observed) -> Composition:
         config=config if ready_to_discover else None,
         namespace=work_namespace,
     )
-    comp.requirements += discovery.requirements(observed, work_namespace)
+    comp.requirements += [*discovery.requirements(observed, work_namespace), *found.requirements]
     if found.job is not None:
         comp.resources[DISCOVERY_JOB] = found.job
 

@@ -1,7 +1,8 @@
 """Discovery for one template: inline sources, or a Job whose result is read back from its Pod.
 
 The lifecycle, one step per call, all state in `status.discovery`:
-no Job -> create it (Pending) -> running (Progressing) -> succeeded: parse the result into
+no Job -> wait for a free slot among the cluster's discovery Jobs (`slots`) -> create it (Pending)
+-> running (Progressing) -> succeeded: parse the result into
 `status.modelSources` and `status.profile`, mark discovery complete and drop the Job (Available)
 -> or failed: count the attempt once, keep the Job for inspection until the backoff window ends,
 then drop it; the next call creates the next attempt's Job under a new name. A change of the
@@ -29,6 +30,7 @@ from function.api.template import (
 )
 from function.build import Manifest
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
+from function.compose.template import slots
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
 from function.kube.lookup import Resolved
 from function.kube.objects import find_condition, name_of, status_of
@@ -54,6 +56,8 @@ class DiscoveryOutcome:
     profile: Profile | None = None
     state: DiscoveryState | None = None
     retry_after_s: int | None = None
+    requirements: tuple[Requirement, ...] = ()
+    """What deciding needs fetched: the discovery Jobs and templates, before a Job starts."""
 
 
 def requirements(observed: Observed, namespace: str) -> list[Requirement]:
@@ -128,6 +132,23 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
                 state=state,
                 retry_after_s=_seconds_until(observed.now, retry),
             )
+        # Only a Job yet to be created waits for a slot; one that exists is kept, whatever the
+        # count (a lowered cap lets running discoveries finish).
+        slot = slots.decide(
+            observed, limit=config.spec.max_concurrent_discovery_jobs, job=name, namespace=namespace
+        )
+        if slot is None or not slot.granted:
+            return DiscoveryOutcome(
+                _health(
+                    State.PENDING,
+                    Reason.RESOLVING if slot is None else Reason.DISCOVERY_CAP_REACHED,
+                    "counting the discovery Jobs running in the cluster"
+                    if slot is None
+                    else slots.waiting_message(slot),
+                ),
+                state=state,
+                requirements=tuple(slots.requirements(observed)),
+            )
         return DiscoveryOutcome(
             _health(
                 State.PENDING,
@@ -136,6 +157,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
             ),
             job=Desired(job, ready=False),
             state=replace_state(state, job=name),
+            requirements=tuple(slots.requirements(observed)),
         )
     return _observe(observed, current, job, replace_state(state, job=name), namespace)
 
@@ -296,12 +318,7 @@ def _job(  # noqa: PLR0913 - everything a discovery Job is made of
     return build_discovery_job(
         name=name,
         namespace=namespace,
-        labels={
-            "app.kubernetes.io/name": "aim-discovery",
-            "app.kubernetes.io/component": "discovery",
-            **labels.MANAGED_BY,
-            labels.TEMPLATE: labels.value(observed.name),
-        },
+        labels={**slots.JOB_LABELS, labels.TEMPLATE: labels.value(observed.name)},
         image=model.spec.image,
         entrypoint=[str(a) for a in entrypoint]
         if isinstance(entrypoint, list) and entrypoint

@@ -1,0 +1,153 @@
+"""The cluster-wide cap on discovery Jobs running at once, and the queue of templates it holds.
+
+Every discovery Job pulls a model image of many GB; when a catalog of models arrives at once, all
+their templates would pull together. A template therefore starts its Job only while fewer than
+`maxConcurrentDiscoveryJobs` (of its AIMClusterRuntimeConfig) discovery Jobs run in the cluster,
+counting the templates queued ahead of it as taken slots.
+
+A composer cannot take a lock, and Crossplane composes many templates at the same time, so each
+decides alone from the same two lists: the running discovery Jobs (by their labels, in every
+namespace) and the templates waiting to start one. The waiting templates are ordered oldest
+first (creation time, then kind, namespace and name), so callers that see the same lists agree
+on who takes the free slots instead of all taking the last one. Lists a caller reads can be a
+moment old, which is where the cap can be overrun; docs/catalog.md says by how much.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.api.meta import API_VERSION, Kind
+from function.build import Manifest
+from function.kube.claims import COMPOSITE_PREFIX, as_claim
+from function.kube.jobs import JobState, job_state
+from function.kube.objects import find_condition, metadata_of, name_of, status_of
+from function.kube.observed import Observed, Requirement
+from function.rules import discovery, labels
+from function.rules.status import ConditionType, Reason
+
+JOB_LABELS: Final = {
+    "app.kubernetes.io/name": "aim-discovery",
+    "app.kubernetes.io/component": "discovery",
+    **labels.MANAGED_BY,
+}
+"""Labels every discovery Job carries (the AIM operator's, with our manager), and counted by."""
+
+NEW_TEMPLATE_GRACE: Final = timedelta(minutes=5)
+"""How long a template that has never reported discovery counts as queued.
+
+A burst of new templates has no status yet while each is composed for the first time; counting
+them keeps the burst within the cap. One that never reports (its spec refused) stops counting.
+"""
+
+_JOBS: Final = "discovery-slots-jobs"
+_TEMPLATES: Final = "discovery-queue-templates"
+_CLUSTER_TEMPLATES: Final = "discovery-queue-cluster-templates"
+_QUEUED_REASONS: Final = frozenset({Reason.DISCOVERY_CAP_REACHED, Reason.DISCOVERY_STARTING})
+_PAUSED: Final = "crossplane.io/paused"
+_UNKNOWN_AGE: Final = datetime.max.replace(tzinfo=UTC)
+
+Identity = tuple[str, str, str]
+"""(kind, namespace, name) of a template."""
+QueueKey = tuple[datetime, str, str, str]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Whether this template may start its discovery Job now, and what it waits behind."""
+
+    granted: bool
+    running: int
+    """Discovery Jobs running in the cluster, other than this template's."""
+    ahead: int
+    """Templates queued before this one."""
+    limit: int
+
+
+def requirements(observed: Observed) -> list[Requirement]:
+    """The running discovery Jobs and every template, in every namespace (no namespace set).
+
+    In the claims flavour the namespaced templates are listed as their composites: Crossplane
+    copies the function's conditions to the composite only, and the queue is read from them.
+    """
+    namespaced = Kind.SERVICE_TEMPLATE.value
+    return [
+        Requirement(_JOBS, "batch/v1", "Job", match_labels=JOB_LABELS),
+        Requirement(
+            _TEMPLATES,
+            API_VERSION,
+            COMPOSITE_PREFIX + namespaced if observed.claims else namespaced,
+        ),
+        Requirement(_CLUSTER_TEMPLATES, API_VERSION, Kind.CLUSTER_SERVICE_TEMPLATE),
+    ]
+
+
+def decide(observed: Observed, *, limit: int, job: str, namespace: str) -> Slot | None:
+    """Whether the Job `namespace/job` may start; None until Crossplane has listed what counts."""
+    jobs = observed.required.get(_JOBS)
+    templates = observed.required.get(_TEMPLATES)
+    cluster_templates = observed.required.get(_CLUSTER_TEMPLATES)
+    if jobs is None or templates is None or cluster_templates is None:
+        return None
+    running = sum(
+        1
+        for j in jobs
+        if job_state(j) is JobState.RUNNING
+        and (metadata_of(j).get("namespace"), name_of(j)) != (namespace, job)
+    )
+    listed = {_identity(t): t for t in (*map(as_claim, templates), *cluster_templates)}
+    me = (observed.kind, observed.namespace, observed.name)
+    mine = _key(me, observed.composite)
+    queue = {_key(who, t) for who, t in listed.items() if who != me and _queued(t, observed.now)}
+    ahead = sum(1 for key in queue if key < mine)
+    return Slot(granted=running + ahead < limit, running=running, ahead=ahead, limit=limit)
+
+
+def waiting_message(slot: Slot) -> str:
+    """What a template that waits for a slot says about it."""
+    return (
+        f"waiting for a discovery slot: {slot.running} of at most {slot.limit} discovery Jobs "
+        f"run in the cluster (maxConcurrentDiscoveryJobs of the AIMClusterRuntimeConfig), "
+        f"{slot.ahead} template(s) queued ahead of this one"
+    )
+
+
+def _queued(template: Manifest, now: datetime) -> bool:
+    """Whether another template waits for a slot (or has just taken one) as it is listed."""
+    meta = metadata_of(template)
+    annotations = meta.get("annotations")
+    if meta.get("deletionTimestamp") or (
+        isinstance(annotations, dict) and annotations.get(_PAUSED) == "true"
+    ):
+        return False
+    spec = template.get("spec")
+    if isinstance(spec, dict) and spec.get("modelSources"):
+        return False
+    discovered = find_condition(status_of(template).get("conditions"), ConditionType.DISCOVERED)
+    if discovered:
+        return discovered.get("reason") in _QUEUED_REASONS
+    created = _created(meta)
+    return created is None or now - created < NEW_TEMPLATE_GRACE
+
+
+def _identity(template: Manifest) -> Identity:
+    meta = metadata_of(template)
+    namespace = meta.get("namespace")
+    return (
+        str(template.get("kind", "")),
+        namespace if isinstance(namespace, str) else "",
+        name_of(template),
+    )
+
+
+def _key(who: Identity, template: Manifest) -> QueueKey:
+    return (_created(metadata_of(template)) or _UNKNOWN_AGE, *who)
+
+
+def _created(meta: Mapping[str, JsonValue]) -> datetime | None:
+    return discovery.timestamp(meta.get("creationTimestamp"))
