@@ -26,9 +26,16 @@ from function.api.hardware import Hardware, Metric, Precision, ProfileType
 
 
 class DiscoveryConfig(ApiModel):
-    """Whether the model's image is inspected and templates are made from what it recommends."""
+    """Whether the model's image is inspected and templates are made from what it recommends.
 
-    enabled: bool = Field(default=False, description="Read the image's labels from its registry.")
+    Discovery is attempted automatically (seed 004): a model without `spec.discovery`, or whose
+    block omits `enabled`, reads its image's labels; `enabled: false` turns it off.
+    """
+
+    enabled: bool = Field(
+        default=True,
+        description="Read the image's labels from its registry; set false to turn it off.",
+    )
     auto_create_templates: bool = Field(
         default=True,
         description="Create a service template for each deployment the image recommends.",
@@ -151,7 +158,8 @@ class ModelSpec(ApiModel):
         description="Container image that serves the model (for custom models, a base image).",
     )
     discovery: DiscoveryConfig | None = Field(
-        default=None, description="Image inspection and template auto-creation."
+        default=None,
+        description="Image inspection and template auto-creation; on when omitted.",
     )
     default_service_template: str | None = Field(
         default=None,
@@ -190,6 +198,11 @@ class ModelSpec(ApiModel):
         default=None, description="Metadata given by hand; the registry is then not asked."
     )
 
+    @property
+    def discovery_enabled(self) -> bool:
+        """Whether the image's labels are read: on unless `spec.discovery.enabled` is false."""
+        return self.discovery is None or self.discovery.enabled
+
 
 class ModelStatusValue(StrEnum):
     """The coarse lifecycle state shown in `kubectl get aimmodel`."""
@@ -219,7 +232,7 @@ class ModelStatus(ObservedStatus):
         default=None, description="The runtime config in use."
     )
     image_metadata: ImageMetadata | None = Field(
-        default=None, description="Metadata read from the image."
+        default=None, description="Metadata read from the image, or spec.imageMetadata."
     )
     image_digest: str | None = Field(
         default=None, description="Digest of the image the metadata was read from."

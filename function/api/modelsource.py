@@ -111,8 +111,8 @@ class ClusterModelSourceSpec(ApiModel):
     discovery: DiscoveryConfig | None = Field(
         default=None,
         description=(
-            "`spec.discovery` of every model created: enable it to read each image's labels "
-            "and create its service templates."
+            "`spec.discovery` of every model created. Omitted, each model reads its image's "
+            "labels and creates its service templates; `enabled: false` turns that off."
         ),
     )
 

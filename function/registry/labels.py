@@ -34,6 +34,10 @@ _TEXT: Final = {
     "release.notes": "release_notes",
 }
 _LISTS: Final = {"model.tags": "tags", "model.versions": "versions", "model.variants": "variants"}
+REQUIRED: Final = ("model.canonicalName",)
+"""Suffixes of the labels without which an image is no AIM model image (seed 004: its model is
+Failed). The recommended deployments are not among them: an image may recommend none, and its
+templates are then made by hand (`NoRecommendedTemplates`)."""
 # Seed 004 calls the label `model.deployments`; published images use `model.recommendedDeployments`.
 _DEPLOYMENTS: Final = ("model.recommendedDeployments", "model.deployments")
 _OCI: Final = (
@@ -74,6 +78,18 @@ def kept(labels: Mapping[str, str]) -> dict[str, str]:
         # One character over the bound keeps a too-long label too long, so it is still refused.
         out[deployments] = labels[deployments][: MAX_LABEL_BYTES + 1]
     return dict(sorted(out.items()))
+
+
+def missing_required(labels: Mapping[str, str]) -> list[str]:
+    """The required AIM labels `labels` lacks, each named with its legacy alternative.
+
+    An empty value counts as missing.
+    """
+    return [
+        " or ".join(prefix + suffix for prefix in PREFIXES)
+        for suffix in REQUIRED
+        if not any(labels.get(prefix + suffix, "").strip() for prefix in PREFIXES)
+    ]
 
 
 def image_metadata(labels: Mapping[str, str]) -> ImageMetadata:

@@ -88,6 +88,7 @@ class Reason(StrEnum):
     SECRET_INVALID = "SecretInvalid"  # noqa: S105 - a reason, not a password
     INSPECTING = "InspectingImage"
     IMAGE_LABELS_INVALID = "ImageLabelsInvalid"
+    IMAGE_LABELS_MISSING = "ImageLabelsMissing"
     METADATA_EXTRACTED = "MetadataExtracted"
     METADATA_EXTRACTION_FAILED = "MetadataExtractionFailed"
     # Models: their templates.
@@ -95,6 +96,7 @@ class Reason(StrEnum):
     NO_RECOMMENDED_TEMPLATES = "NoRecommendedTemplates"
     AUTO_CREATE_DISABLED = "AutoCreateTemplatesDisabled"
     AWAITING_METADATA = "AwaitingMetadata"
+    METADATA_UNAVAILABLE = "MetadataUnavailable"
     NO_TEMPLATES_EXPECTED = "NoTemplatesExpected"
     CREATING_TEMPLATES = "CreatingTemplates"
     ALL_TEMPLATES_READY = "AllTemplatesReady"

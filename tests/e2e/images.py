@@ -140,8 +140,8 @@ MY_MODEL = AimImage(
     profiles=(Profile("MI300X", 1, "latency", "fp16"),),
     recommends=(Profile("MI300X", 1, "latency", "fp16"),),
 )
-# Seed 002's catalog: images the platform registered by hand (no discovery of their labels), whose
-# dry-runs serve the templates and the overrides of the seed.
+# Seed 002's catalog: images that name their model but recommend no deployments (the platform
+# wrote their templates by hand), whose dry-runs serve the templates and the overrides of the seed.
 SEED002_CLUSTER = AimImage(
     image="ghcr.io/example/llama-3.1-8b-instruct:v1.2.0",
     model_id="meta-llama/Llama-3.1-8B-Instruct",

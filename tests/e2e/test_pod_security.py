@@ -147,7 +147,8 @@ def test_the_inference_pod_is_admitted_where_restricted_is_enforced(platform: Pl
     simulate_gpu_node(kube, "gpu-node-psa-isvc")
     ns = platform.team_namespace("team-psa-isvc")
     source = {"modelId": "org/small", "sourceUri": "hf://org/small", "size": "1Gi"}
-    kube.apply(aim("AIMModel", "m", ns, {"image": "amdenterpriseai/aim-base:0.9"}))
+    base = {"image": "amdenterpriseai/aim-base:0.9", "discovery": {"enabled": False}}  # no labels
+    kube.apply(aim("AIMModel", "m", ns, base))
     kube.apply(
         aim(
             "AIMServiceTemplate",

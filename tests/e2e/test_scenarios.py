@@ -48,10 +48,11 @@ def catalog_entry(
     model_kind: str, name: str, namespace: str | None, image: str = BASE_IMAGE
 ) -> list[dict[str, Any]]:
     """A platform team's catalog entry: a model for an image, and a template for it whose model
-    sources are given inline (so it needs no discovery Job)."""
+    sources are given inline (so it needs no discovery Job). The base image carries no AIM
+    labels, so the team turns the model's discovery off, as for any image without them."""
     template_kind = "AIMServiceTemplate" if namespace else "AIMClusterServiceTemplate"
     return [
-        aim(model_kind, name, namespace, {"image": image}),
+        aim(model_kind, name, namespace, {"image": image, "discovery": {"enabled": False}}),
         aim(
             template_kind,
             f"{name}-mi300x",

@@ -165,3 +165,25 @@ def test_garbage_labels_fail_the_model_naming_the_label(
     assert composed == []
     # The labels are kept, so the registry is not asked again for the same image.
     assert xr["status"]["imageLabels"]["com.amd.aim.model.recommendedDeployments"]
+
+
+def test_an_image_without_aim_labels_fails_the_model_that_reads_it_by_default(
+    tools: Tools, target: str, registry: Registry, tmp_path: Path
+) -> None:
+    """A model that says nothing of discovery reads its image's labels (discovery is on by
+    default); an image without the AIM labels fails it naming the missing label, its templates
+    are not said to be fine, and the labels are kept so the registry is not asked again."""
+    registry.push("team/plain", "1", {"org.opencontainers.image.title": "plain"}, workdir=tmp_path)
+    xr = model(f"{registry.host}/team/plain:1", None)
+    del xr["spec"]["discovery"]
+
+    xr, composed, _, _ = run(tools, target, tmp_path, xr)
+
+    assert xr["status"]["status"] == "Failed"
+    metadata = condition(xr, "MetadataExtracted")
+    assert metadata["reason"] == "MetadataExtractionFailed"
+    assert metadata["message"].startswith("ImageLabelsMissing: ")
+    assert "com.amd.aim.model.canonicalName" in metadata["message"]
+    assert condition(xr, "TemplatesReady")["reason"] == "MetadataUnavailable"
+    assert composed == []
+    assert xr["status"]["imageLabels"] == {"org.opencontainers.image.title": "plain"}

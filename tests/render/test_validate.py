@@ -66,6 +66,12 @@ STATUS_CASES = [
     StatusCase("aimservice-basic", "a service's resolved references and its ISVC", "Starting"),
     StatusCase("aimclustermodel-discovery", "a cluster model's inspected image", "Progressing"),
     StatusCase("aimmodel-custom", "a custom model's sources", "Progressing"),
+    StatusCase(
+        "aimmodel-air-gapped",
+        "metadata given in spec, shown in status.imageMetadata",
+        "Progressing",
+    ),
+    StatusCase("aimmodel-no-aim-labels", "a model Failed for its image's labels", "Failed"),
     StatusCase("aimservicetemplate-discovery", "a template's discovery Job state", "Pending"),
     StatusCase(
         "aimclusterservicetemplate-discovered",

@@ -11,7 +11,12 @@ import pytest
 
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
-from function.registry.labels import LabelError, image_metadata, recommended_deployments
+from function.registry.labels import (
+    LabelError,
+    image_metadata,
+    missing_required,
+    recommended_deployments,
+)
 from tests.cases import Case, table
 
 
@@ -159,9 +164,44 @@ def test_labels_new_prefix_wins_and_legacy_is_read() -> None:
     assert meta.oci.version == "1.2"
 
 
-def test_an_image_without_aim_labels_has_no_model_metadata() -> None:
-    """An image without AIM labels yields no model metadata, not an error."""
-    assert image_metadata({"maintainer": "someone"}).model is None
+@dataclass(frozen=True)
+class RequiredCase(Case):
+    labels: dict[str, str]
+    missing: list[str]
+
+
+CANONICAL = "com.amd.aim.model.canonicalName or org.amd.silogen.model.canonicalName"
+REQUIRED_CASES = [
+    RequiredCase(
+        "none",
+        "an image without AIM labels lacks the required ones (seed 004: its model is Failed)",
+        {"maintainer": "someone"},
+        [CANONICAL],
+    ),
+    RequiredCase(
+        "deployments-only",
+        "deployments do not name the model an image serves",
+        {"com.amd.aim.model.recommendedDeployments": "[]"},
+        [CANONICAL],
+    ),
+    RequiredCase(
+        "blank", "a blank name names nothing", {"com.amd.aim.model.canonicalName": " "}, [CANONICAL]
+    ),
+    RequiredCase("new", "the current prefix", {"com.amd.aim.model.canonicalName": "o/m"}, []),
+    RequiredCase(
+        "legacy",
+        "older images carry the legacy prefix",
+        {"org.amd.silogen.model.canonicalName": "o/m"},
+        [],
+    ),
+]
+
+
+@table(REQUIRED_CASES)
+def test_the_required_aim_labels_are_named_when_missing(case: RequiredCase) -> None:
+    """The canonical name is required (either prefix); recommended deployments are not, since an
+    image may recommend none (seed 004's `NoRecommendedTemplates`)."""
+    assert missing_required(case.labels) == case.missing, case.reason
 
 
 LENIENT_CASES = [

@@ -1,9 +1,13 @@
 """Where a model's image metadata comes from on this call, and what to ask the registry.
 
 In order: a custom model has none (its weights are in the spec); `spec.imageMetadata` is used as
-given (air-gapped sites); labels stored in status for the same `spec.image` are parsed again
-(the registry is not asked twice for one image); with `spec.discovery.enabled` the registry is
-asked, with the pull secrets of the model and its runtime config; otherwise there is none.
+given (air-gapped sites) and shown in `status.imageMetadata`; labels stored in status for the
+same `spec.image` are parsed again (the registry is not asked twice for one image); unless
+`spec.discovery.enabled` is false, the registry is asked, with the pull secrets of the model and
+its runtime config; otherwise there is none.
+
+An image read from its registry must carry the required AIM labels (`labels.REQUIRED`): one
+without them is no AIM model image, and its model is Failed naming what is missing.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from function.registry.inspect import (
     InspectionRequest,
     RegistryFailure,
 )
-from function.registry.labels import LabelError, image_metadata, kept
+from function.registry.labels import LabelError, image_metadata, kept, missing_required
 from function.rules.status import ConditionType, Health, Reason, State
 
 # Registry answers that only the user can fix; the rest may pass on their own.
@@ -72,24 +76,30 @@ def decide(
                 "spec.imageMetadata is used as given; the registry is not asked",
             ),
             metadata=spec.image_metadata,
+            # What `kubectl get` shows (the MODEL column) is the same whichever way it came.
+            status={"imageMetadata": _dump(spec.image_metadata)},
         )
+    disabled = MetadataOutcome(
+        _health(
+            State.READY,
+            Reason.DISCOVERY_DISABLED,
+            "spec.discovery.enabled is false: the image is not inspected and no templates "
+            "are created from its labels",
+        )
+    )
     stored = status_of(observed.composite)
     if stored.get("inspectedImage") == spec.image and isinstance(stored.get("imageLabels"), dict):
-        return _from_inspection(
+        outcome = _from_inspection(
             spec.image,
             _string_map(stored.get("imageLabels")),
             str(stored.get("imageDigest", "")),
             _strings(stored.get("imageEntrypoint")),
         )
-    if spec.discovery is None or not spec.discovery.enabled:
-        return MetadataOutcome(
-            _health(
-                State.READY,
-                Reason.DISCOVERY_DISABLED,
-                "spec.discovery.enabled is false: the image is not inspected and no templates "
-                "are created from its labels",
-            )
-        )
+        # Labels read before discovery was turned off still serve while they are usable; turning
+        # it off is also how a user stops judging an image whose labels are not.
+        return outcome if spec.discovery_enabled or outcome.metadata is not None else disabled
+    if not spec.discovery_enabled:
+        return disabled
     return _inspect(observed, spec.image, pull_secrets, secret_namespace)
 
 
@@ -163,14 +173,30 @@ def _from_inspection(
             ),
             status=record,
         )
-    record["imageMetadata"] = metadata.model_dump(mode="json", exclude_none=True)
+    record["imageMetadata"] = _dump(metadata)
+    missing = missing_required(labels)
+    if missing:
+        return MetadataOutcome(
+            _failed(
+                State.FAILED,
+                Reason.IMAGE_LABELS_MISSING,
+                f"{image} ({digest}) lacks the required AIM label(s) {', '.join(missing)}, so "
+                "it is not an AIM model image; use an AIM image, give the metadata in "
+                "spec.imageMetadata, or set spec.discovery.enabled to false and create its "
+                "templates by hand",
+            ),
+            status=record,
+        )
     named = metadata.model.canonical_name if metadata.model else None
-    what = f"model {named}" if named else "no AIM model labels"
     return MetadataOutcome(
-        _health(State.READY, Reason.METADATA_EXTRACTED, f"{image} ({digest}): {what}"),
+        _health(State.READY, Reason.METADATA_EXTRACTED, f"{image} ({digest}): model {named}"),
         metadata=metadata,
         status=record,
     )
+
+
+def _dump(metadata: ImageMetadata) -> JsonValue:
+    return metadata.model_dump(mode="json", exclude_none=True)
 
 
 def _health(state: State, reason: str, message: str) -> Health:
