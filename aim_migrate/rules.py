@@ -87,6 +87,16 @@ def _image(doc: Manifest, m: Migration, _: Context) -> None:
     if new_kind == Kind.CLUSTER_MODEL and _namespace(doc):
         del _meta(doc)["namespace"]
         m.changes.append("metadata.namespace: dropped; AIMClusterModel is cluster-scoped")
+    # AIMImages read their labels only when asked; the canonical models do unless told not to.
+    discovery = spec.get("discovery")
+    if not isinstance(discovery, dict):
+        discovery = spec["discovery"] = {}
+    if "enabled" not in discovery:
+        discovery["enabled"] = False
+        m.changes.append(
+            "spec.discovery.enabled: set to false, the AIMImage default; models discover by "
+            "default, so remove it to have the image's labels read"
+        )
     model_id = spec.pop("modelId", None)
     if model_id is not None:
         m.changes.append(

@@ -634,8 +634,15 @@ def test_unreadable_template_of_the_model_is_named_not_skipped_silently() -> Non
 
 def test_no_templates_and_discovery_off_tells_the_user_what_to_do() -> None:
     """With discovery off and no templates, the message says to create one."""
-    comp = reconcile(auto(), [model()])
+    comp = reconcile(auto(), [model(discovery={"enabled": False})])
     assert "discovery is disabled" in message_of(comp, "TemplateReady")
+
+
+def test_no_templates_yet_under_the_default_discovery_says_to_wait() -> None:
+    """A model without `spec.discovery` discovers (the AIM API's default): no templates yet
+    means waiting for them, never "discovery is disabled"."""
+    comp = reconcile(auto(), [model()])
+    assert "once the model's discovery creates them" in message_of(comp, "TemplateReady")
 
 
 # --- overrides ----------------------------------------------------------------------------------

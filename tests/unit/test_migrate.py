@@ -36,7 +36,11 @@ def test_seed_000_image_becomes_a_cluster_model_and_its_id_maps_references() -> 
 
     model = migrate(image, context)
     assert model.manifest["kind"] == "AIMClusterModel"  # type: ignore[index,call-overload]
-    assert spec_of(model.manifest) == {"image": "ghcr.io/x/llama:1"}
+    # An AIMImage read no labels unless asked; the model says so, since models do by default.
+    assert spec_of(model.manifest) == {
+        "image": "ghcr.io/x/llama:1",
+        "discovery": {"enabled": False},
+    }
     assert model.not_carried == []
 
     svc = migrate(service, context)
@@ -329,3 +333,38 @@ def test_cli_refuses_a_missing_file() -> None:
     result = CliRunner().invoke(cli, ["nope.yaml"])
     assert result.exit_code == 2
     assert "nope.yaml" in result.stderr
+
+
+@dataclass(frozen=True)
+class ImageDiscoveryCase(Case):
+    spec: dict[str, Any]
+    want: dict[str, Any]
+
+
+IMAGE_DISCOVERY_CASES = [
+    ImageDiscoveryCase(
+        "unset",
+        "seed 001: an AIMImage's discovery is disabled by default; the model must stay so",
+        {"image": "i:1"},
+        {"enabled": False},
+    ),
+    ImageDiscoveryCase(
+        "block-without-enabled",
+        "a discovery block with only autoCreateTemplates still meant disabled",
+        {"image": "i:1", "discovery": {"autoCreateTemplates": False}},
+        {"autoCreateTemplates": False, "enabled": False},
+    ),
+    ImageDiscoveryCase(
+        "asked",
+        "an image that asked for discovery keeps it",
+        {"image": "i:1", "discovery": {"enabled": True}},
+        {"enabled": True},
+    ),
+]
+
+
+@table(IMAGE_DISCOVERY_CASES)
+def test_an_image_keeps_its_discovery_switch_as_it_was(case: ImageDiscoveryCase) -> None:
+    """Converted images mean what they meant: discovery only where the AIMImage asked for it."""
+    model = migrate(old("AIMImage", case.spec, "m", "ml"), collect_context([]))
+    assert spec_of(model.manifest)["discovery"] == case.want, case.reason

@@ -164,8 +164,7 @@ def _unselected(
     if count == 0:
         hint = (
             "its discovery is disabled (spec.discovery.enabled), so create a template for it"
-            if not (model.spec.discovery and model.spec.discovery.enabled)
-            and not model.spec.model_sources
+            if not model.spec.discovery_enabled and not model.spec.model_sources
             else "templates appear once the model's discovery creates them"
         )
         return _health(
