@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Final
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from function.api.cel import rule, validations
@@ -196,3 +204,10 @@ class ResolvedReference(ApiModel):
     )
     kind: str | None = Field(default=None, description="Kind of the object.")
     uid: str | None = Field(default=None, description="UID of the object.")
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _merged_was_the_namespaces(cls, value: object) -> object:
+        # Earlier versions recorded a config found in both scopes as `Merged`; a status they
+        # wrote must still be read (it carries discovery results), as the namespace's.
+        return Scope.NAMESPACE.value if value == "Merged" else value

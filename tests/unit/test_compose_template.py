@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from function.api.template import TemplateStatus
 from function.compose.template import DISCOVERY_JOB, compose_template
-from function.kube.observed import Composition, Observed
+from function.kube.observed import Composition, Observed, parse_status
 from function.rules import discovery
 from function.settings import Settings
 from tests import simulated
@@ -1152,3 +1153,22 @@ def test_claims_flavour_templates_queue_by_their_composites() -> None:
     assert "1 template(s) queued ahead" in message(comp, "Discovered")
     asked = next(r for r in comp.requirements if r.name == "discovery-queue-templates")
     assert asked.kind == "XAIMServiceTemplate"
+
+
+def test_a_status_an_earlier_version_wrote_with_scope_merged_is_still_read() -> None:
+    """Earlier versions recorded a runtime config found in both scopes as `Merged`. Such a
+    status must still be read after an upgrade, as the namespace's: it carries the discovery
+    result, which would otherwise be forgotten and discovery run again."""
+    xr = template(
+        "AIMServiceTemplate",
+        {
+            "status": "Available",
+            "resolvedRuntimeConfig": {"name": "default", "namespace": NS, "scope": "Merged"},
+            "modelSources": [{"modelId": "org/m", "sourceUri": "hf://org/m", "size": "16Gi"}],
+        },
+    )
+    status = parse_status(xr, TemplateStatus)
+    assert status is not None
+    assert status.resolved_runtime_config is not None
+    assert status.resolved_runtime_config.scope == "Namespace"
+    assert [s.source_uri for s in status.model_sources or ()] == ["hf://org/m"]
