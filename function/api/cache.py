@@ -99,8 +99,8 @@ class TemplateCacheStatus(ObservedStatus):
     unused_since: str | None = Field(
         default=None,
         description=(
-            "For a cache a service created: since when no InferenceService mounts it "
-            "(RFC 3339); unset while one does."
+            "For a cache a service created: since when no AIMService relies on it (names it in "
+            "`status.templateCache`), RFC 3339; unset while one does."
         ),
     )
     retained_until: str | None = Field(

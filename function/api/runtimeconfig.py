@@ -89,20 +89,24 @@ DEFAULT_CACHE_RETENTION = "24h"
 class CachingConfig(ApiModel):
     """Model caching for the services that use this config, and how long their caches stay."""
 
-    mode: CachingMode = Field(
-        default=CachingMode.AUTO,
+    # No schema defaults here: the API server would write them into a namespace's config,
+    # which is merged field by field over the cluster's, and so undo the cluster's choice.
+    mode: CachingMode | None = Field(
+        default=None,
         description=(
-            "`Auto`: a service caches when it sets `cacheModel: true`, when its template caches "
-            "itself, or when its model is custom. `Always`: every service caches unless it sets "
-            "`cacheModel: false` (custom models cache in any case)."
+            "`Auto` (the default): a service caches when it sets `cacheModel: true`, when its "
+            "template caches itself, or when its model is custom. `Always`: every service "
+            "caches unless it sets `cacheModel: false` (custom models and caching templates "
+            "cache in any case)."
         ),
     )
-    retention: Duration = Field(
-        default=DEFAULT_CACHE_RETENTION,
+    retention: Duration | None = Field(
+        default=None,
         description=(
-            "How long a template cache a service created is kept, with its PVCs and weights, "
-            "once no InferenceService mounts it; a service on the same template within that "
-            "time mounts it without downloading. Applies to caches made by services only."
+            "How long a template cache a service created for an image model is kept, with its "
+            "PVCs and weights, once no service relies on it (default `24h`); a service on the "
+            "same template within that time mounts it without downloading. Applies to caches "
+            "made by services only."
         ),
     )
 

@@ -206,7 +206,8 @@ class AIMServiceSpec(ApiModel):
         default=None,
         description=(
             "Pre-warm the model artifacts into caches and mount them. Unset follows the runtime "
-            "config's `caching.mode` (off by default); true or false here wins over it."
+            "config's `caching.mode` (off by default); true or false here wins over it. A "
+            "custom model, or a template with `caching.enabled`, caches in any case."
         ),
     )
     replicas: int = Field(default=1, ge=0, le=INT32_MAX, description="Inference pods to run.")

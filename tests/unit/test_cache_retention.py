@@ -160,6 +160,9 @@ def test_the_runtime_config_can_make_caching_the_default(case: ModeCase) -> None
     assert ("CacheReady" in conditions(comp)) is case.caches, case.reason
 
 
+NAMESPACE_OWNER = {"apiVersion": "v1", "kind": "Namespace", "name": NS, "uid": "ns-uid"}
+
+
 def owner_refs(comp: Composition) -> Any:
     manifest: Any = comp.resources[TEMPLATE_CACHE].manifest
     return manifest["metadata"]["ownerReferences"]
@@ -173,19 +176,106 @@ def test_the_namespace_keeps_the_template_cache_a_service_makes() -> None:
     assert owners == [{"apiVersion": "v1", "kind": "Namespace", "name": NS, "uid": "ns-uid"}]
 
 
+def composed_cache(world: list[Any]) -> dict[str, Any]:
+    """The template cache a caching service composed, as the API server shows it afterwards."""
+    first = loop.reconcile(compose_service, Observed(service(cacheModel=True)), world)
+    manifest: Any = first.resources[TEMPLATE_CACHE].manifest
+    controller = {"apiVersion": API, "kind": "AIMService", "name": "chat", "uid": "svc-uid"}
+    owners = [*manifest["metadata"]["ownerReferences"], {**controller, "controller": True}]
+    return {**manifest, "metadata": {**manifest["metadata"], "ownerReferences": owners}}
+
+
 def test_a_service_that_did_not_look_keeps_the_caches_keeper() -> None:
-    """Until Crossplane fetched the Namespace, the keeper the cache already has stays: a call
-    that did not look must never leave the cache to die with the service."""
-    first = loop.reconcile(compose_service, Observed(service(cacheModel=True)), catalog())
-    current = dict(first.resources[TEMPLATE_CACHE].manifest)
-    world = [o for o in catalog() if o["kind"] != "Namespace"]
+    """On a call where Crossplane has not fetched the Namespace (the key is absent, which is
+    not "fetched, none found"), the keeper the cache has stays: a call that did not look must
+    never leave the cache to die with the service."""
+    current = composed_cache(catalog())
+    xr = service(cacheModel=True)
+    settled = loop.reconcile(
+        compose_service, Observed(xr, resources={TEMPLATE_CACHE: current}), catalog()
+    )
+    required = loop.answer(settled, catalog())
+    del required["namespace"]
+    comp = compose_service(Observed(xr, resources={TEMPLATE_CACHE: current}, required=required))
+    assert NAMESPACE_OWNER in owner_refs(comp)
+
+
+def test_a_template_gone_unavailable_keeps_the_caches_keeper() -> None:
+    """While the template is not Available the service keeps its cache as it is, keeper
+    included: deleting the service then must still leave the weights to the namespace."""
+    current = composed_cache(catalog())
+    world = catalog()
+    template = next(o for o in world if o["kind"] == "AIMClusterServiceTemplate")
+    template["status"]["status"] = "NotAvailable"
     comp = loop.reconcile(
         compose_service,
         Observed(service(cacheModel=True), resources={TEMPLATE_CACHE: current}),
         world,
     )
-    owners = owner_refs(comp)
-    assert {"apiVersion": "v1", "kind": "Namespace", "name": NS, "uid": "ns-uid"} in owners
+    assert conditions(comp)["CacheReady"][1] == "WaitingForTemplate"
+    assert NAMESPACE_OWNER in owner_refs(comp)
+
+
+@dataclass(frozen=True)
+class StopCase(Case):
+    spec: dict[str, Any]
+    world: list[Any]
+    still_relied_on: bool
+
+
+STOP_CASES = [
+    StopCase(
+        "mode-off",
+        "the platform team turned Always back to Auto: the cache is kept and counts down",
+        {"runtimeConfigName": "default"},
+        [runtime_config(mode="Auto")],
+        still_relied_on=False,
+    ),
+    StopCase(
+        "opted-out",
+        "the service now says cacheModel: false: kept, and counts down",
+        {"cacheModel": False},
+        [],
+        still_relied_on=False,
+    ),
+    StopCase(
+        "config-missing",
+        "its named runtime config was deleted: what it says is unknown, so nothing changes",
+        {"runtimeConfigName": "team"},
+        [],
+        still_relied_on=True,
+    ),
+]
+
+
+@table(STOP_CASES)
+def test_a_service_that_stops_caching_never_drops_its_cache_at_once(case: StopCase) -> None:
+    """Dropping the cache from the desired state would delete it, PVCs and weights, at once.
+    It is kept with its keeper; whether the service still relies on it decides whether it
+    starts counting down its retention."""
+    current = composed_cache([*catalog(), runtime_config(mode="Always")])
+    xr = service(**case.spec)
+    comp = loop.reconcile(
+        compose_service, Observed(xr, resources={TEMPLATE_CACHE: current}), catalog() + case.world
+    )
+    assert TEMPLATE_CACHE in comp.resources, case.reason
+    assert NAMESPACE_OWNER in owner_refs(comp), case.reason
+    relied = comp.status.get("templateCache") == current["metadata"]["name"]
+    assert relied is case.still_relied_on, case.reason
+
+
+def test_a_namespace_config_setting_only_the_retention_keeps_the_clusters_mode() -> None:
+    """Namespace configs merge over the cluster's field by field; a default written by the API
+    server into the namespace's `caching` would silently undo the cluster's `mode: Always`."""
+    team = {
+        "apiVersion": API,
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": "default", "namespace": NS},
+        "spec": {"caching": {"retention": "72h"}},
+    }
+    world = [*catalog(), runtime_config(mode="Always"), team]
+    comp = loop.reconcile(compose_service, Observed(service()), world)
+    assert TEMPLATE_CACHE in comp.resources
 
 
 # --- the template cache: in use, counting down, given up -----------------------------------------
@@ -326,3 +416,50 @@ def test_a_custom_models_cache_is_dedicated_and_goes_with_its_service() -> None:
     comp = loop.reconcile(compose_service, Observed(service(cacheModel=True)), world)
     manifest: Any = comp.resources[TEMPLATE_CACHE].manifest
     assert "ownerReferences" not in manifest["metadata"]
+
+
+def test_an_expired_cache_stays_expired_when_the_retention_grows() -> None:
+    """Raising the retention after a cache gave its weights up does not bring its model caches
+    back to download with nobody to use them; only a service relying on it does."""
+    xr = template_cache(unusedSince="2026-11-24T11:00:00Z", retainedUntil="2026-11-25T11:00:00Z")
+    comp = compose_cache(xr, cache_world(runtime_config(retention="72h")), now=NOW)
+    assert comp.resources == {}
+    assert conditions(comp)["Retained"] == ("False", "RetentionExpired")
+
+
+def test_a_service_does_not_mount_the_weights_of_a_cache_past_its_retention() -> None:
+    """A cache past its retention is deleting its model caches: a service created at that
+    moment must not start on their PVCs. It waits, relying on the cache, which fills again."""
+    world = catalog()
+    expired = template_cache(
+        unusedSince="2026-11-24T11:00:00Z", retainedUntil="2026-11-25T11:00:00Z"
+    )
+    expired["metadata"]["name"] = "qwen-filler"
+    filled: list[Any] = []
+    for i, source in enumerate(SOURCES):
+        filled.append(
+            {
+                "apiVersion": API,
+                "kind": "AIMModelCache",
+                "metadata": {
+                    "name": f"mc-{i}",
+                    "namespace": NS,
+                    "ownerReferences": [
+                        {"kind": "AIMTemplateCache", "name": "qwen-filler", "controller": True}
+                    ],
+                },
+                "spec": {"sourceUri": source["sourceUri"]},
+                "status": {"status": "Available", "persistentVolumeClaim": f"mc-{i}-pvc"},
+            }
+        )
+    comp = loop.reconcile(
+        compose_service, Observed(service(cacheModel=True), now=NOW), [*world, expired, *filled]
+    )
+    assert "inference-service" not in comp.resources
+    assert conditions(comp)["CacheReady"] == ("False", "CachesNotAvailable")
+    fresh = loop.reconcile(
+        compose_service,
+        Observed(service(cacheModel=True), now=datetime(2026, 11, 25, 10, 0, tzinfo=UTC)),
+        [*world, expired, *filled],
+    )
+    assert "inference-service" in fresh.resources  # before its time, the same weights serve

@@ -31,7 +31,6 @@ from function.api.cache import (
 from function.api.common import ModelSource
 from function.api.meta import Kind, Scope
 from function.api.runtimeconfig import DEFAULT_CACHE_RETENTION
-from function.api.service import AIMServiceStatus
 from function.api.template import (
     ClusterServiceTemplateSpec,
     DiscoveredSource,
@@ -42,6 +41,7 @@ from function.api.template import (
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.compose.cache.model_cache import CACHE_HEADLINE
+from function.compose.cache.usage import relied_on
 from function.errors import InvalidSpecError
 from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution, Resolved
 from function.kube.objects import aim_status, labels_of, name_of, owner_references
@@ -190,7 +190,7 @@ def _retention(
     services = listing.items(observed.required)
     if services is None or config_waiting:
         return _Kept(previous.unused_since, previous.retained_until)
-    users = sorted(name_of(s) for s in services if _relies_on(s) == observed.name)
+    users = sorted(name_of(s) for s in services if relied_on(s) == observed.name)
     if users:
         return _Kept(
             conditions=(
@@ -208,14 +208,20 @@ def _retention(
             )
         )
     caching_config = config.spec.caching if config else None
-    text = caching_config.retention if caching_config else DEFAULT_CACHE_RETENTION
+    text = (caching_config.retention if caching_config else None) or DEFAULT_CACHE_RETENTION
     seconds = caching.duration_seconds(text)
     if seconds is None:
         text = DEFAULT_CACHE_RETENTION
         seconds = caching.duration_seconds(text) or 0.0
     now = observed.now
     since = timestamp(previous.unused_since) if previous.unused_since else None
-    ret = caching.retention(since, now=now, keep_for_s=seconds)
+    ended = timestamp(previous.retained_until) if previous.retained_until else None
+    if since is not None and ended is not None and ended <= now:
+        # Expired stays expired until a service relies on it again: a longer retention set
+        # later does not bring the model caches back to download with nobody to use them.
+        ret = caching.Retention(since, ended)
+    else:
+        ret = caching.retention(since, now=now, keep_for_s=seconds)
     config_name = config.ref.name if config and config.ref else "none"
     unused, until = rfc3339(ret.unused_since), rfc3339(ret.until)
     if not ret.expired(now):
@@ -250,11 +256,6 @@ def _retention(
         ),
         health=_cache_health(State.PENDING, Reason.RETENTION_EXPIRED, message),
     )
-
-
-def _relies_on(service: Manifest) -> str | None:
-    status = parse_status(service, AIMServiceStatus)
-    return status.template_cache if status else None
 
 
 def _template(observed: Observed, spec: TemplateCacheSpec) -> tuple[list[Requirement], Resolution]:

@@ -1,4 +1,4 @@
-"""When a service last started with a model cache: `status.lastUsed`.
+"""When a service last started with a model cache (`status.lastUsed`), and who relies on one.
 
 A service uses a cache by mounting its PVC in the InferenceService it composes; it has started
 once KServe reports that InferenceService Ready. So the cache lists its namespace's
@@ -15,8 +15,10 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from function.api.service import AIMServiceStatus
+from function.build import Manifest
 from function.kube.objects import find_condition, status_of
-from function.kube.observed import Observed, Requirement
+from function.kube.observed import Observed, Requirement, parse_status
 from function.rules.discovery import rfc3339, timestamp
 
 INFERENCE_SERVICES: Final = "inference-services"
@@ -52,6 +54,16 @@ def last_used(observed: Observed, pvc: str | None, previous: str | None) -> str 
         if started is not None and started <= observed.now and (best is None or started > best):
             best = started
     return rfc3339(best) if best is not None else previous
+
+
+def relied_on(service: Manifest) -> str | None:
+    """The AIMTemplateCache a service relies on (`status.templateCache`), if any.
+
+    A service names it while it waits for the cache's downloads as well as while it serves
+    from it; template caches count their users by it.
+    """
+    status = parse_status(service, AIMServiceStatus)
+    return status.template_cache if status else None
 
 
 def _claims(isvc: Mapping[str, JsonValue]) -> set[str]:

@@ -25,20 +25,27 @@ its last service.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from pydantic import JsonValue
 
-from function.api.cache import CacheStatusValue, ModelCacheStatus, TemplateCacheSpec, TemplateScope
+from function.api.cache import (
+    CacheStatusValue,
+    ModelCacheStatus,
+    TemplateCacheSpec,
+    TemplateCacheStatus,
+    TemplateScope,
+)
 from function.api.meta import Kind
 from function.api.model import ModelSpec
 from function.api.runtimeconfig import CachingMode
-from function.api.service import AIMServiceSpec, AIMServiceStatus
+from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec, TemplateStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.build.kserve import CacheMount
+from function.compose.cache.usage import relied_on
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
@@ -56,6 +63,7 @@ from function.kube.objects import (
 from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
 from function.kube.owners import with_co_owners
 from function.rules import caching, labels, naming
+from function.rules.discovery import timestamp
 from function.rules.merge import merged_env
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
@@ -144,10 +152,44 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
     *,
     template_ready: bool,
 ) -> CacheOutcome:
-    """The caches of the template's model sources, once the template is Available."""
-    if not uses_caches(spec, template, model, config):
-        return CacheOutcome()
+    """The caches of the template's model sources, once the template is Available.
+
+    Whatever the path, a template cache the service keeps composing keeps the Namespace among
+    its owners (for an image model), so no call leaves it to die with the service.
+    """
+    outcome = _resolve(observed, spec, template, model, config, template_ready=template_ready)
+    if outcome.desired is None:
+        return outcome
+    # Image models share their caches, and keep them past their services; a custom model's
+    # cache is its own (dedicated) and goes with it. A model not resolved yet adds no keeper
+    # but keeps the one the cache has.
+    shared = model is not None and not model.spec.model_sources
+    current = observed.resources.get(TEMPLATE_CACHE) or outcome.desired.manifest
+    manifest = _kept_by_namespace(observed, outcome.desired.manifest, current, add=shared)
+    return replace(outcome, desired=Desired(manifest, ready=outcome.desired.ready))
+
+
+def _resolve(  # noqa: PLR0913 - the inputs of one decision
+    observed: Observed,
+    spec: AIMServiceSpec,
+    template: Template | None,
+    model: Resolved[ModelSpec] | None,
+    config: RuntimeConfig | None,
+    *,
+    template_ready: bool,
+) -> CacheOutcome:
     current = observed.resources.get(TEMPLATE_CACHE)
+    if not uses_caches(spec, template, model, config):
+        if current is None:
+            return CacheOutcome()
+        # Caching turned off (or the runtime config that turned it on is not known now): the
+        # cache this service made is not dropped, which would delete the weights at once. It
+        # is kept; once the service no longer relies on it, it counts down its retention.
+        unknown = config is None and spec.cache_model is None
+        return CacheOutcome(
+            desired=_ours(observed, current, current),
+            template_cache=name_of(current) if unknown else None,
+        )
     kept = _ours(observed, current, current) if current else None
     relied_on = name_of(current) if current else None
     if template is None or not template_ready:
@@ -168,8 +210,9 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
     mounts: list[CacheMount] = []
     missing: list[str] = []
     filled_by: set[str] = set()
+    expiring = _past_retention(shared, observed)
     for source in status.model_sources or ():
-        cache = _available_cache(listed, source.source_uri)
+        cache = _available_cache(listed, source.source_uri, expiring)
         if cache is None:
             missing.append(source.source_uri)
             continue
@@ -193,11 +236,6 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
         needed=bool(missing) or not status.model_sources,
         filled_by=filled_by,
     )
-    if desired is not None and not (model is not None and model.spec.model_sources):
-        # Image models share their caches, and keep them past their services; a custom model's
-        # cache is its own (dedicated) and goes with it.
-        current = observed.resources.get(TEMPLATE_CACHE) or desired.manifest
-        desired = Desired(_kept_by_namespace(observed, desired.manifest, current), desired.ready)
     return _outcome(observed, mounts, missing, desired, relied_on)
 
 
@@ -274,20 +312,22 @@ def _ours(observed: Observed, manifest: Manifest, current: Manifest) -> Desired:
     """
     kept = keep(manifest, ready=aim_status(current) == CacheStatusValue.AVAILABLE)
     listed = services(observed.namespace).items(observed.required)
-    users = None if listed is None else [s for s in listed if _relies_on(s) == name_of(current)]
+    users = None if listed is None else [s for s in listed if relied_on(s) == name_of(current)]
     owned = with_co_owners(kept.manifest, current, users, observed.composite)
     return Desired(owned, ready=kept.ready)
 
 
-def _kept_by_namespace(observed: Observed, manifest: Manifest, current: Manifest) -> Manifest:
+def _kept_by_namespace(
+    observed: Observed, manifest: Manifest, current: Manifest, *, add: bool
+) -> Manifest:
     """`manifest` with the service's Namespace among its owners (not as controller).
 
     The garbage collector then keeps the cache once its last service is gone, and the cache
-    times itself out. Until Crossplane has fetched the Namespace, a reference `current` already
-    carries is kept, so no call drops it for not having looked.
+    times itself out. A reference `current` already carries is kept when the Namespace was not
+    fetched on this call, or when `add` is off, so no call drops it for not having looked.
     """
     found = observed.required.get(NAMESPACE) or ()
-    uid = uid_of(found[0]) if found else None
+    uid = uid_of(found[0]) if found and add else None
     if uid is not None:
         keeper: dict[str, JsonValue] = {
             "apiVersion": "v1",
@@ -311,13 +351,28 @@ def _kept_by_namespace(observed: Observed, manifest: Manifest, current: Manifest
     return {**manifest, "metadata": meta}
 
 
-def _relies_on(service: Manifest) -> str | None:
-    status = parse_status(service, AIMServiceStatus)
-    return status.template_cache if status else None
+def _past_retention(shared: Sequence[Manifest], observed: Observed) -> frozenset[str]:
+    """Template caches past their retention: their model caches are being deleted.
+
+    Mounting one would start a service on a PVC that is going; the service waits instead, and
+    relying on the template cache brings its model caches back.
+    """
+    names = set()
+    for cache in shared:
+        status = parse_status(cache, TemplateCacheStatus)
+        until = timestamp(status.retained_until) if status and status.retained_until else None
+        if until is not None and until <= observed.now:
+            names.add(name_of(cache))
+    return frozenset(names)
 
 
-def _available_cache(listed: Sequence[Manifest], uri: str) -> tuple[str, str, str | None] | None:
-    """An Available cache of `uri`: its name, its PVC, and the template cache that composed it."""
+def _available_cache(
+    listed: Sequence[Manifest], uri: str, expiring: frozenset[str]
+) -> tuple[str, str, str | None] | None:
+    """An Available cache of `uri`: its name, its PVC, and the template cache that composed it.
+
+    Model caches of a template cache past its retention do not count.
+    """
     for cache in listed:
         spec = cache.get("spec")
         if not isinstance(spec, dict) or spec.get("sourceUri") != uri:
@@ -327,6 +382,7 @@ def _available_cache(listed: Sequence[Manifest], uri: str) -> tuple[str, str, st
             status
             and status.status is CacheStatusValue.AVAILABLE
             and status.persistent_volume_claim
+            and _filled_by(cache) not in expiring
         ):
             return name_of(cache), status.persistent_volume_claim, _filled_by(cache)
     return None
