@@ -168,6 +168,10 @@ OLDEST_CORE_EXAMPLES = [
     Case("aimclusterservicetemplate-discovered", "required Nodes, Jobs' Pods: the loop"),
     Case("aimmodelcache-downloading", "a composed PVC and Job"),
     Case("aimservice-template-auto", "selection over required templates"),
+    Case(
+        "aimclusterruntimeconfig-cluster-models",
+        "a cluster-scoped XR listing namespaced kinds across every namespace",
+    ),
 ]
 
 
