@@ -163,7 +163,7 @@ def _needs(  # noqa: PLR0913 - the lists one decision reads
         if image is None or _runtime_config_name(service) != config_name:
             continue
         namespace = _namespace(service)
-        if not _resolved_to(service, needs, image) and (
+        if not _resolved_to(service, image) and (
             metadata_of(service).get("deletionTimestamp")
             or (overrides.get(namespace) or own) is not ModelCreationScope.CLUSTER
             or (namespace, image) in served_in
@@ -182,16 +182,14 @@ def _needs(  # noqa: PLR0913 - the lists one decision reads
     return needs, [f"{image} ({why})" for image, why in sorted(skipped.items())]
 
 
-def _resolved_to(service: Manifest, needs: Mapping[str, _Need], image: str) -> bool:
+def _resolved_to(service: Manifest, image: str) -> bool:
     """Whether the service serves the model this config composes for its image already."""
     status = service.get("status")
     ref = status.get("resolvedModel") if isinstance(status, dict) else None
     if not isinstance(ref, dict) or ref.get("kind") != Kind.CLUSTER_MODEL:
         return False
     try:
-        return ref.get("name") == (
-            needs[image].name if image in needs else naming.auto_model_name(image)
-        )
+        return ref.get("name") == naming.auto_model_name(image)
     except ValueError:
         return False
 
