@@ -435,13 +435,19 @@ def test_a_redeployed_service_mounts_the_weights_its_predecessor_left(
 
 
 def test_services_by_image_in_two_namespaces_share_one_cluster_model(journey: Journey) -> None:
+    """Services by image in two namespaces share one AIMClusterModel; see
+    `services_share_one_cluster_model`. Simulated: nothing runs."""
+    services_share_one_cluster_model(journey)
+
+
+def services_share_one_cluster_model(journey: Journey) -> None:
     """With `model.creationScope: Cluster`, services by the same image in two namespaces get
     one AIMClusterModel, created by their AIMClusterRuntimeConfig (a namespaced service cannot
     compose a cluster object), and no AIMModel in either namespace; both resolve to it. The
     model stays while one service is left, and goes with the last.
 
     The config has a name of its own, so other tests' `default` is untouched; its image has no
-    AIM labels and discovery is off, so nothing reads a registry. Simulated: nothing runs.
+    AIM labels and discovery is off, so nothing reads a registry.
     """
     kube = journey.platform.kube
     platform = journey.platform
