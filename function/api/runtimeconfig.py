@@ -1,7 +1,8 @@
 """AIMRuntimeConfig / AIMClusterRuntimeConfig: defaults that models, templates and services read.
 
 A namespace's AIMRuntimeConfig is merged over the AIMClusterRuntimeConfig of the same name.
-Neither composes anything, so their status stays empty apart from Crossplane's conditions.
+Only the cluster one composes, the AIMClusterModels `model.creationScope: Cluster` asks for; their
+status holds Crossplane's conditions and the function's `AutoCreatedModels`.
 """
 
 from __future__ import annotations
@@ -67,8 +68,11 @@ class ModelCreationConfig(ApiModel):
     creation_scope: ModelCreationScope = Field(
         default=ModelCreationScope.NAMESPACE,
         description=(
-            "Scope of auto-created models. A service (namespaced) cannot compose cluster objects, "
-            "so Cluster creates the model in the service's namespace and says so in a warning."
+            "Scope of models auto-created for services' `spec.model.image`. Namespace: each "
+            "service creates an AIMModel in its namespace. Cluster: the AIMClusterRuntimeConfig "
+            "of this name creates one AIMClusterModel per image, shared by services in every "
+            "namespace (a namespaced service cannot compose cluster objects); without one, such "
+            "services fail saying so."
         ),
     )
     auto_discovery: bool = Field(

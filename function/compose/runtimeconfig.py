@@ -1,21 +1,271 @@
-"""AIMRuntimeConfig / AIMClusterRuntimeConfig: read by the other composers, composing nothing.
+"""AIMRuntimeConfig / AIMClusterRuntimeConfig: read by others; the cluster one creates models.
 
-Their Compositions still call the function, so each reconcile checks the spec (a bad one is a
-fatal result naming the field) and returns an empty desired state; Crossplane then reports the
-config Synced and Ready.
+Each reconcile checks the spec (a bad one is a fatal result naming the field). A namespaced config
+composes nothing. An AIMClusterRuntimeConfig is where cluster-scoped auto-created models come
+from: Crossplane v2 does not let a namespaced XR (a service) compose a cluster-scoped object, so
+the cluster config of the services' `runtimeConfigName` composes them instead. It lists every
+AIMService, every AIMRuntimeConfig of its name (a namespace's may set the scope either way, merged
+over this one as services merge it), and the models; for each image of its services whose
+effective scope is Cluster and that no model serves as the service would look it up (its
+namespace's AIMModels, then AIMClusterModels other than this config's own), it composes one
+AIMClusterModel `auto-<hash of image>`. One per image, whatever the namespaces: the services share
+it and its discovery. It is kept while a service needs it or resolved to it, and dropped once none
+does; while a listing is not fetched, the models it has are kept as they are.
 """
 
 from __future__ import annotations
 
-from function.api.meta import Kind
-from function.api.runtimeconfig import ClusterRuntimeConfigSpec, RuntimeConfigSpec
-from function.kube.observed import Composition, Observed, parse_spec
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from pydantic import JsonValue
+
+from function.api.meta import API_VERSION, Kind
+from function.api.runtimeconfig import (
+    ClusterRuntimeConfigSpec,
+    ModelCreationScope,
+    RuntimeConfigSpec,
+)
+from function.build import Manifest
+from function.build.aim import build_aim_object
+from function.compose.service.model import AUTO_CREATED_LABELS, image_model_spec
+from function.errors import InvalidSpecError
+from function.kube.objects import metadata_of, name_of
+from function.kube.observed import (
+    Composition,
+    Condition,
+    ConditionStatus,
+    Desired,
+    Observed,
+    Requirement,
+    keep,
+    parse_spec,
+)
+from function.rules import naming
+from function.rules.runtimeconfig import DEFAULT_NAME, creation_scope
+from function.rules.status import ConditionType, Reason
 
 RUNTIME_CONFIG_KINDS = frozenset({Kind.RUNTIME_CONFIG, Kind.CLUSTER_RUNTIME_CONFIG})
 
+# Every object of each kind, in every namespace: a requirement without a namespace lists across
+# all of them. In the claims flavour the namespaced kinds are claims of the same kind and spec.
+_SERVICES: Final = "auto-models-services"
+_CONFIGS: Final = "auto-models-runtime-configs"
+_MODELS: Final = "auto-models-models"
+_CLUSTER_MODELS: Final = "auto-models-cluster-models"
+
+MAX_NAMED: Final = 5
+"""Images a condition message names before it says "and N more"."""
+_MAX_IMAGE: Final = 200
+
 
 def compose_runtime_config(observed: Observed) -> Composition:
-    """Validate a runtime config; it composes nothing."""
-    namespaced = observed.kind == Kind.RUNTIME_CONFIG
-    parse_spec(observed.composite, RuntimeConfigSpec if namespaced else ClusterRuntimeConfigSpec)
-    return Composition()
+    """Validate a runtime config; a cluster one composes the cluster models it is asked for."""
+    if observed.kind == Kind.RUNTIME_CONFIG:
+        parse_spec(observed.composite, RuntimeConfigSpec)
+        return Composition()
+    spec = parse_spec(observed.composite, ClusterRuntimeConfigSpec)
+    return _cluster_models(observed, spec)
+
+
+@dataclass
+class _Need:
+    """What one image needs: its model's name, and the namespaces whose services need it."""
+
+    name: str
+    namespaces: set[str] = field(default_factory=set)
+
+
+def _cluster_models(observed: Observed, spec: ClusterRuntimeConfigSpec) -> Composition:
+    comp = Composition(requirements=[_requirement(_CONFIGS, Kind.RUNTIME_CONFIG)])
+    configs = observed.required.get(_CONFIGS)
+    composed = dict(observed.resources)
+    overrides = _overrides(observed.name, configs or ())
+    wanted = creation_scope(spec) is ModelCreationScope.CLUSTER or any(
+        s is ModelCreationScope.CLUSTER for s in overrides.values()
+    )
+    if not wanted and not composed:
+        if configs is not None:
+            comp.conditions.append(
+                _condition(
+                    Reason.NO_CLUSTER_MODELS_REQUESTED,
+                    "model.creationScope is Namespace here and in every namespace's "
+                    f"AIMRuntimeConfig {observed.name!r}: services create their own AIMModels",
+                )
+            )
+        return comp
+    comp.requirements += [
+        _requirement(_SERVICES, Kind.SERVICE),
+        _requirement(_MODELS, Kind.MODEL),
+        _requirement(_CLUSTER_MODELS, Kind.CLUSTER_MODEL),
+    ]
+    services = observed.required.get(_SERVICES)
+    models = observed.required.get(_MODELS)
+    cluster_models = observed.required.get(_CLUSTER_MODELS)
+    if configs is None or services is None or models is None or cluster_models is None:
+        # Gate, then never tear down: what exists stays until the lists say otherwise.
+        comp.resources = {k: keep(v, ready=True) for k, v in composed.items()}
+        comp.conditions.append(
+            Condition(
+                ConditionType.AUTO_CREATED_MODELS,
+                ConditionStatus.UNKNOWN,
+                Reason.RESOLVING,
+                "listing services, runtime configs and models",
+            )
+        )
+        return comp
+
+    ours = {name_of(m) for m in composed.values()}
+    needs, skipped = _needs(
+        observed.name,
+        spec,
+        overrides,
+        services=services,
+        models=models,
+        cluster_models=[m for m in cluster_models if name_of(m) not in ours],
+    )
+    for image, need in sorted(needs.items()):
+        manifest = build_aim_object(
+            Kind.CLUSTER_MODEL,
+            name=need.name,
+            namespace=None,
+            labels=AUTO_CREATED_LABELS,
+            spec=image_model_spec(image, observed.name, spec),
+        )
+        # Ready whatever the model's state: the config is usable either way, and the services
+        # that wait for the model report its state themselves.
+        comp.resources[need.name] = Desired(manifest, ready=True)
+    comp.conditions.append(_report(needs, skipped))
+    return comp
+
+
+def _needs(  # noqa: PLR0913 - the lists one decision reads
+    config_name: str,
+    spec: ClusterRuntimeConfigSpec,
+    overrides: Mapping[str, ModelCreationScope | None],
+    *,
+    services: Sequence[Manifest],
+    models: Sequence[Manifest],
+    cluster_models: Sequence[Manifest],
+) -> tuple[dict[str, _Need], list[str]]:
+    """The images that need a cluster model of this config, and those skipped, with why."""
+    served_in: set[tuple[str, str]] = {
+        (_namespace(m), image) for m in models if (image := _image(m)) is not None
+    }
+    served = {image for m in cluster_models if (image := _image(m)) is not None}
+    taken = {name_of(m) for m in cluster_models}
+    own = creation_scope(spec)
+    needs: dict[str, _Need] = {}
+    skipped: dict[str, str] = {}
+    for service in services:
+        image = _service_image(service)
+        if image is None or _runtime_config_name(service) != config_name:
+            continue
+        namespace = _namespace(service)
+        if not _resolved_to(service, image) and (
+            metadata_of(service).get("deletionTimestamp")
+            or (overrides.get(namespace) or own) is not ModelCreationScope.CLUSTER
+            or (namespace, image) in served_in
+            or image in served
+        ):
+            continue
+        try:
+            name = naming.auto_model_name(image)
+        except ValueError as e:
+            skipped[image[:_MAX_IMAGE]] = str(e)
+            continue
+        if name in taken:
+            skipped[image[:_MAX_IMAGE]] = f"the name {name} is taken by another AIMClusterModel"
+            continue
+        needs.setdefault(image, _Need(name)).namespaces.add(namespace)
+    return needs, [f"{image} ({why})" for image, why in sorted(skipped.items())]
+
+
+def _resolved_to(service: Manifest, image: str) -> bool:
+    """Whether the service serves the model this config composes for its image already."""
+    status = service.get("status")
+    ref = status.get("resolvedModel") if isinstance(status, dict) else None
+    if not isinstance(ref, dict) or ref.get("kind") != Kind.CLUSTER_MODEL:
+        return False
+    try:
+        return ref.get("name") == naming.auto_model_name(image)
+    except ValueError:
+        return False
+
+
+def _overrides(name: str, configs: Sequence[Manifest]) -> dict[str, ModelCreationScope | None]:
+    """Each namespace's own `model.creationScope` for the config `name`, None where unset.
+
+    A namespace's config is merged over this one as a service merges it, so a scope it does not
+    set is this config's; one whose spec cannot be read is left to its services to report.
+    """
+    out: dict[str, ModelCreationScope | None] = {}
+    for config in configs:
+        if name_of(config) != name:
+            continue
+        raw = config.get("spec")
+        model = raw.get("model") if isinstance(raw, dict) else None
+        if not isinstance(model, dict) or "creationScope" not in model:
+            out[_namespace(config)] = None
+            continue
+        try:
+            parsed = parse_spec({"spec": {"model": model}}, RuntimeConfigSpec)
+        except InvalidSpecError:
+            continue
+        out[_namespace(config)] = creation_scope(parsed)
+    return out
+
+
+def _report(needs: Mapping[str, _Need], skipped: Sequence[str]) -> Condition:
+    named = [
+        f"{need.name} ({image[:_MAX_IMAGE]}, for {len(need.namespaces)} namespace(s))"
+        for image, need in sorted(needs.items())
+    ]
+    message = (
+        f"keeps {len(needs)} AIMClusterModel(s) for services by image with model.creationScope: "
+        f"Cluster{': ' + _bounded(named) if named else ''}"
+    )
+    if skipped:
+        message += f"; skipped {len(skipped)} image(s): {_bounded(list(skipped))}"
+    return _condition(Reason.CLUSTER_MODELS_COMPOSED, message)
+
+
+def _bounded(items: list[str]) -> str:
+    if len(items) > MAX_NAMED:
+        items = [*items[: MAX_NAMED - 1], f"and {len(items) - MAX_NAMED + 1} more"]
+    return ", ".join(items)
+
+
+def _condition(reason: Reason, message: str) -> Condition:
+    return Condition(ConditionType.AUTO_CREATED_MODELS, ConditionStatus.TRUE, reason, message)
+
+
+def _requirement(key: str, kind: Kind) -> Requirement:
+    return Requirement(key, API_VERSION, kind)
+
+
+def _spec(obj: Manifest) -> Mapping[str, JsonValue]:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _image(model: Manifest) -> str | None:
+    image = _spec(model).get("image")
+    return image if isinstance(image, str) else None
+
+
+def _service_image(service: Manifest) -> str | None:
+    model = _spec(service).get("model")
+    image = model.get("image") if isinstance(model, dict) else None
+    return image if isinstance(image, str) and image else None
+
+
+def _runtime_config_name(service: Manifest) -> str:
+    name = _spec(service).get("runtimeConfigName")
+    return name if isinstance(name, str) and name else DEFAULT_NAME
+
+
+def _namespace(obj: Manifest) -> str:
+    namespace = metadata_of(obj).get("namespace")
+    return namespace if isinstance(namespace, str) else ""

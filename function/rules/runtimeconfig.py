@@ -15,7 +15,11 @@ from pydantic import JsonValue
 
 from function.api.common import ResolvedReference
 from function.api.meta import Kind, Scope
-from function.api.runtimeconfig import EffectiveRuntimeConfigSpec
+from function.api.runtimeconfig import (
+    EffectiveRuntimeConfigSpec,
+    ModelCreationScope,
+    RuntimeDefaults,
+)
 from function.build import Manifest
 from function.errors import InvalidSpecError
 from function.kube.lookup import Lookup
@@ -34,6 +38,13 @@ class RuntimeConfig:
 
     spec: EffectiveRuntimeConfigSpec
     ref: ResolvedReference | None
+    cluster: bool = False
+    """An AIMClusterRuntimeConfig of this name exists (the one that creates cluster models)."""
+
+    @property
+    def creates_cluster_models(self) -> bool:
+        """Models auto-created for `spec.model.image` are the cluster config's AIMClusterModels."""
+        return creation_scope(self.spec) is ModelCreationScope.CLUSTER
 
 
 def lookup(name: str, namespace: str) -> Lookup:
@@ -101,7 +112,14 @@ def resolve(
     using = f"using {ref.kind} {name!r}"
     if namespaced is not None and cluster is not None:
         using += f" merged over {Kind.CLUSTER_RUNTIME_CONFIG} {name!r}"
-    return _health(State.READY, resolved, using), RuntimeConfig(spec, ref)
+    return _health(State.READY, resolved, using), RuntimeConfig(
+        spec, ref, cluster=cluster is not None
+    )
+
+
+def creation_scope(spec: RuntimeDefaults) -> ModelCreationScope:
+    """Where models auto-created for `spec.model.image` live under this (merged) config."""
+    return spec.model.creation_scope if spec.model is not None else ModelCreationScope.NAMESPACE
 
 
 def propagated_labels(

@@ -49,6 +49,8 @@ class ConditionType(StrEnum):
     """A template is Failed, and why (seed 002); follows the headline, never sets it."""
     DEGRADED = "Degraded"
     """A template is non-functional: the cluster lacks what it asks for (seed 001)."""
+    AUTO_CREATED_MODELS = "AutoCreatedModels"
+    """Which AIMClusterModels a cluster runtime config keeps for services; never a headline."""
 
 
 class Reason(StrEnum):
@@ -65,6 +67,9 @@ class Reason(StrEnum):
     MODEL_NOT_FOUND = "ModelNotFound"
     MODEL_AMBIGUOUS = "ModelAmbiguous"
     CREATING_MODEL = "CreatingModel"
+    # Cluster runtime configs: the models they create for services (creationScope: Cluster).
+    CLUSTER_MODELS_COMPOSED = "ClusterModelsComposed"
+    NO_CLUSTER_MODELS_REQUESTED = "NoClusterModelsRequested"
     MODEL_NOT_READY = "ModelNotReady"
     TEMPLATE_NOT_FOUND = "TemplateNotFound"
     TEMPLATE_NOT_READY = "TemplateNotReady"

@@ -29,7 +29,7 @@ from tests.e2e.journey import Journey
 from tests.e2e.platform import Platform, aim
 from tests.e2e.simulate import simulate_gateway_accepts, simulate_gpu_node, simulate_kserve_ready
 from tests.e2e.test_journeys_seed004 import service_by_image_shared
-from tests.e2e.test_scenarios import catalog_entry, service
+from tests.e2e.test_scenarios import catalog_entry, service, services_share_one_cluster_model
 from tests.e2e.timing import TIMES
 
 
@@ -134,3 +134,12 @@ def test_services_by_image_share_the_model_they_compose_and_hand_it_over(
 
     service_by_image_shared(claims_journey, composite)
     TIMES["claims: service by image, shared, handed over, removed"] = time.monotonic() - t0
+
+
+def test_services_by_image_in_two_namespaces_share_one_cluster_model(
+    claims_journey: Journey,
+) -> None:
+    """`creationScope: Cluster` in the claims flavour: the AIMClusterRuntimeConfig lists the
+    AIMService claims of every namespace (not their composites) and creates one AIMClusterModel
+    for both; see `services_share_one_cluster_model`. Simulated: nothing runs."""
+    services_share_one_cluster_model(claims_journey)

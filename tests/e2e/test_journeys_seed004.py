@@ -375,7 +375,8 @@ def service_by_image_shared(
 ) -> None:
     """Seed 004's service by image, as written, with a runtime config that asks for auto-created
     models to run discovery: the service composes the AIMModel for the image (in its namespace:
-    a namespaced service cannot compose a cluster model, and says so), which reads the image's
+    the config asking for Cluster is the namespace's, and only an AIMClusterRuntimeConfig creates
+    cluster models; a warning says so), which reads the image's
     labels and creates templates; the service runs. A second service on the same image shares
     that model; deleting the first leaves the second serving, its status never leaving Running,
     and the model then belongs to it; deleting the second removes the model.

@@ -9,11 +9,13 @@ tests/e2e/simulate.py, and each test's docstring names the ones it uses.
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any, Final
 
 import pytest
 
 from devtools.kube import KubeError, wait_for
+from function.rules import naming
 from tests.e2e.converge import (
     AIM,
     CONVERGE_S,
@@ -429,5 +431,81 @@ def test_a_redeployed_service_mounts_the_weights_its_predecessor_left(
             kube.get(AIM, "AIMModelCache", mc_name, ns) is None
             and kube.get("v1", "PersistentVolumeClaim", pvc_name, ns) is None
         ),
+        timeout_s=CONVERGE_S,
+    )
+
+
+def test_services_by_image_in_two_namespaces_share_one_cluster_model(journey: Journey) -> None:
+    """Services by image in two namespaces share one AIMClusterModel; see
+    `services_share_one_cluster_model`. Simulated: nothing runs."""
+    services_share_one_cluster_model(journey)
+
+
+def services_share_one_cluster_model(journey: Journey) -> None:
+    """With `model.creationScope: Cluster`, services by the same image in two namespaces get
+    one AIMClusterModel, created by their AIMClusterRuntimeConfig (a namespaced service cannot
+    compose a cluster object), and no AIMModel in either namespace; both resolve to it. The
+    model stays while one service is left, and goes with the last.
+
+    The config has a name of its own, so other tests' `default` is untouched; its image has no
+    AIM labels and discovery is off, so nothing reads a registry.
+    """
+    kube = journey.platform.kube
+    platform = journey.platform
+    config, image = "shared-models", f"{BASE_IMAGE}-shared"
+    journey.apply(
+        [
+            aim(
+                "AIMClusterRuntimeConfig",
+                config,
+                None,
+                {"model": {"creationScope": "Cluster", "autoDiscovery": False}},
+            )
+        ]
+    )
+    namespaces = [journey.namespace("team-east"), journey.namespace("team-west")]
+    for ns in namespaces:
+        journey.apply(
+            [
+                aim(
+                    "AIMService",
+                    "chat",
+                    ns,
+                    {"model": {"image": image}, "runtimeConfigName": config},
+                )
+            ]
+        )
+    auto = naming.auto_model_name(image)
+
+    def resolved(ns: str) -> bool:
+        svc = kube.get(AIM, "AIMService", "chat", ns) or {}
+        ref = (svc.get("status") or {}).get("resolvedModel") or {}
+        return (ref.get("kind"), ref.get("name")) == ("AIMClusterModel", auto)
+
+    for ns in namespaces:
+        wait_for(f"{ns}'s service to resolve {auto}", partial(resolved, ns), timeout_s=CONVERGE_S)
+    [model] = [m for m in kube.list(AIM, "AIMClusterModel") if m["spec"]["image"] == image]
+    assert model["metadata"]["name"] == auto
+    assert model["spec"]["runtimeConfigName"] == config
+    assert [r["name"] for r in model["metadata"]["ownerReferences"]] == [config]
+    for ns in namespaces:
+        assert kube.list(AIM, "AIMModel", ns) == []
+    condition = wait_condition(
+        platform, "AIMClusterRuntimeConfig", config, None, "AutoCreatedModels", "True"
+    )
+    assert auto in condition["message"]
+
+    kube.delete(AIM, "AIMService", "chat", namespaces[0])
+    wait_for(
+        "the first service to go",
+        lambda: kube.get(AIM, "AIMService", "chat", namespaces[0]) is None,
+        timeout_s=CONVERGE_S,
+    )
+    kept = kube.get(AIM, "AIMClusterModel", auto) or {}
+    assert kept["metadata"]["uid"] == model["metadata"]["uid"]  # still needed by the other
+    kube.delete(AIM, "AIMService", "chat", namespaces[1])
+    wait_for(
+        "the model to go with its last service",
+        lambda: kube.get(AIM, "AIMClusterModel", auto) is None,
         timeout_s=CONVERGE_S,
     )

@@ -172,6 +172,10 @@ OLDEST_CORE_EXAMPLES = [
         "aimservicetemplate-discovery-queued",
         "Jobs listed by label and templates by kind, in every namespace (no namespace given)",
     ),
+    Case(
+        "aimclusterruntimeconfig-cluster-models",
+        "a cluster-scoped XR listing namespaced kinds across every namespace",
+    ),
 ]
 
 

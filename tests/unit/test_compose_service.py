@@ -474,17 +474,74 @@ def test_composed_model_stays_the_service_model() -> None:
     assert INFERENCE_SERVICE in comp.resources
 
 
-def test_runtime_config_asks_for_cluster_models_and_discovery() -> None:
-    """A namespaced XR cannot compose a cluster model: namespace model plus a warning."""
-    cfg = config(
-        kind="AIMClusterRuntimeConfig", model={"creationScope": "Cluster", "autoDiscovery": True}
-    )
+def test_runtime_config_turns_discovery_on_for_the_models_services_compose() -> None:
+    """model.autoDiscovery reaches the AIMModel a service composes in its namespace."""
+    cfg = config(kind="AIMClusterRuntimeConfig", model={"autoDiscovery": True})
     comp = reconcile(service(model={"image": IMAGE}, template=None), [cfg])
     manifest = cast("Any", comp.resources[MODEL].manifest)
     assert manifest["metadata"]["namespace"] == NS
     assert manifest["spec"]["discovery"]["enabled"] is True
-    assert len(comp.warnings) == 1
-    assert "creationScope: Cluster" in comp.warnings[0]
+    assert not comp.warnings
+
+
+CLUSTER_SCOPE = {"creationScope": "Cluster"}
+
+
+def test_cluster_scope_waits_for_the_cluster_config_to_create_the_model() -> None:
+    """With creationScope: Cluster a service composes no model (it cannot compose a cluster
+    object) and says which AIMClusterRuntimeConfig creates which AIMClusterModel."""
+    cfg = config(kind="AIMClusterRuntimeConfig", model=CLUSTER_SCOPE)
+    comp = reconcile(service(model={"image": IMAGE}, template=None), [cfg])
+    assert MODEL not in comp.resources
+    assert status(comp)["status"] == "Pending"
+    assert conditions(comp)["ModelReady"] == ("False", "CreatingModel")
+    says = message_of(comp, "ModelReady")
+    assert "AIMClusterRuntimeConfig 'default'" in says
+    assert f"AIMClusterModel '{naming.auto_model_name(IMAGE)}'" in says
+    assert not comp.warnings
+
+
+def test_cluster_scope_resolves_the_cluster_model_once_it_exists() -> None:
+    """The model the cluster config created is found by image like any cluster model."""
+    cfg = config(kind="AIMClusterRuntimeConfig", model=CLUSTER_SCOPE)
+    auto = model(name=naming.auto_model_name(IMAGE), kind="AIMClusterModel")
+    auto["metadata"]["labels"] = {"aim.silogen.ai/origin": "auto-generated"}
+    tpl = template(kind="AIMClusterServiceTemplate", modelName=auto["metadata"]["name"])
+    comp = reconcile(service(model={"image": IMAGE}), [cfg, auto, tpl])
+    assert MODEL not in comp.resources
+    assert status(comp)["resolvedModel"]["kind"] == "AIMClusterModel"
+    assert status(comp)["resolvedModel"]["name"] == auto["metadata"]["name"]
+    assert INFERENCE_SERVICE in comp.resources
+
+
+def test_cluster_scope_without_a_cluster_config_warns_and_composes_in_the_namespace() -> None:
+    """Only an AIMClusterRuntimeConfig creates cluster models: a namespace config alone asking
+    for Cluster (as seed 004's journey writes it) still gets the service its model, in the
+    namespace, and a warning naming both ways to settle it."""
+    cfg = config(name="team", model={**CLUSTER_SCOPE, "autoDiscovery": True})
+    comp = reconcile(
+        service(model={"image": IMAGE}, template=None, runtimeConfigName="team"), [cfg]
+    )
+    manifest = cast("Any", comp.resources[MODEL].manifest)
+    assert manifest["metadata"]["namespace"] == NS
+    assert manifest["spec"]["discovery"]["enabled"] is True
+    [warning] = comp.warnings
+    assert "creationScope: Cluster" in warning
+    assert "create AIMClusterRuntimeConfig 'team'" in warning
+    assert "creationScope: Namespace" in warning
+
+
+def test_cluster_scope_keeps_the_namespace_model_a_service_composed_before() -> None:
+    """Gate, then never tear down: a service that composed its AIMModel before the scope became
+    Cluster keeps serving it rather than dropping a Ready model."""
+    xr = service(model={"image": IMAGE}, template=None)
+    ours = cast("Any", reconcile(xr, []).resources[MODEL].manifest)
+    observed_model = {**copy.deepcopy(ours), "status": {"status": "Ready"}}
+    cfg = config(kind="AIMClusterRuntimeConfig", model=CLUSTER_SCOPE)
+    tpl = template(modelName=ours["metadata"]["name"])
+    comp = reconcile(xr, [cfg, tpl], {MODEL: observed_model})
+    assert comp.resources[MODEL].manifest["metadata"] == ours["metadata"]
+    assert status(comp)["resolvedModel"]["kind"] == "AIMModel"
 
 
 CUSTOM = {

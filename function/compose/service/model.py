@@ -3,9 +3,13 @@
 `spec.model.ref` names an AIMModel in the namespace, else an AIMClusterModel. `spec.model.image`
 reuses the one model with that image (a namespace match shadows cluster matches, as names do, and
 a catalog model wins over one a service composed), else the service composes an AIMModel for the
-image. `spec.model.custom` reuses a namespace model with the same base image and sources, else
+image; under a runtime config with `model.creationScope: Cluster` it composes none and waits for
+the AIMClusterModel its AIMClusterRuntimeConfig creates (function/compose/runtimeconfig.py), as a
+namespaced XR cannot compose a cluster-scoped object; with no AIMClusterRuntimeConfig of that
+name (only a namespace's config asked for Cluster) it composes the AIMModel as before, with a
+warning. `spec.model.custom` reuses a namespace model with the same base image and sources, else
 composes one. A model the service composed stays its model from then on, even if an equal one
-appears elsewhere.
+appears elsewhere (or the scope changes to Cluster).
 
 Models a service composed are shared (`function.kube.owners`): the composing service lists every
 other service that resolved to its model as an owner, so deleting the composing service leaves
@@ -16,11 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from function.api.common import ModelSource
 from function.api.meta import Kind, Scope
 from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec, ModelStatusValue
-from function.api.runtimeconfig import ModelCreationScope
+from function.api.runtimeconfig import ClusterRuntimeConfigSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
@@ -146,7 +151,30 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
                     "one with spec.model.ref instead",
                 )
             )
+    if config is not None and config.creates_cluster_models:
+        return _awaiting_cluster_model(observed, spec, image, config)
     return _compose(observed, spec, config, None)
+
+
+def _awaiting_cluster_model(
+    observed: Observed, spec: AIMServiceSpec, image: str, config: RuntimeConfig
+) -> ModelOutcome:
+    """No model serves the image yet, and the AIMClusterRuntimeConfig is the one to create it."""
+    try:
+        name = naming.auto_model_name(image)
+    except ValueError as e:
+        return ModelOutcome(_health(State.FAILED, Reason.INVALID, f"spec.model.image: {e}"))
+    if not config.cluster:
+        return _compose(observed, spec, config, None)
+    config_name = spec.runtime_config_name
+    return ModelOutcome(
+        _health(
+            State.PENDING,
+            Reason.CREATING_MODEL,
+            f"{Kind.CLUSTER_RUNTIME_CONFIG} {config_name!r} creates {Kind.CLUSTER_MODEL} "
+            f"{name!r} for {image} (model.creationScope: Cluster); waiting for it",
+        )
+    )
 
 
 def _custom(
@@ -222,13 +250,16 @@ def _compose(
     except ValueError as e:
         return ModelOutcome(_health(State.FAILED, Reason.INVALID, f"spec.model.image: {e}"))
     warnings: tuple[str, ...] = ()
-    creation = config.spec.model
-    if creation is not None and creation.creation_scope is ModelCreationScope.CLUSTER:
+    if spec.model.image is not None and config.creates_cluster_models and not config.cluster:
+        name = spec.runtime_config_name
         warnings = (
             (
-                "runtime config asks for cluster-scoped auto-created models (spec.model."
-                "creationScope: Cluster), but a namespaced AIMService cannot compose cluster "
-                f"objects: AIMModel {name_of(manifest)!r} lives in namespace {observed.namespace!r}"
+                f"AIMRuntimeConfig {name!r} asks for cluster-scoped auto-created models "
+                "(spec.model.creationScope: Cluster), but only an AIMClusterRuntimeConfig creates "
+                f"them and none is named {name!r}, so AIMModel {name_of(manifest)!r} is created "
+                f"in namespace {observed.namespace!r}; create AIMClusterRuntimeConfig {name!r} "
+                "for one model per image shared by every namespace, or set creationScope: "
+                "Namespace"
             ),
         )
     if composed is not None:
@@ -252,24 +283,38 @@ def _compose(
     return ModelOutcome(health, model, Desired(manifest, ready=ready), warnings)
 
 
+def image_model_spec(
+    image: str, runtime_config_name: str, config: ClusterRuntimeConfigSpec
+) -> ModelSpec:
+    """The spec of a model auto-created for an image, as its runtime config says to make it."""
+    creation = config.model
+    return ModelSpec(
+        image=image,
+        discovery=DiscoveryConfig(enabled=creation.auto_discovery if creation else False),
+        runtime_config_name=runtime_config_name,
+    )
+
+
+AUTO_CREATED_LABELS: Final = {**labels.MANAGED_BY, labels.ORIGIN: labels.AUTO_GENERATED}
+"""Labels of every model auto-created for a service: what tells it from the catalog's."""
+
+
 def _model_manifest(
     observed: Observed, spec: AIMServiceSpec, config: RuntimeConfig
 ) -> tuple[Manifest, ModelSpec]:
-    creation = config.spec.model
-    auto_discovery = creation.auto_discovery if creation is not None else False
     common_labels = {
-        **labels.MANAGED_BY,
-        labels.ORIGIN: labels.AUTO_GENERATED,
+        **AUTO_CREATED_LABELS,
         labels.SERVICE: labels.value(observed.name),
     }
     if spec.model.image is not None:
         name = naming.auto_model_name(spec.model.image)
-        model_spec = ModelSpec(
-            image=spec.model.image,
-            discovery=DiscoveryConfig(enabled=auto_discovery),
-            runtime_config_name=spec.runtime_config_name,
-            image_pull_secrets=spec.image_pull_secrets,
-            service_account_name=spec.service_account_name,
+        model_spec = image_model_spec(
+            spec.model.image, spec.runtime_config_name, config.spec
+        ).model_copy(
+            update={
+                "image_pull_secrets": spec.image_pull_secrets,
+                "service_account_name": spec.service_account_name,
+            }
         )
         model_labels = common_labels
     else:
