@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from function.api.meta import API_VERSION, Kind
 from function.api.runtimeconfig import (
@@ -172,6 +172,11 @@ def _needs(  # noqa: PLR0913 - the lists one decision reads
             continue
         try:
             name = naming.auto_model_name(image)
+            # A listed service is read as it is stored: the model's own bounds still apply.
+            image_model_spec(image, config_name, spec)
+        except ValidationError:
+            skipped[image[:_MAX_IMAGE]] = "not an image a model accepts (spec.image)"
+            continue
         except ValueError as e:
             skipped[image[:_MAX_IMAGE]] = str(e)
             continue

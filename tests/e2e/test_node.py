@@ -382,7 +382,15 @@ def test_a_discovery_pod_the_registry_refuses_says_so_in_the_template(
         [model, real_node, *pods],
     )
 
-    [discovered] = [c for c in refused.conditions if c.reason == "DiscoveryImagePullFailed"]
+    # Failure repeats the failing condition's reason; the words are read off Discovered.
+    [discovered] = [
+        c
+        for c in refused.conditions
+        if c.type == "Discovered" and c.reason == "DiscoveryImagePullFailed"
+    ]
+    assert ("True", "DiscoveryImagePullFailed") in {
+        (c.status.value, c.reason) for c in refused.conditions if c.type == "Failure"
+    }
     assert name in discovered.message
     assert private_aim_image in discovered.message
     assert "401 Unauthorized" in discovered.message  # the registry's answer, via the kubelet

@@ -301,3 +301,13 @@ def test_a_namespace_config_composes_nothing() -> None:
     comp = reconcile(namespace_config("team-a", creationScope="Cluster"), [service("team-a")])
     assert not comp.resources
     assert not comp.requirements
+
+
+def test_an_image_too_long_for_a_model_is_skipped_not_an_internal_error() -> None:
+    """A listed service is read as stored: an image the model's schema refuses (over its 1,024
+    characters; found by the fuzz tier) is skipped and named, never an internal error."""
+    cfg = cluster_config(creationScope="Cluster")
+    long_image = "registry.example.com/" + "9" * 1100
+    comp = reconcile(cfg, [service("team-a"), service("team-b", long_image, name="long")])
+    assert list(created(comp)) == [AUTO]
+    assert "not an image a model accepts (spec.image)" in condition(comp).message
