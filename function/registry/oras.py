@@ -185,8 +185,12 @@ async def _bounded(
     if pipe_in is None or pipe_out is None or pipe_err is None:
         msg = "oras was started without its pipes"
         raise RuntimeError(msg)
-    pipe_in.write(stdin)
-    await pipe_in.drain()
+    try:
+        if stdin:
+            pipe_in.write(stdin)
+            await pipe_in.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # oras exited without reading it: its exit status and stderr say why
     pipe_in.close()
     out = b""
     while len(out) <= max_bytes:

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from function.registry import reference
-from function.registry.credentials import SecretFormatError, credential_for
+from function.registry.credentials import Credential, SecretFormatError, credential_for
+from function.registry.inspect import InspectionRequest, RegistryFailure
 from function.registry.labels import (
     LabelError,
     image_metadata,
     missing_required,
     recommended_deployments,
 )
+from function.registry.oras import OrasInspector
 from tests.cases import Case, table
 
 
@@ -243,3 +247,23 @@ def test_garbage_deployments_are_an_error_naming_the_label(case: TextCase) -> No
     """A deployments label that cannot be read fails naming the label."""
     with pytest.raises(LabelError, match=r"com\.amd\.aim\.model\.recommendedDeployments"):
         recommended_deployments("com.amd.aim.model.recommendedDeployments", case.text)
+
+
+def test_an_oras_that_exits_without_reading_its_password_is_a_failure_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """oras may exit (refused flags, a crash) before it reads the password written to its
+    stdin. The write then meets a closed pipe; that must end as the registry failure oras
+    reported, never as an exception out of the inspector (the inspection benchmark, eight at a
+    time, hit it)."""
+    fake = tmp_path / "oras"
+    fake.write_text("#!/bin/sh\necho 'Error: refused before reading' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    inspector = OrasInspector(oras=str(fake))
+    image = "registry.example.com/aim/x:1"
+    # More than a pipe holds, so the write cannot complete before the process is gone.
+    secret = Credential("registry.example.com", "u", "p" * (1 << 20))
+    request = InspectionRequest(image, reference.parse(image), secret)
+    outcome = asyncio.run(inspector.inspect(request))
+    assert isinstance(outcome, RegistryFailure)
+    assert "refused before reading" in outcome.message
