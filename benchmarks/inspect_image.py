@@ -1,6 +1,6 @@
 """Image inspection latency: OrasInspector against a real loopback registry, beside a baseline.
 
-    .venv/bin/python benchmarks/inspect_image.py [--calls N]
+    .venv/bin/python benchmarks/inspect_image.py [--calls N] [--smoke]
 
 Starts Debian's docker-registry on loopback (devtools/registry.py), pushes one AIM-labelled
 image, and measures in this process: the baseline (spawning `oras version`, the floor any oras
@@ -84,7 +84,10 @@ def main() -> None:
     """Run the benchmark and print one row per (what, concurrency)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=80)
+    parser.add_argument("--smoke", action="store_true", help="a few calls per row (for tests)")
     args = parser.parse_args()
+    if args.smoke:
+        args.calls = 8
     tools = build_tools()
     with tempfile.TemporaryDirectory() as tmp, start_registry(tools, Path(tmp), auth=False) as reg:
         reg.push("amd/aim-qwen", "0.8.5", LABELS, workdir=Path(tmp))

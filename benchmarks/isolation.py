@@ -1,6 +1,6 @@
 """Well-formed callers' latency with and without hostile requests mixed in, in one run.
 
-    .venv/bin/python benchmarks/isolation.py [--calls N]
+    .venv/bin/python benchmarks/isolation.py [--calls N] [--smoke]
 
 Starts `function-aim --insecure` (worker pool, as served) and `function-aim --workers 0`
 (composing on the server's own thread, as before the pool) and, against each, drives
@@ -27,7 +27,8 @@ import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from benchmarks.run_function import resolved_request, with_observed
+from benchmarks.run_function import resolved_request
+from benchmarks.run_function import settled as settled_service
 from devtools.render import Server, serve_function
 from devtools.requests import run_function_request, selects
 
@@ -153,12 +154,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Print the table."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2400, help="well-formed calls per row")
+    parser.add_argument("--smoke", action="store_true", help="a few calls per row (for tests)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.calls = 2 * WELL_FORMED_CALLERS
     with servers() as targets:
         channel = grpc.insecure_channel(targets[0][1].target)
         stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]
         first = resolved_request()
-        good = with_observed(first, stub.RunFunction(first))
+        good = settled_service(stub, first)
         channel.close()
         bad = hostile_requests(targets[0][1].target)
         print(

@@ -1,6 +1,7 @@
 """Many AIMServices on the local control plane: how fast they converge, and how quiet they stay.
 
     .venv/bin/python benchmarks/scale.py [--sizes 10,100,1000] [--namespaces 10] [--idle 90]
+                                         [--smoke]
 
 Starts the end-to-end tier's control plane (etcd, kube-apiserver, kube-controller-manager,
 Crossplane core, function-aim as a host process with its default rechecks), installs the AIM
@@ -331,7 +332,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=[],
         help="a flag for function-aim (repeatable), e.g. --function-arg=--ready-recheck=60",
     )
+    parser.add_argument(
+        "--smoke", action="store_true", help="one batch of 3 in 1 namespace, 2 s idle (for tests)"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.namespaces, args.idle = "3", 1, 2.0
     sizes = [int(s) for s in args.sizes.split(",")]
 
     tools = build_tools("all")

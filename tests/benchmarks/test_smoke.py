@@ -1,0 +1,70 @@
+"""Every benchmark runs in its smoke mode, so one that breaks fails the suite instead of rotting.
+
+The figures of a smoke run mean nothing (a few calls each); what is checked is that the
+benchmark starts what it measures, gets through every row, and prints the comparison with its
+baseline that its docstring promises.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.cases import Case, table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Bench(Case):
+    script: str
+    prints: tuple[str, ...]
+    """Lines (or parts) the run must print: its rows and the baseline it is compared with."""
+    timeout_s: float = 120
+
+
+BENCHMARKS = [
+    Bench(
+        "run-function",
+        "RunFunction latency beside the no-op function: the figures README quotes",
+        "run_function.py",
+        ("aim, 2 workers", "the no-op", "RSS after the runs"),
+    ),
+    Bench(
+        "isolation",
+        "well-formed callers alone and beside hostile ones, for both servers",
+        "isolation.py",
+        ("worker pool   hostile", "in process    hostile"),
+    ),
+    Bench(
+        "inspect-image",
+        "inspections against a real registry beside spawning oras, at 1 and 8 at a time",
+        "inspect_image.py",
+        ("baseline: oras version    8", "inspection                8"),
+    ),
+    Bench(
+        "scale",
+        "services on the local control plane: converging, writes per service, the idle window",
+        "scale.py",
+        ("== 3 services (total 3) in 1 namespaces", "per service:", "component"),
+        timeout_s=240,
+    ),
+]
+
+
+@table(BENCHMARKS)
+def test_the_benchmark_runs_in_its_smoke_mode(case: Bench) -> None:
+    """The benchmark exits 0 and prints its rows and its baseline."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / case.script), "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=case.timeout_s,
+        check=False,
+    )
+    assert run.returncode == 0, f"{case.reason}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    for line in case.prints:
+        assert line in run.stdout, f"{case.reason}: {line!r} not printed\n{run.stdout[-3000:]}"
