@@ -14,15 +14,14 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from function.api.common import ResourceRequirements
-from function.api.hardware import CpuRequirements, ProfileType
+from function.api.hardware import ProfileType
 from function.api.meta import Kind
 from function.api.model import CustomTemplate, ModelSpec, RecommendedDeployment
 from function.api.template import ClusterServiceTemplateSpec
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.rules import labels, naming
-from function.rules.merge import merge_hardware, merged_env
+from function.rules.merge import cpu_resources, merge_hardware, merged_env
 
 
 @dataclass(frozen=True)
@@ -116,20 +115,13 @@ def _custom(model: str, spec: ModelSpec, namespace: str | None) -> dict[str, Man
             type=kind or ProfileType.UNOPTIMIZED,
             model_sources=spec.model_sources,
             env=merged_env(spec.env, entry.env if entry else None) or None,
-            resources=_cpu_resources(hardware.cpu if hardware else None),
+            resources=cpu_resources(hardware.cpu if hardware else None),
             image_pull_secrets=spec.image_pull_secrets,
             service_account_name=spec.service_account_name,
         )
         alias = {labels.TEMPLATE_ALIAS: labels.value(entry.name)} if entry and entry.name else {}
         templates[name] = _manifest(name, namespace, model, tpl, alias)
     return templates
-
-
-def _cpu_resources(cpu: CpuRequirements | None) -> ResourceRequirements | None:
-    if cpu is None:
-        return None
-    limits = {"cpu": cpu.limits} if cpu.limits is not None else None
-    return ResourceRequirements(requests={"cpu": cpu.requests}, limits=limits)
 
 
 def _manifest(
