@@ -80,19 +80,42 @@ class KServeStandIn:
 
     def _run(self) -> None:
         # A watch, as KServe's controller has: polling a thousand InferenceServices would cost
-        # the API server more than the platform does.
-        version = self._kube.list_version(ISVC, "InferenceService")
-        while not self._stop.is_set():
-            for event in self._kube.watch(ISVC, "InferenceService", version, timeout_s=5):
-                isvc = event["object"]
-                meta = isvc["metadata"]
-                version = meta["resourceVersion"]
-                ready = (condition(isvc, "Ready") or {}).get("status") == "True"
-                if event["type"] not in {"ADDED", "MODIFIED"} or ready:
+        # the API server more than the platform does. What a (re)list finds is reported too, so
+        # nothing made while the watch was down is missed.
+        for isvc in watched(self._kube, ISVC, "InferenceService", self._stop, timeout_s=5):
+            meta = isvc["metadata"]
+            if (condition(isvc, "Ready") or {}).get("status") == "True":
+                continue
+            with contextlib.suppress(KubeError):  # deleted or changed meanwhile
+                simulate_kserve_ready(self._kube, meta["namespace"], meta["name"])
+                self.ready_at[f"{meta['namespace']}/{meta['name']}"] = time.monotonic()
+
+
+def watched(
+    kube: Kube, api_version: str, kind: str, stop: threading.Event, *, timeout_s: int
+) -> Iterator[dict[str, Any]]:
+    """Every object of a kind as listed, then as each write changes it, until `stop`.
+
+    The API server may refuse for a moment (429 while its storage initializes), end a watch with
+    an ERROR event (its resourceVersion expired, under load), or drop the connection: each time
+    the kind is listed again and watched from there, as a controller's informer does, rather
+    than the watching thread dying and the benchmark waiting for nothing.
+    """
+    while not stop.is_set():
+        try:
+            body = kube.request("GET", kube.path(api_version, kind, None)).body
+            version = str(body["metadata"]["resourceVersion"])
+            yield from body.get("items") or []
+            for event in kube.watch(api_version, kind, version, timeout_s=timeout_s):
+                if event.get("type") not in {"ADDED", "MODIFIED"}:
+                    if event.get("type") == "ERROR":
+                        break  # list again
                     continue
-                with contextlib.suppress(KubeError):  # deleted or changed meanwhile
-                    simulate_kserve_ready(self._kube, meta["namespace"], meta["name"])
-                    self.ready_at[f"{meta['namespace']}/{meta['name']}"] = time.monotonic()
+                yield event["object"]
+                if stop.is_set():
+                    return
+        except (KubeError, OSError, KeyError):
+            stop.wait(1)
 
 
 @dataclass
@@ -110,22 +133,20 @@ class History:
 
 
 def watch_services(kube: Kube, history: History, stop: threading.Event) -> None:
-    """Record every write to every AIMService until `stop` (a thread's body)."""
-    version = kube.list_version(AIM, "AIMService")
-    while not stop.is_set():
-        for event in kube.watch(AIM, "AIMService", version, timeout_s=30):
-            obj = event["object"]
-            version = obj["metadata"]["resourceVersion"]
-            if event["type"] not in {"ADDED", "MODIFIED"}:
-                continue
-            meta = obj["metadata"]
-            isvc = condition(obj, "InferenceServiceReady") or {}
-            headline = str((obj.get("status") or {}).get("status", ""))
-            history.writes[f"{meta['namespace']}/{meta['name']}"].append(
-                (time.monotonic(), headline, str(isvc.get("status", "")))
-            )
-            if stop.is_set():
-                return
+    """Record every write to every AIMService until `stop` (a thread's body).
+
+    A write is a new resourceVersion: an object a relist shows again as it was is not one.
+    """
+    seen: dict[str, str] = {}
+    for obj in watched(kube, AIM, "AIMService", stop, timeout_s=30):
+        meta = obj["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        if seen.get(key) == meta.get("resourceVersion"):
+            continue
+        seen[key] = str(meta.get("resourceVersion"))
+        isvc = condition(obj, "InferenceServiceReady") or {}
+        headline = str((obj.get("status") or {}).get("status", ""))
+        history.writes[key].append((time.monotonic(), headline, str(isvc.get("status", ""))))
 
 
 @dataclass(frozen=True)
