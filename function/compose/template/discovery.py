@@ -196,9 +196,12 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
                 reason=e.reason,
                 message=f"Job {name}: {e}",
             )
-        # The result is in status from now on; the Job is no longer needed and is deleted.
+        # The Job is kept until a call sees the result in the template's own status: Crossplane
+        # deletes what a call drops before it writes status, and a status write that is lost
+        # (a conflict, a stale re-apply) would lose the result with the Job, and run it again.
         return DiscoveryOutcome(
             _health(State.READY, Reason.DISCOVERY_COMPLETE, _found(result.sources)),
+            job=keep(current, ready=True),
             sources=result.sources,
             profile=result.profile,
             state=replace_state(state, completed=True, last_failure_reason=None),
