@@ -2,6 +2,10 @@
 
     aim-migrate old.yaml [more.yaml ...] > new.yaml     # or `-` for standard input
 
+It reads the older generations of this API (`aim.silogen.ai`) and the AIM operator's manifests
+(`aim.eai.amd.com/v1alpha1` and `v1alpha2`, github.com/amd-enterprise-ai/aim-engine). Give the
+manifests that refer to each other in one run: models are found by image and profiles by name.
+
 The converted YAML stream goes to standard output (or --output); the report, one block per
 manifest, goes to standard error: what changed, warnings (carried over, but behaving differently
 from before, such as a route path that now renders another value), and what was not carried.
@@ -39,7 +43,12 @@ class _UnreadableInputError(click.ClickException):
     "--quiet", "-q", is_flag=True, help="Report only warnings and what could not be carried."
 )
 def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
-    """Convert AIM manifests of API generations 000-002 into the canonical API."""
+    """Convert AIM manifests into the canonical API (aim.silogen.ai/v1alpha1).
+
+    Reads this API's older generations (aim.silogen.ai) and the AIM operator's manifests
+    (aim.eai.amd.com/v1alpha1 and v1alpha2). Objects with no counterpart (profile sets, KV
+    caches) are left out of the output and reported.
+    """
     docs: list[JsonValue] = []
     for f in files:
         try:
@@ -51,7 +60,8 @@ def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
     results = [migrate(doc, context) for doc in docs]
     for m in results:
         _check(m)
-    output.write(yaml.safe_dump_all([m.manifest for m in results], sort_keys=False))
+    kept = [m.manifest for m in results if not m.dropped]
+    output.write(yaml.safe_dump_all(kept, sort_keys=False))
     for m in results:
         _report(m, quiet=quiet)
     if any(m.not_carried for m in results):
@@ -74,10 +84,13 @@ def _check(m: Migration) -> None:
 def _report(m: Migration, *, quiet: bool) -> None:
     if quiet and not m.not_carried and not m.warnings:
         return
-    arrow = m.source if m.source == m.target else f"{m.source} -> {m.target}"
+    if m.dropped:
+        arrow = f"{m.source} -> (left out)"
+    else:
+        arrow = m.source if m.source == m.target else f"{m.source} -> {m.target}"
     lines = [arrow]
     if not quiet:
-        lines += [f"  changed: {c}" for c in m.changes] or ["  unchanged"]
+        lines += [f"  changed: {c}" for c in m.changes] or ([] if m.dropped else ["  unchanged"])
     lines += [f"  WARNING: {w}" for w in m.warnings]
     lines += [f"  NOT CARRIED: {n}" for n in m.not_carried]
     click.echo("\n".join(lines), err=True)

@@ -42,6 +42,11 @@ _MOVED: Final[dict[tuple[str, ...], tuple[str, ...]]] = {
     ),
     ("spec", "overrides", "gpuSelector"): ("spec", "overrides", "hardware", "gpu"),
     ("status", "resolvedImage"): ("status", "resolvedModel"),
+    # The AIM operator's AIMService (aim.eai.amd.com), v1alpha1 releases and v1alpha2.
+    ("spec", "model", "name"): ("spec", "model", "ref"),
+    ("spec", "templateName"): ("spec", "template", "name"),
+    ("spec", "profile", "name"): ("spec", "template", "name"),
+    ("status", "cache", "templateCacheRef", "name"): ("status", "templateCache"),
 }
 """Old field path → canonical one, for every AIMService field the migration renames or moves."""
 

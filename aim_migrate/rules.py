@@ -16,6 +16,8 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from aim_migrate import operator, operator_v1alpha2
+from aim_migrate.operator import OperatorContext
 from aim_migrate.routepaths import ModelForm, rewrite_template
 from function.api.meta import API_VERSION, GROUP, Kind
 
@@ -34,6 +36,8 @@ class Migration:
     warnings: list[str] = field(default_factory=list)
     """Carried over, but it behaves differently from before or not for every object."""
     not_carried: list[str] = field(default_factory=list)
+    dropped: bool = False
+    """No counterpart: the object is left out of the output (not_carried says why)."""
 
     @property
     def target(self) -> str:
@@ -47,24 +51,55 @@ class Context:
 
     model_ids: dict[str, str] = field(default_factory=dict)
     """Old `spec.modelId` of an AIMImage → that image's `metadata.name`."""
+    operator: OperatorContext = field(default_factory=OperatorContext)
+    """Models and profiles among the AIM operator's manifests of the run."""
 
 
 def migrate(doc: JsonValue, context: Context) -> Migration:
-    """Convert one manifest; anything that is not an old AIM manifest passes through unchanged."""
+    """Convert one manifest; anything that is not an AIM manifest passes through unchanged.
+
+    The API group picks the rules: `aim.silogen.ai` (this API and its older generations) here,
+    `aim.eai.amd.com` (the AIM operator's v1alpha1 and v1alpha2) in `operator`.
+    """
     m = Migration(source=_describe(doc), manifest=copy.deepcopy(doc))
-    if not isinstance(m.manifest, dict) or not is_aim(m.manifest):
+    if not isinstance(m.manifest, dict):
         return m
-    rule = _RULES.get(str(m.manifest.get("kind")))
-    if rule is not None:
-        rule(m.manifest, m, context)
-    if "status" in m.manifest:
+    if operator.is_operator(m.manifest):
+        _from_operator(m.manifest, m, context)
+    elif is_aim(m.manifest):
+        rule = _RULES.get(str(m.manifest.get("kind")))
+        if rule is not None:
+            rule(m.manifest, m, context)
+    else:
+        return m
+    if "status" in m.manifest and not m.dropped:
         del m.manifest["status"]
         m.changes.append("status: dropped; the function writes status")
     return m
 
 
+def _from_operator(doc: Manifest, m: Migration, context: Context) -> None:
+    version = str(doc.get("apiVersion", "")).partition("/")[2]
+    rules: dict[str, operator.Rule] = dict(operator.RULES)
+    if version == "v1alpha2":
+        rules |= operator_v1alpha2.RULES
+    elif version != "v1alpha1":
+        rules = {}
+    report = operator.Report(m.changes, m.warnings, m.not_carried)
+    refused = {**operator.REFUSED, **operator_v1alpha2.REFUSED}
+    if not rules:
+        refused = dict.fromkeys(
+            [str(doc.get("kind"))], f"{doc.get('apiVersion')} is not a version this converter knows"
+        )
+    operator.convert(doc, report, context.operator, rules, refused)
+    m.dropped = report.dropped
+
+
 def collect_context(docs: list[JsonValue]) -> Context:
-    """Model ids declared by seed-000 AIMImages in this run, so references to them can be mapped."""
+    """What references between the manifests of a run need.
+
+    Seed-000 AIMImages' model ids, and the operator's models (by image) and profiles (by name).
+    """
     ids: dict[str, str] = {}
     for doc in docs:
         if isinstance(doc, dict) and is_aim(doc) and doc.get("kind") == "AIMImage":
@@ -73,7 +108,7 @@ def collect_context(docs: list[JsonValue]) -> Context:
                 model_id, name = spec.get("modelId"), meta.get("name")
                 if isinstance(model_id, str) and isinstance(name, str):
                     ids[model_id] = name
-    return Context(model_ids=ids)
+    return Context(model_ids=ids, operator=operator.collect(docs))
 
 
 def _image(doc: Manifest, m: Migration, _: Context) -> None:
