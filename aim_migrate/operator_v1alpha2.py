@@ -146,8 +146,8 @@ def _accelerator(f: Fields, report: Report) -> Obj:
         report.warnings.append(
             f"spec.acceleratorModel: {model!r} became spec.hardware.gpu.model; nodes are chosen "
             "here by the AMD GPU operator's labels (amd.com/gpu.device-id), not by the "
-            "operator's feature.node.kubernetes.io/aim-accelerator.* labels: a GPU model the "
-            "table in docs/api.md does not know fails the template, naming it"
+            "operator's feature.node.kubernetes.io/aim-accelerator.* labels, so only AMD "
+            "Instinct models (MI300X, MI325X, ...) place pods; architecture names do not"
         )
     report.changes.append("spec.accelerator*: became spec.hardware.gpu")
     return {"gpu": gpu}

@@ -115,3 +115,85 @@ def test_migrated_route_templates_render_for_their_services(case: RoutedCase) ->
         if s["metadata"]["name"] in want
     }
     assert routed == want, case.reason
+
+
+OPERATOR_V1ALPHA1 = ROOT / "examples" / "migrate" / "operator-v1alpha1.yaml"
+OPERATOR_V1ALPHA2 = ROOT / "examples" / "migrate" / "operator-v1alpha2.yaml"
+
+
+@dataclass(frozen=True)
+class OperatorExampleCase(Case):
+    path: Path
+    exit_code: int
+    kinds: dict[str, int]
+    """Kind of the converted manifests → how many."""
+    not_carried: tuple[str, ...]
+    """What each NOT CARRIED line of the report names, in order."""
+
+
+OPERATOR_EXAMPLES = [
+    OperatorExampleCase(
+        "operator-v1alpha1",
+        "every v1alpha1 kind the operator serves and this package has: all of it carries over "
+        "(exit 0), the artifact becoming a model cache",
+        OPERATOR_V1ALPHA1,
+        0,
+        {
+            "AIMClusterRuntimeConfig": 1,
+            "AIMRuntimeConfig": 1,
+            "AIMClusterModel": 1,
+            "AIMModel": 1,
+            "AIMClusterServiceTemplate": 1,
+            "AIMServiceTemplate": 1,
+            "AIMService": 2,
+            "AIMTemplateCache": 1,
+            "AIMModelCache": 1,
+            "AIMClusterModelSource": 1,
+        },
+        (),
+    ),
+    OperatorExampleCase(
+        "operator-v1alpha2",
+        "v1alpha2's profile path: the profile becomes a template on the model with its image, "
+        "the service names both; engine arguments and the profile set have no place (exit 1)",
+        OPERATOR_V1ALPHA2,
+        1,
+        {"AIMModel": 1, "AIMServiceTemplate": 1, "AIMService": 1, "AIMTemplateCache": 1},
+        ("spec.engineArgs", "the whole AIMProfileSet"),
+    ),
+]
+
+
+@table(OPERATOR_EXAMPLES)
+def test_converted_operator_examples_pass_admission(
+    tools: Tools, case: OperatorExampleCase
+) -> None:
+    """The AIM operator's manifests, converted as a user converts them, pass the XRDs' schemas
+    and CEL rules as creations, and the report names exactly what was not carried."""
+    proc, converted = migrated(case.path)
+    assert proc.returncode == case.exit_code, proc.stderr
+    lines = [line.strip() for line in proc.stderr.splitlines() if "NOT CARRIED" in line]
+    named = tuple(line.removeprefix("NOT CARRIED: ").split(":", 1)[0] for line in lines)
+    assert named == case.not_carried, (case.reason, lines)
+    kinds: dict[str, int] = {}
+    for doc in converted:
+        assert doc["apiVersion"] == "aim.silogen.ai/v1alpha1", doc
+        kinds[doc["kind"]] = kinds.get(doc["kind"], 0) + 1
+    assert kinds == case.kinds, case.reason
+    results = validate_objects(tools, converted)
+    assert [(name, errors) for name, errors in results if errors] == [], case.reason
+    assert len(results) == len(converted)
+
+
+def test_operator_route_templates_render_for_the_converted_services() -> None:
+    """The operator's path templates read `spec.model.name` and `spec.profile.name`; converted,
+    they read `spec.model.ref` and `spec.template.name` and render the same paths."""
+    _, v1 = migrated(OPERATOR_V1ALPHA1)
+    [cluster_config] = [d for d in v1 if d["kind"] == "AIMClusterRuntimeConfig"]
+    template = cluster_config["spec"]["routing"]["pathTemplate"]
+    [chat] = [d for d in v1 if d["metadata"]["name"] == "chat"]
+    assert render_path(template, chat) == "/ml-team/qwen3-32b"
+    _, v2 = migrated(OPERATOR_V1ALPHA2)
+    [service] = [d for d in v2 if d["kind"] == "AIMService"]
+    own = service["spec"]["routing"]["pathTemplate"]
+    assert render_path(own, service) == "/ml-team/qwen3-32b-fp8-mi300x"
