@@ -70,7 +70,7 @@ def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
 
 def _check(m: Migration) -> None:
     """Parse the result with the API models, so a conversion that is still invalid says so."""
-    if not isinstance(m.manifest, dict) or not is_aim(m.manifest):
+    if m.dropped or not isinstance(m.manifest, dict) or not is_aim(m.manifest):
         return
     spec_model = _SPECS.get(str(m.manifest.get("kind")))
     if spec_model is None:

@@ -293,8 +293,10 @@ def model(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     if "image" not in f.out:
         report.not_carried.append(
             "spec.image: unset; a model here is an image (with modelSources for custom "
-            "weights): set spec.image to the image that serves it"
+            "weights), so this one is left out: write it with spec.image, the image that "
+            "serves it"
         )
+        report.dropped = True
     discovery = Fields(f.take("discovery"), "spec.discovery", report)
     discovery.carry("enabled")
     discovery.carry("autoCreateTemplates")
