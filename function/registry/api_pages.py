@@ -22,7 +22,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from pydantic import JsonValue
 
@@ -113,8 +113,9 @@ async def read_pages(  # noqa: PLR0913 - what one listing needs
             raise ListingError(FailureKind.ERROR, msg)
         page = await fetch_page(url, headers, deadline, site=site, secret=secret)
         pages += 1
-        found, url = reader(page)
+        found, following = reader(page)
         names += valid_repositories(found)
+        url = urljoin(url, following) if following is not None else None
     if url is None:
         return Repositories(tuple(names[:MAX_REPOSITORIES]))
     note = (

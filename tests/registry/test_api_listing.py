@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import email.utils
 import json
 import socket
 import time
@@ -192,6 +193,43 @@ def test_a_rate_limit_says_when_to_retry(standin: ApiStandIn) -> None:
     assert error.kind is FailureKind.RATE_LIMITED
     assert "HTTP 429: Too Many Requests" in error.message
     assert "retry after 60 s" in error.message
+
+
+@dataclass(frozen=True)
+class Later(Case):
+    headers: dict[str, str]
+    says: str
+
+
+@table(
+    [
+        Later("date", "Retry-After may be an HTTP date", {"Retry-After": "{in 120 s}"},
+              "retry after 1"),
+        Later("none", "a 429 that names no time still says what happens next", {},
+              "it did not say when to retry; the source lists again at its next sync"),
+        Later("garbage", "a Retry-After that is no time is not trusted", {"Retry-After": "soon"},
+              "it did not say when to retry"),
+    ]
+)  # fmt: skip
+def test_a_rate_limit_s_retry_time_is_read_as_sent(case: Later, standin: ApiStandIn) -> None:
+    when = email.utils.formatdate(time.time() + 120, usegmt=True)
+    headers = {k: v.replace("{in 120 s}", when) for k, v in case.headers.items()}
+    standin.serve(HUB_PAGE, Reply(429, b"", headers))
+
+    error = refused(DockerHubIndex(standin.base), wildcard("docker.io", "amdenterpriseai/aim-*"))
+
+    assert error.kind is FailureKind.RATE_LIMITED, case.reason
+    assert case.says in error.message, case.reason
+
+
+def test_a_relative_next_link_is_read_on_the_same_site(standin: ApiStandIn) -> None:
+    """A `next` given as a path is the same site's next page."""
+    standin.serve(f"{HUB_PAGE}?page_size=100", _hub_page(["aim-a"], f"{HUB_PAGE}?page=2"))
+    standin.serve(f"{HUB_PAGE}?page=2", _hub_page(["aim-b"], None))
+
+    got = listed(DockerHubIndex(standin.base), wildcard("docker.io", "amdenterpriseai/aim-*"))
+
+    assert got.names == ("amdenterpriseai/aim-a", "amdenterpriseai/aim-b")
 
 
 def test_github_s_exhausted_quota_is_a_rate_limit_with_its_reset(standin: ApiStandIn) -> None:
