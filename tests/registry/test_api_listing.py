@@ -175,6 +175,8 @@ def test_a_token_echoed_in_a_refusal_is_redacted(standin: ApiStandIn) -> None:
 
 
 def test_an_unknown_docker_hub_namespace_is_not_found(standin: ApiStandIn) -> None:
+    """A namespace Docker Hub does not know is ImageNotFound in its words, asking whether the
+    name is a Docker Hub user or organization."""
     standin.serve_recorded("docker-hub-refusals.json")
 
     error = refused(DockerHubIndex(standin.base), wildcard("docker.io", "nobody-here/aim-*"))
@@ -212,6 +214,7 @@ class Later(Case):
     ]
 )  # fmt: skip
 def test_a_rate_limit_s_retry_time_is_read_as_sent(case: Later, standin: ApiStandIn) -> None:
+    """Retry-After is read in both of its forms, and a missing or unreadable one is said so."""
     when = email.utils.formatdate(time.time() + 120, usegmt=True)
     headers = {k: v.replace("{in 120 s}", when) for k, v in case.headers.items()}
     standin.serve(HUB_PAGE, Reply(429, b"", headers))
@@ -331,6 +334,7 @@ def test_endless_empty_pages_stop_at_the_page_bound(standin: ApiStandIn) -> None
 
 
 def test_a_huge_page_is_an_error_not_a_memory_spike(standin: ApiStandIn) -> None:
+    """A page beyond MAX_PAGE_BYTES is refused after reading that much, whatever it holds."""
     huge = b'{"results": [], "next": null, "pad": "' + b"x" * (MAX_PAGE_BYTES + 10) + b'"}'
     standin.serve(HUB_PAGE, Reply(200, huge))
 
@@ -363,6 +367,7 @@ class Wrong(Case):
 def test_a_docker_hub_answer_of_the_wrong_shape_is_an_error(
     case: Wrong, standin: ApiStandIn
 ) -> None:
+    """An answer not shaped as Docker Hub's list fails the filter; nothing is guessed from it."""
     standin.serve(HUB_PAGE, Reply(200, case.body))
 
     error = refused(DockerHubIndex(standin.base), wildcard("docker.io", "amdenterpriseai/aim-*"))
@@ -389,6 +394,7 @@ def test_entries_that_name_no_repository_are_skipped(standin: ApiStandIn) -> Non
 
 
 def test_github_answering_an_object_is_an_error(standin: ApiStandIn) -> None:
+    """GitHub answers a list of packages; an object instead fails the filter."""
     standin.serve("/orgs/amd-aim/packages", Reply(200, {"packages": []}))
 
     error = refused(GitHubPackagesIndex(standin.base), wildcard("ghcr.io", "amd-aim/*", GHCR))
@@ -398,6 +404,7 @@ def test_github_answering_an_object_is_an_error(standin: ApiStandIn) -> None:
 
 
 def test_a_site_that_never_answers_costs_the_deadline(silent_server: str) -> None:
+    """A site that accepts and never answers fails at the sync's deadline, not later."""
     started = time.monotonic()
     error = refused(
         DockerHubIndex(f"http://{silent_server}"),
@@ -410,6 +417,7 @@ def test_a_site_that_never_answers_costs_the_deadline(silent_server: str) -> Non
 
 
 def test_a_site_nobody_listens_at_is_unreachable() -> None:
+    """A refused connection is RegistryUnreachable, naming the site."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
