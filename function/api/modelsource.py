@@ -38,9 +38,10 @@ class ModelSourceFilter(ApiModel):
         max_length=512,
         description=(
             "An image (`org/aim-qwen:0.8.5`: that tag only), a repository (`org/aim-qwen`: its "
-            "tags), or a wildcard (`org/aim-*`: every repository of the registry's catalog that "
-            "matches). A first segment with a `.` or `:` names a registry "
-            "(`ghcr.io/org/aim-*`); otherwise `spec.registry` is used."
+            "tags), or a wildcard (`org/aim-*`: every repository that matches, from the "
+            "registry's catalog, or on Docker Hub and ghcr.io from the namespace's list, so "
+            "there it starts with its namespace). A first segment with a `.` or `:` names a "
+            "registry (`ghcr.io/org/aim-*`); otherwise `spec.registry` is used."
         ),
     )
     exclude: list[Repository] | None = Field(

@@ -41,6 +41,7 @@ class FailureKind(StrEnum):
     NOT_FOUND = "ImageNotFound"
     TIMEOUT = "RegistryTimeout"
     UNREACHABLE = "RegistryUnreachable"
+    RATE_LIMITED = "RegistryRateLimited"
     ERROR = "RegistryError"
 
 

@@ -80,6 +80,45 @@ class ListingAnswer:
     answers: tuple[QueryAnswer, ...]
 
 
+class ListingError(Exception):
+    """A listing failed; `kind` says how, as a condition reason, and `message` in whose words."""
+
+    def __init__(self, kind: FailureKind, message: str, *, status: int | None = None) -> None:
+        """An error of `kind`, in words for a condition (no credential in them).
+
+        `status` is the HTTP status that said so, when one did.
+        """
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Repositories:
+    """The repositories a registry's index listed (`namespace/name`), and what was cut, if any."""
+
+    names: tuple[str, ...]
+    note: str = ""
+
+
+class RepositoryIndex(Protocol):
+    """Lists a registry's repositories where its catalog is closed (Docker Hub, ghcr.io).
+
+    Such sites list one namespace (an organization or user) at a time through their own web API,
+    so a wildcard names its namespace without `*`.
+    """
+
+    async def repositories(self, query: RepositoryQuery, deadline: float) -> Repositories:
+        """Up to `MAX_REPOSITORIES` of the namespace `query.repository` starts with.
+
+        Raises:
+            ListingError: the site refused, failed, ran past `deadline` (`time.monotonic()`), or
+                answered something that is not its list.
+        """
+        ...
+
+
 class Lister(Protocol):
     """Lists repositories and tags. Must not block the event loop; must time out."""
 

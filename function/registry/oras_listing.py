@@ -1,18 +1,23 @@
 """The production `Lister`: `oras repo ls` (the registry's catalog) and `oras repo tags`.
 
 It shares the inspector's oras binary, registries spoken to over HTTP, mirrors and credential
-handling (`OrasInspector.run`). A sync has one deadline for all its calls; a few run at once, so
-one slow registry costs one sync its deadline and never holds up other XRs' inspections beyond
-that.
+handling (`OrasInspector.run`). Registries whose catalog is closed list a wildcard's namespace
+through their site's API instead (`RepositoryIndex`: Docker Hub's repository API, GitHub's
+packages API), unless a mirror serves them: a mirror is asked for its catalog. A sync has one
+deadline for all its calls; a few run at once, so one slow registry costs one sync its deadline
+and never holds up other XRs' inspections beyond that.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from function.registry.github_listing import GitHubPackagesIndex
+from function.registry.hub_listing import DockerHubIndex
 from function.registry.inspect import FailureKind
 from function.registry.listing import (
     MAX_NAME,
@@ -20,8 +25,10 @@ from function.registry.listing import (
     MAX_TAG_LISTS,
     MAX_TAGS,
     ListingAnswer,
+    ListingError,
     ListingRequest,
     QueryAnswer,
+    RepositoryIndex,
     RepositoryQuery,
     RepositoryTags,
     matches,
@@ -33,16 +40,28 @@ from function.registry.reference import DOCKER_HUB
 
 DEFAULT_TIMEOUT_S: Final = 120.0
 CONCURRENCY: Final = 4
+GHCR: Final = "ghcr.io"
 # Registries that serve the Registry API's catalog to nobody (a mirror of them may: it is asked).
-_NO_CATALOG: Final = frozenset({DOCKER_HUB, "ghcr.io"})
+_NO_CATALOG: Final = frozenset({DOCKER_HUB, GHCR})
+
+
+def site_indexes() -> dict[str, RepositoryIndex]:
+    """The sites' own listings of the registries without a catalog: Docker Hub's and GitHub's."""
+    return {DOCKER_HUB: DockerHubIndex(), GHCR: GitHubPackagesIndex()}
 
 
 @dataclass(frozen=True)
 class OrasLister:
-    """Lists repositories and tags with `inspector`'s oras, within `timeout_s` per sync."""
+    """Lists repositories and tags with `inspector`'s oras, within `timeout_s` per sync.
+
+    `indexes` lists the repositories of registries without a catalog, by registry (as image
+    references name it: `docker.io`); None is `site_indexes()` for every such registry that has
+    no mirror. Tests give stand-ins here; nothing a user writes reaches it.
+    """
 
     inspector: OrasInspector
     timeout_s: float = DEFAULT_TIMEOUT_S
+    indexes: Mapping[str, RepositoryIndex] | None = None
 
     async def list_images(self, request: ListingRequest) -> ListingAnswer:
         """Answer every query of one sync, at most `CONCURRENCY` oras calls at a time."""
@@ -69,7 +88,7 @@ class OrasLister:
             listed = await asyncio.gather(
                 *(self._tags(query, name, deadline, gate) for name in chosen)
             )
-        except OrasError as e:
+        except (OrasError, ListingError) as e:
             return QueryAnswer(query, failure=e.kind, message=e.message)
         notes += [note for _, note in listed if note]
         repositories = tuple(
@@ -80,6 +99,11 @@ class OrasLister:
     async def _catalog(
         self, query: RepositoryQuery, deadline: float, gate: asyncio.Semaphore
     ) -> tuple[list[str], list[str]]:
+        index = self._index(query.registry)
+        if index is not None:
+            async with gate:
+                found = await index.repositories(query, deadline)
+            return list(found.names), [found.note] if found.note else []
         if self._host(query.registry) in _NO_CATALOG:
             msg = (
                 f"{query.registry} does not list its repositories to clients (no catalog API), "
@@ -123,6 +147,13 @@ class OrasLister:
         if len(out) > limit or len(tags) > MAX_TAGS:
             return tags[:MAX_TAGS], f"{repository}: only its first {MAX_TAGS} tags were read"
         return tags, ""
+
+    def _index(self, registry: str) -> RepositoryIndex | None:
+        if self.indexes is not None:
+            return self.indexes.get(registry)
+        if registry in self.inspector.mirrors:
+            return None
+        return site_indexes().get(registry)
 
     def _host(self, registry: str) -> str:
         return self.inspector.mirrors.get(registry, registry)

@@ -90,7 +90,7 @@ def _read(index: int, f: ModelSourceFilter, spec: ClusterModelSourceSpec) -> Fil
             )
         return Filter(
             f.image,
-            registry,
+            reference.registry_host(registry),  # Docker Hub's aliases are docker.io (same models)
             pattern.lower(),
             wildcard=True,
             exclude=exclude,
@@ -100,14 +100,20 @@ def _read(index: int, f: ModelSourceFilter, spec: ClusterModelSourceSpec) -> Fil
         return FilterError(
             f.image, f"{where}.image: name images by tag, not digest (a catalog lists tags)"
         )
-    first, sep, _ = text.partition("/")
-    named_registry = bool(sep) and _is_host(first)
+    first, sep, rest = text.partition("/")
+    named = bool(sep) and _is_host(first)
+    registry, path = (first, rest) if named else (spec.registry, text)
     try:
-        ref = reference.parse(text if named_registry else f"{spec.registry}/{text}")
+        ref = reference.parse(f"{reference.registry_host(registry)}/{path}")
     except reference.ReferenceError as e:
         return FilterError(f.image, f"{where}.image: {e}")
     return Filter(
-        f.image, ref.registry, ref.repository, tag=ref.tag, exclude=exclude, constraints=constraints
+        f.image,
+        ref.registry,
+        ref.repository,
+        tag=ref.tag,
+        exclude=exclude,
+        constraints=constraints,
     )
 
 

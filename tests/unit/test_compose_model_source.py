@@ -169,6 +169,24 @@ READS = [
         registry="docker.io",
     ),
     Read(
+        "hub-alias-wildcard",
+        "index.docker.io is Docker Hub: its wildcards list through Docker Hub's API",
+        "index.docker.io/amdenterpriseai/aim-*",
+        Filter(
+            "index.docker.io/amdenterpriseai/aim-*",
+            "docker.io",
+            "amdenterpriseai/aim-*",
+            wildcard=True,
+        ),
+    ),
+    Read(
+        "hub-alias-registry",
+        "spec.registry registry-1.docker.io is Docker Hub too, official images under library/",
+        "busybox:1.36",
+        Filter("busybox:1.36", "docker.io", "library/busybox", tag="1.36"),
+        registry="registry-1.docker.io",
+    ),
+    Read(
         "registry-in-image",
         "a registry in the filter wins over spec.registry",
         "quay.io/org/m:1",
