@@ -45,6 +45,7 @@ HEADLINE: Final = {
 }
 _TEMPLATE_PREFIX = "template-"
 _MAX_WHY = 512
+_MAX_WHYS = 4
 
 
 def compose_model(observed: Observed) -> Composition | Inspect:
@@ -201,6 +202,8 @@ def _unknown_accelerators(
         failure = find_condition(status_of(tpl).get("conditions"), "Failure")
         if failure.get("status") == "True" and failure.get("reason") == Reason.UNKNOWN_ACCELERATOR:
             found[name_of(tpl)] = str(failure.get("message") or "")[:_MAX_WHY]
+            if len(found) == _MAX_WHYS:  # the same few accelerators: enough to name them
+                break
     return found
 
 
