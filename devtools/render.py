@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import socket
 import subprocess
 import sys
@@ -116,6 +117,20 @@ def run_script(script: str, *args: str) -> str:
     return lines[-1]
 
 
+def own_tool(bin_dir: Path, name: str) -> Path:
+    """The build of devtools/`name` from this checkout's sources: `<name>-<sum>` in `bin_dir`.
+
+    scripts/build-tools.sh keeps each build of our own Go programs under the sum of its sources
+    (the same sum it computes), so checkouts with other sources, sharing the tools cache, do not
+    swap the program under each other's tests. Only `<name>` when that build is missing.
+    """
+    src = ROOT / "devtools" / name
+    files = [*sorted(src.glob("go.*")), *sorted(src.glob("*.go"))]
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
+    built = bin_dir / f"{name}-{digest}"
+    return built if built.exists() else bin_dir / name
+
+
 def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
     """Build (or reuse) the Go-built tools; progress goes to this process's stderr."""
     bin_dir = Path(run_script("build-tools.sh", toolset))
@@ -123,7 +138,7 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         crossplane=bin_dir / "crossplane",
         core=bin_dir / "crossplane-core",
         oldest_core=bin_dir / "crossplane-core-oldest",
-        apicheck=bin_dir / "apicheck",
+        apicheck=own_tool(bin_dir, "apicheck"),
         oras=bin_dir / "oras",
         etcd=bin_dir / "etcd",
         kube_apiserver=bin_dir / "kube-apiserver",
@@ -131,8 +146,8 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         kube_scheduler=bin_dir / "kube-scheduler",
         kubelet=bin_dir / "kubelet",
         kube_proxy=bin_dir / "kube-proxy",
-        pause=bin_dir / "pause",
-        aimstub=bin_dir / "aimstub",
+        pause=own_tool(bin_dir, "pause"),
+        aimstub=own_tool(bin_dir, "aimstub"),
         kserve_manager=bin_dir / "kserve-manager",
         crossplane_src=bin_dir.parent / "crossplane-src",
         oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",

@@ -204,12 +204,19 @@ ln -sfn "$GOMODCACHE/github.com/kserve/kserve@$KSERVE_VERSION" "$bin/../kserve-s
 # Our own Go programs, rebuilt whenever their sources change (go.sum, where there is one, pins
 # every dependency): apicheck (devtools/apicheck), the API server's validation code, offline; and
 # pause (devtools/pause), the pod sandbox process of the end-to-end tier's node; and aimstub
-# (devtools/aimstub), the entrypoint of the test AIM image that node runs.
+# (devtools/aimstub), the entrypoint of the test AIM image that node runs. Each is also kept as
+# <name>-<sum of its sources>, which the harness runs (devtools/render.py): checkouts with other
+# sources share this cache and rebuild <name> in turn, but never change another's <name>-<sum>.
 own() { # name
   local name=$1 src sum
   src="$(cd "$(dirname "$0")/.." && pwd)/devtools/$name"
   sum=$(cat "$src"/go.* "$src"/*.go | sha256sum | cut -c1-16)
+  if [ -x "$bin/$name-$sum" ]; then
+    log "$name: cached"
+    return
+  fi
   if [ "$(cat "$bin/$name.sum" 2>/dev/null)" = "$sum" ] && [ -x "$bin/$name" ]; then
+    cp -f "$bin/$name" "$bin/$name-$sum"
     log "$name: cached"
     return
   fi
@@ -222,6 +229,7 @@ own() { # name
     tail -n 40 "$cache/tools/work/$name.log" >&2
     exit 1
   fi
+  cp -f "$bin/$name.tmp" "$bin/$name-$sum"
   mv "$bin/$name.tmp" "$bin/$name"
   echo "$sum" >"$bin/$name.sum"
   log "$name: built in $(( $(date +%s) - t0 ))s"

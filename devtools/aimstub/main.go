@@ -7,6 +7,12 @@
 //	aim download URI DIR        fetches hf://org/model from $HF_ENDPOINT into DIR, as the model
 //	                            download image (KServe's storage-initializer convention) does
 //
+// The dry-run prints the profile in the schema $AIM_STUB_SCHEMA names: `gpu` (the default) as
+// AIM images up to 0.10 do (metadata.gpu, gpu_count), or `accelerator` as newer ones do
+// (metadata.accelerator_model, accelerator_count, accelerator_type and the runtime's other
+// fields). A newer image reads only AIM_ACCELERATOR_MODEL and AIM_ACCELERATOR_COUNT here, and
+// with no GPU to detect fails without them, so a discovery Job that does not set them fails too.
+//
 // Serving fails on demand, as a broken inference server would, for the tests of what a service
 // reports about its pods: $AIM_STUB_EXIT is printed and the server exits with code 3 (a crash
 // loop); $AIM_STUB_ALLOCATE_MIB mebibytes are touched before serving (killed under a lower
@@ -51,7 +57,12 @@ func main() {
 			fmt.Fprintln(os.Stderr, "only --format=json is supported")
 			os.Exit(2)
 		}
-		fmt.Print(profiles)
+		out, err := dryRun(os.Getenv("AIM_STUB_SCHEMA"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Print(out)
 	case "download":
 		if len(os.Args) != 4 {
 			fmt.Fprintln(os.Stderr, "usage: aim download hf://org/model DIR")
@@ -70,6 +81,42 @@ func main() {
 		fmt.Fprintf(os.Stderr, "unknown command %q\n", os.Args[1])
 		os.Exit(2)
 	}
+}
+
+// dryRun is what `dry-run --format=json` prints in the schema named (see the package comment).
+func dryRun(schema string) (string, error) {
+	switch schema {
+	case "", "gpu":
+		return profiles, nil
+	case "accelerator":
+	default:
+		return "", fmt.Errorf("AIM_STUB_SCHEMA is %q, not gpu or accelerator", schema)
+	}
+	model := os.Getenv("AIM_ACCELERATOR_MODEL")
+	if model == "" {
+		return "", fmt.Errorf("no accelerator detected and AIM_ACCELERATOR_MODEL is unset")
+	}
+	if !strings.EqualFold(model, "MI300X") {
+		return "", fmt.Errorf("no profile for AIM_ACCELERATOR_MODEL=%s (this image has MI300X)", model)
+	}
+	if count := os.Getenv("AIM_ACCELERATOR_COUNT"); count != "" && count != "1" {
+		return "", fmt.Errorf("no profile for AIM_ACCELERATOR_COUNT=%s (this image has 1)", count)
+	}
+	var result []map[string]any
+	if err := json.Unmarshal([]byte(profiles), &result); err != nil {
+		return "", err
+	}
+	profile := result[0]["profile"].(map[string]any)
+	metadata := profile["metadata"].(map[string]any)
+	delete(metadata, "gpu")
+	delete(metadata, "gpu_count")
+	metadata["accelerator_type"] = "gpu"
+	metadata["accelerator_model"] = "MI300X"
+	metadata["accelerator_count"] = 1
+	metadata["manual_selection_only"] = false
+	metadata["features"] = []string{}
+	out, err := json.Marshal(result)
+	return string(out), err
 }
 
 func serve(port int) {

@@ -18,6 +18,7 @@ from typing import Final
 from pydantic import JsonValue, ValidationError
 
 from function.api.common import MODEL_ID_PATTERN, SOURCE_URI_RULE
+from function.api.hardware import INT32_MAX
 from function.api.template import DiscoveredSource, Profile
 from function.rules import jsontext, quantity
 from function.rules.naming import DNS_LABEL_MAX, sanitize_part
@@ -28,6 +29,9 @@ BACKOFF_MAX_S: Final = 3600
 _MAX_SIZE_GB: Final = 2**20
 _MAX_TIMESTAMP_LENGTH: Final = 64
 _MAX_NAME: Final = 256
+_MAX_TEXT: Final = 128
+"""Longest metadata value kept (an engine, a precision, a GPU model): longer ones are cut."""
+_TEXT_FIELDS: Final = ("engine", "metric", "precision", "type")
 _SOURCE_URI: Final = re.compile(SOURCE_URI_RULE)
 _MODEL_ID: Final = re.compile(MODEL_ID_PATTERN)
 _PREFIX: Final = "discover-"
@@ -43,6 +47,10 @@ class ResultError(ValueError):
         """`reason` is the condition reason, `message` what the user reads."""
         super().__init__(message)
         self.reason = reason
+
+
+class MetadataError(ValueError):
+    """A profile's metadata field has a value no template can keep; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -156,9 +164,12 @@ def _result(first: JsonValue, text: str) -> Result:
         sources = tuple(
             _source(m) for m in (models if isinstance(models, list) else []) if isinstance(m, dict)
         )
-        parsed = Profile.model_validate(
-            {k: profile[k] for k in ("engine_args", "env_vars", "metadata") if k in profile}
-        )
+        kept: dict[str, JsonValue] = {
+            k: profile[k] for k in ("engine_args", "env_vars") if k in profile
+        }
+        if profile.get("metadata") is not None:
+            kept["metadata"] = profile_metadata(profile["metadata"])
+        parsed = Profile.model_validate(kept)
     except ValidationError as e:
         error = e.errors()[0]
         where = ".".join(["profile", *(str(p) for p in error["loc"])])
@@ -172,6 +183,74 @@ def _result(first: JsonValue, text: str) -> Result:
             f"the dry-run's first profile lists no model to download: {_excerpt(text)}",
         )
     return Result(sources, parsed)
+
+
+def profile_metadata(raw: JsonValue) -> dict[str, JsonValue]:
+    """A profile's metadata, in either schema AIM images print, as a template's status keeps it.
+
+    Older images print `gpu` and `gpu_count`; newer ones `accelerator_model`,
+    `accelerator_count` and `accelerator_type` (and `gpu`/`gpu_count` only as aliases). Both
+    become `gpu` and `gpu_count`, so a template's status does not depend on the image's age.
+    Where both are printed, the accelerator field wins when set, as the AIM operator reads them
+    (and the AIM runtime, whose `accelerator_model` and `accelerator_count` take `gpu` and
+    `gpu_count` as their second choice): a non-empty `accelerator_model` over `gpu`, a present
+    `accelerator_count` over `gpu_count`. `NONE` (the runtime's sentinel for no accelerator) is
+    no model. Fields we do not use (`accelerator_type`, `manual_selection_only`, `features`...)
+    are dropped; strings are cut to a size a status can carry.
+
+    Raises:
+        MetadataError: a field we use has the wrong type, or a count below 0 or above int32; the
+            message names the field and the value.
+    """
+    if not isinstance(raw, dict):
+        msg = f"profile.metadata is {_kind(raw)}, not an object"
+        raise MetadataError(msg)
+    out: dict[str, JsonValue] = {}
+    for key in _TEXT_FIELDS:
+        text = _text(raw, key)
+        if text:
+            out[key] = text
+    model = _text(raw, "accelerator_model") or _text(raw, "gpu")
+    if model and model.upper() != "NONE":
+        out["gpu"] = model
+    key = "accelerator_count" if raw.get("accelerator_count") is not None else "gpu_count"
+    count = raw.get(key)
+    if count is not None:
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= INT32_MAX:
+            msg = (
+                f"profile.metadata.{key} is {_excerpt(str(count), 40)} ({_kind(count)}), "
+                f"not a number of GPUs from 0 to {INT32_MAX}"
+            )
+            raise MetadataError(msg)
+        out["gpu_count"] = count
+    return out
+
+
+def _text(raw: Mapping[str, JsonValue], key: str) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        msg = f"profile.metadata.{key} is {_kind(value)}, not a string"
+        raise MetadataError(msg)
+    value = value.strip()
+    return value if len(value) <= _MAX_TEXT else value[: _MAX_TEXT - 1] + "…"
+
+
+def _kind(value: JsonValue) -> str:
+    match value:
+        case bool():
+            return "a boolean"
+        case int() | float():
+            return "a number"
+        case str():
+            return "a string"
+        case list():
+            return "a list"
+        case dict():
+            return "an object"
+        case _:
+            return "null"
 
 
 def _source(model: Mapping[str, JsonValue]) -> DiscoveredSource:

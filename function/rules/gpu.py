@@ -28,13 +28,15 @@ DEVICE_IDS: Final = MappingProxyType(
         "MI325X": ("74a5", "74b9"),
         "MI350X": ("75a0", "75b0"),
         "MI355X": ("75a3", "75b3"),
+        "MI350P": ("75a8",),
         "V710": ("7460", "7461"),
-        "W7900": ("7448", "744a"),
+        "W7900": ("7448", "744a", "744b"),  # 744b: W7900D
         "W7800": ("7449", "745e"),
         "W6900X": ("73a2",),
         "W6800": ("73a3",),
         "W6800X": ("73ab",),
         "V620": ("73a1", "73ae"),
+        "R9700": ("7551",),  # Radeon AI PRO R9700 (Navi 48), also sold as R9700S and R9600D
         "RX9070": ("7550",),
         "RX7900": ("744c",),
         "RX6900": ("73af",),
@@ -51,12 +53,25 @@ class UnknownGpuModelError(ValueError):
 
 
 def normalize_model(name: str) -> str:
-    """`amd instinct mi300x`, `MI300X`, `mi-300x` all mean `MI300X`."""
+    """`amd instinct mi300x`, `MI300X`, `mi-300x` all mean `MI300X`.
+
+    A marketing name whose model is one word among others (`AMD Radeon AI PRO R9700`) means that
+    word; a name with no known model in it keeps its first word (`AI`, a GPU family label).
+    """
     tokens = [t for t in _SEPARATORS.split(name.upper()) if t and t not in _VENDOR_WORDS]
     joined = "".join(tokens)
     if joined in DEVICE_IDS:
         return joined
+    known = next((t for t in tokens if t in DEVICE_IDS), None)
+    if known is not None:
+        return known
     return tokens[0] if tokens else ""
+
+
+def known_model(name: str) -> str | None:
+    """The table's name for `name` (see `normalize_model`), or None when no AMD GPU has it."""
+    model = normalize_model(name)
+    return model if model in DEVICE_IDS else None
 
 
 def device_ids(model: str) -> tuple[str, ...]:
@@ -78,6 +93,7 @@ VRAM_GIB: Final = MappingProxyType(
     {
         "MI355X": 288,
         "MI350X": 288,
+        "MI350P": 144,
         "MI325X": 256,
         "MI308X": 128,
         "MI300X": 192,
@@ -92,6 +108,7 @@ VRAM_GIB: Final = MappingProxyType(
         "W6800": 32,
         "W6800X": 32,
         "V620": 32,
+        "R9700": 32,
         "RX9070": 16,
         "RX7900": 24,
         "RX6900": 16,

@@ -126,6 +126,8 @@ class Reason(StrEnum):
     DISCOVERY_OUTPUT_INVALID = "DiscoveryOutputInvalid"
     DISCOVERY_OUTPUT_TOO_LARGE = "DiscoveryOutputTooLarge"
     DISCOVERY_IMAGE_PULL = "DiscoveryImagePullFailed"
+    UNKNOWN_ACCELERATOR = "UnknownAccelerator"
+    """Discovery's profile names an accelerator that is no AMD GPU in `function.rules.gpu`."""
     MODEL_IMAGE_MISSING = "ModelImageMissing"
     WARMING_CACHE = "WarmingCache"
     NO_FAILURE = "NoFailure"

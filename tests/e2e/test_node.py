@@ -17,6 +17,7 @@ import json
 import threading
 import urllib.parse
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, REPORT, SIZE_C
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.observed import Composition, Observed
 from function.settings import Settings
+from tests.cases import Case, table
 from tests.e2e.journey import docker_config
 from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
 from tests.unit import loop
@@ -259,9 +261,9 @@ def private_aim_image(
 
 
 def discovery(
-    kube: Kube, image: str, name: str, pull_secrets: list[str]
+    kube: Kube, image: str, name: str, pull_secrets: list[str], env: dict[str, str] | None = None
 ) -> tuple[Manifest, Manifest, Composition, str]:
-    """A model of `image` and a template of it, and the template's discovery Job, created."""
+    """A model of `image` and a template of it (with `env`), and its discovery Job, created."""
     api = "aim.silogen.ai/v1alpha1"
     model: Manifest = {
         "apiVersion": api,
@@ -279,6 +281,7 @@ def discovery(
             "metric": "latency",
             "precision": "fp8",
             "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+            **({"env": [{"name": k, "value": v} for k, v in env.items()]} if env else {}),
         },
     }
     real_node = kube.get("v1", "Node", NODE_NAME)
@@ -295,18 +298,38 @@ def job_pods(kube: Kube, job: str) -> list[dict[str, Any]]:
     return [{"apiVersion": "v1", "kind": "Pod", **p} for p in listed]
 
 
+@dataclass(frozen=True)
+class SchemaCase(Case):
+    schema: str
+
+
+SCHEMA_CASES = [
+    SchemaCase("gpu-schema", "AIM images up to 0.10: metadata.gpu and gpu_count", "gpu"),
+    SchemaCase(
+        "accelerator-schema",
+        "newer AIM images: accelerator_* metadata, and only AIM_ACCELERATOR_* read",
+        "accelerator",
+    ),
+]
+
+
+@table(SCHEMA_CASES)
 def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
-    cluster: tuple[ControlPlane, Node], private_aim_image: str
+    cluster: tuple[ControlPlane, Node], private_aim_image: str, case: SchemaCase
 ) -> None:
     """The template composer's discovery Job, applied as composed, passes `restricted`, pulls the
     model's image from a registry with basic auth by the model's pull secret, runs its
     `dry-run --format=json` through the discovery wrapper on a real kubelet, and the composer
-    turns the Pod's real termination message into the template's profile and sources.
+    turns the Pod's real termination message into the template's profile and sources, the same
+    whichever schema the image prints (the stand-in prints the one `AIM_STUB_SCHEMA` names).
 
     Simulated: the node's GPU (its AMD GPU operator label; no GPU is used by discovery)."""
     plane, _ = cluster
     kube = plane.admin
-    model, template, started, name = discovery(kube, private_aim_image, "small", [PULL_SECRET])
+    schema = case.schema
+    model, template, started, name = discovery(
+        kube, private_aim_image, f"small-{schema}", [PULL_SECRET], {"AIM_STUB_SCHEMA": schema}
+    )
 
     def finished() -> list[dict[str, Any]] | None:
         pods = job_pods(kube, name)
@@ -320,6 +343,15 @@ def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
         explain=lambda: str([p.get("status") for p in job_pods(kube, name)]),
     )
     assert pods[0]["spec"]["imagePullSecrets"] == [{"name": PULL_SECRET}]
+    # The image printed the schema asked for (so the composer read that one, not the other).
+    [terminated] = [
+        c["state"].get("terminated", {}) for c in pods[0]["status"]["containerStatuses"]
+    ]
+    printed = json.loads(terminated.get("message", "null"))[0]["profile"]["metadata"]
+    assert ("accelerator_model" in printed, "gpu" in printed) == (
+        schema == "accelerator",
+        schema == "gpu",
+    ), (case.reason, printed)
     observed_job = wait_for(
         "the Job's status",
         lambda: (
@@ -339,6 +371,16 @@ def test_a_discovery_job_runs_the_aim_image_and_the_template_reads_its_result(
     profile = done.status["resolvedProfile"]
     assert isinstance(profile, dict)
     assert (profile["type"], profile["gpuCount"]) == ("optimized", 1)
+    found = done.status["profile"]
+    assert isinstance(found, dict)
+    assert found["metadata"] == {
+        "engine": "vllm",
+        "gpu": "MI300X",
+        "gpu_count": 1,
+        "metric": "latency",
+        "precision": "fp8",
+        "type": "optimized",
+    }
     assert done.status["modelSources"] == [
         {
             "name": "Org/Small",

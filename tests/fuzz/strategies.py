@@ -323,6 +323,16 @@ def _part(kind: str, part: str) -> st.SearchStrategy[Any]:
 # --- the cluster around an XR -------------------------------------------------------------
 
 
+def _accelerator_schema() -> Any:
+    """DRY_RUN_RESULT as newer AIM images print it: accelerator_* instead of gpu and gpu_count."""
+    result: Any = json.loads(json.dumps(DRY_RUN_RESULT))
+    metadata = result[0]["profile"]["metadata"]
+    metadata["accelerator_model"] = metadata.pop("gpu")
+    metadata["accelerator_count"] = metadata.pop("gpu_count")
+    metadata.update(accelerator_type="gpu", manual_selection_only=False, features=["adapters"])
+    return result
+
+
 @cache
 def termination_messages() -> st.SearchStrategy[str]:
     """What a container may leave in its termination message, good and bad."""
@@ -330,6 +340,8 @@ def termination_messages() -> st.SearchStrategy[str]:
     return st.one_of(
         good,
         mutated(st.just(json.loads(json.dumps(DRY_RUN_RESULT)))).map(json.dumps),
+        # Newer images' schema: accelerator_* fields, mutated into wrong types and sizes.
+        mutated(st.just(_accelerator_schema())).map(json.dumps),
         st.integers(1, 2**52).map(lambda n: json.dumps({"sizeBytes": n})),
         st.sampled_from(
             [

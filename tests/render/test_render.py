@@ -79,6 +79,14 @@ def check_expected(example: Path, result: Rendered) -> tuple[Obj, list[Obj]]:
     if "image" in expected:
         assert isvc is not None
         assert isvc["spec"]["predictor"]["containers"][0]["image"] == expected["image"]
+    if "deviceIds" in expected:
+        assert isvc is not None
+        terms = isvc["spec"]["predictor"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]["nodeSelectorTerms"]
+        assert [e for t in terms for e in t["matchExpressions"]] == [
+            {"key": "amd.com/gpu.device-id", "operator": "In", "values": expected["deviceIds"]}
+        ]
     if "env" in expected:
         assert isvc is not None
         env = {e["name"]: e.get("value") for e in isvc["spec"]["predictor"]["containers"][0]["env"]}

@@ -93,3 +93,12 @@ def test_unoptimized_allowed_on_request() -> None:
     """Unoptimized profiles are candidates only when allowed."""
     assert chosen(cand("raw", type=None), allow_unoptimized=True) == "raw"
     assert chosen(cand("raw", type=None)) is None
+
+
+def test_radeon_templates_rank_below_instinct_and_are_picked_by_their_box_name() -> None:
+    """As the AIM operator ranks them: any Instinct GPU before a Radeon one; an override naming
+    the Radeon AI PRO R9700 as its box does selects the R9700 template."""
+    r9700, w7900 = cand("r9700", gpu="R9700"), cand("w7900", gpu="W7900")
+    assert chosen(r9700, cand("mi210", gpu="MI210")) == "mi210"
+    assert chosen(r9700, w7900, wanted=Wanted(gpu="AMD Radeon AI PRO R9700")) == "r9700"
+    assert chosen(r9700, w7900, wanted=Wanted(gpu="Radeon PRO W7900")) == "w7900"

@@ -19,7 +19,7 @@ from function.api.template import TemplateStatusValue
 from function.build import Manifest
 from function.compose.model import metadata, templates
 from function.kube.lookup import Listing
-from function.kube.objects import aim_status, name_of
+from function.kube.objects import aim_status, find_condition, name_of, status_of
 from function.kube.observed import (
     Composition,
     Condition,
@@ -44,6 +44,8 @@ HEADLINE: Final = {
     State.READY: ModelStatusValue.READY,
 }
 _TEMPLATE_PREFIX = "template-"
+_MAX_WHY = 512
+_MAX_WHYS = 4
 
 
 def compose_model(observed: Observed) -> Composition | Inspect:
@@ -66,7 +68,8 @@ def compose_model(observed: Observed) -> Composition | Inspect:
     model_meta = meta.metadata.model if meta.metadata else None
     deployments = model_meta.recommended_deployments if model_meta and create else None
     planned = templates.plan(observed.name, spec, ctx.namespace, deployments or [])
-    statuses = _template_statuses(observed, planned.templates, listing.items(observed.required))
+    listed = listing.items(observed.required)
+    statuses = _template_statuses(observed, planned.templates, listed)
 
     for name, manifest in planned.templates.items():
         comp.resources[_TEMPLATE_PREFIX + name] = Desired(
@@ -81,7 +84,11 @@ def compose_model(observed: Observed) -> Composition | Inspect:
 
     gap = _metadata_gap(meta)
     templates_health = _templates_health(
-        statuses, gap=gap, expected=bool(planned.templates), skipped=planned.skipped
+        statuses,
+        gap=gap,
+        expected=bool(planned.templates),
+        skipped=planned.skipped,
+        why=_unknown_accelerators(observed, listed),
     )
     healths = [ctx.config_health, meta.health, templates_health]
     state = report(
@@ -176,6 +183,30 @@ def _template_statuses(
     return statuses
 
 
+def _unknown_accelerators(
+    observed: Observed, listed: tuple[Manifest, ...] | None
+) -> dict[str, str]:
+    """What its Failure says, for each template of this model discovery found an unknown GPU for.
+
+    A template fails so when its image's profile runs on an accelerator we cannot place pods on;
+    the model names that accelerator too, as the fix is in the image or the GPU table.
+    """
+    composed = [m for k, m in observed.resources.items() if k.startswith(_TEMPLATE_PREFIX)]
+    others = [
+        t
+        for t in listed or ()
+        if isinstance(t.get("spec"), dict) and t["spec"].get("modelName") == observed.name  # type: ignore[union-attr]
+    ]
+    found: dict[str, str] = {}
+    for tpl in [*composed, *others]:
+        failure = find_condition(status_of(tpl).get("conditions"), "Failure")
+        if failure.get("status") == "True" and failure.get("reason") == Reason.UNKNOWN_ACCELERATOR:
+            found[name_of(tpl)] = str(failure.get("message") or "")[:_MAX_WHY]
+            if len(found) == _MAX_WHYS:  # the same few accelerators: enough to name them
+                break
+    return found
+
+
 def _metadata_gap(meta: metadata.MetadataOutcome) -> Health | None:
     """What a model with no templates reports for them when its image's metadata is not known.
 
@@ -214,8 +245,12 @@ def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation 
     gap: Health | None,
     expected: bool,
     skipped: Sequence[str],
+    why: Mapping[str, str] | None = None,
 ) -> Health:
-    """The model's templates as one component, as AIM aggregates them."""
+    """The model's templates as one component, as AIM aggregates them.
+
+    `why` adds to a template's name what its own status says of its failure.
+    """
     values = list(statuses.values())
     count = len(values)
     failed = sum(v in {TemplateStatusValue.FAILED, TemplateStatusValue.DEGRADED} for v in values)
@@ -239,18 +274,20 @@ def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation 
     if available == count:
         return _health(State.READY, Reason.ALL_TEMPLATES_READY, summary)
     if failed == count:
-        return _health(State.FAILED, Reason.ALL_TEMPLATES_FAILED, summary + _named(statuses))
+        return _health(State.FAILED, Reason.ALL_TEMPLATES_FAILED, summary + _named(statuses, why))
     if unavailable == count:
         return _health(
             State.DEGRADED,
             Reason.NO_TEMPLATES_AVAILABLE,
-            "no template's GPU is in the cluster" + _named(statuses),
+            "no template's GPU is in the cluster" + _named(statuses, why),
         )
     if failed:
-        return _health(State.DEGRADED, Reason.SOME_TEMPLATES_DEGRADED, summary + _named(statuses))
+        return _health(
+            State.DEGRADED, Reason.SOME_TEMPLATES_DEGRADED, summary + _named(statuses, why)
+        )
     if available and available + unavailable == count:
-        return _health(State.READY, Reason.SOME_TEMPLATES_READY, summary + _named(statuses))
-    return _health(State.PROGRESSING, Reason.TEMPLATES_PROGRESSING, summary + _named(statuses))
+        return _health(State.READY, Reason.SOME_TEMPLATES_READY, summary + _named(statuses, why))
+    return _health(State.PROGRESSING, Reason.TEMPLATES_PROGRESSING, summary + _named(statuses, why))
 
 
 def _templates_auto_generated(  # noqa: PLR0911 - one return per case, in the order they are checked
@@ -320,9 +357,10 @@ def _templates_auto_generated(  # noqa: PLR0911 - one return per case, in the or
     )
 
 
-def _named(statuses: Mapping[str, str | None]) -> str:
+def _named(statuses: Mapping[str, str | None], why: Mapping[str, str] | None = None) -> str:
+    notes = why or {}
     others = [
-        f"{n} ({s or 'no status yet'})"
+        f"{n} ({s or 'no status yet'}{': ' + notes[n] if n in notes else ''})"
         for n, s in sorted(statuses.items())
         if s != TemplateStatusValue.AVAILABLE
     ]

@@ -78,8 +78,11 @@ def compose_template(observed: Observed) -> Composition:
     comp.requirements += [*discovery.requirements(observed, work_namespace), *found.requirements]
     if found.job is not None:
         comp.resources[DISCOVERY_JOB] = found.job
+    discovered = found.health
+    if discovered.state is State.READY and not spec.model_sources:
+        discovered = gpus.unknown_accelerator(found.profile) or discovered
 
-    healths = [config_health, model_health, gpu.health, found.health]
+    healths = [config_health, model_health, gpu.health, discovered]
     cache = _template_cache(observed, spec, available=worst(healths) is State.READY)
     if cache is not None:
         comp.resources[TEMPLATE_CACHE] = cache
@@ -93,7 +96,7 @@ def compose_template(observed: Observed) -> Composition:
         healths,
         also=lifecycle.conditions(
             healths,
-            discovery=found.health,
+            discovery=discovered,
             gpu=gpu.health,
             gpu_unavailable=gpu.unavailable,
             cache=warm,

@@ -308,11 +308,17 @@ def _job(  # noqa: PLR0913 - everything a discovery Job is made of
         {"name": "AIM_LOG_LEVEL", "value": "CRITICAL"},
         *(e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in spec.env or ()),
     ]
+    gpu_model = gpu.model if gpu else None
+    count = str(gpu.requests) if gpu and gpu.requests else None
+    # Both families, as the AIM operator sets them: older images read AIM_GPU_*, newer ones
+    # AIM_ACCELERATOR_* (the AIM_GPU_* names are their deprecated aliases).
     for key, value in (
         ("AIM_METRIC", spec.metric),
         ("AIM_PRECISION", spec.precision),
-        ("AIM_GPU_MODEL", gpu.model if gpu else None),
-        ("AIM_GPU_COUNT", str(gpu.requests) if gpu and gpu.requests else None),
+        ("AIM_GPU_MODEL", gpu_model),
+        ("AIM_GPU_COUNT", count),
+        ("AIM_ACCELERATOR_MODEL", gpu_model),
+        ("AIM_ACCELERATOR_COUNT", count),
         ("AIM_PROFILE_ID", spec.profile_id),
     ):
         if value:

@@ -14,7 +14,13 @@ from function.api.hardware import Hardware
 from function.api.template import Profile
 from function.kube.objects import labels_of
 from function.kube.observed import Observed, Requirement
-from function.rules.gpu import models_with_vram, node_gpu_models, normalize_model
+from function.rules.gpu import (
+    DEVICE_IDS,
+    known_model,
+    models_with_vram,
+    node_gpu_models,
+    normalize_model,
+)
 from function.rules.status import ConditionType, Health, Reason, State
 
 NODES: Final = "nodes"
@@ -72,6 +78,26 @@ def check(observed: Observed, hardware: Hardware | None) -> GpuCheck:
         reqs,
         unavailable=True,
         retry_after_s=RECHECK_S,
+    )
+
+
+def unknown_accelerator(profile: Profile | None) -> Health | None:
+    """Discovery's profile runs on an accelerator we cannot place pods on: the Discovered failure.
+
+    Pods are placed by the device ids of a GPU model, so a profile for an accelerator missing
+    from `function.rules.gpu` (a new GPU, a CPU profile) is reported by name, not dropped: the
+    template is Failed, and keeps the profile in its status for the user to see.
+    """
+    meta = profile.metadata if profile else None
+    if meta is None or not meta.gpu or known_model(meta.gpu) is not None:
+        return None
+    return Health(
+        ConditionType.DISCOVERED,
+        State.FAILED,
+        Reason.UNKNOWN_ACCELERATOR,
+        f"the image's profile is for accelerator {meta.gpu!r}, which is no AMD GPU model this "
+        f"platform can place pods on (known: {', '.join(DEVICE_IDS)}); run the template on a "
+        "known GPU (spec.hardware.gpu.model) or use an image with a profile for one",
     )
 
 
