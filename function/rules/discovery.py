@@ -195,7 +195,8 @@ def profile_metadata(raw: JsonValue) -> dict[str, JsonValue]:
     (and the AIM runtime, whose `accelerator_model` and `accelerator_count` take `gpu` and
     `gpu_count` as their second choice): a non-empty `accelerator_model` over `gpu`, a present
     `accelerator_count` over `gpu_count`. `NONE` (the runtime's sentinel for no accelerator) is
-    no model. Fields we do not use (`accelerator_type`, `manual_selection_only`, `features`...)
+    no model, and a profile of `accelerator_type: cpu` has no GPU (`gpu_count: 0`). Fields we do
+    not use (`manual_selection_only`, `features`...)
     are dropped; strings are cut to a size a status can carry.
 
     Raises:
@@ -210,6 +211,11 @@ def profile_metadata(raw: JsonValue) -> dict[str, JsonValue]:
         text = _text(raw, key)
         if text:
             out[key] = text
+    if (_text(raw, "accelerator_type") or "").lower() == "cpu":
+        # A CPU profile's accelerator (`EPYC_ZEN5`) and count (cores) say nothing of GPUs: it
+        # needs none, which a template asking for GPUs reports rather than runs.
+        out["gpu_count"] = 0
+        return out
     model = _text(raw, "accelerator_model") or _text(raw, "gpu")
     if model and model.upper() != "NONE":
         out["gpu"] = model

@@ -335,18 +335,42 @@ UNKNOWN_CASES = [
         {**COMMON, "gpu": "MI450X", "gpu_count": 1},
         "'MI450X'",
     ),
-    UnknownCase(
-        "cpu-profile",
-        "a CPU profile has no GPU to place pods on",
-        {
-            **COMMON,
-            "accelerator_type": "cpu",
-            "accelerator_model": "EPYC_ZEN5",
-            "accelerator_count": 32,
-        },
-        "'EPYC_ZEN5'",
-    ),
 ]
+
+CPU_PROFILE = {
+    **COMMON,
+    "accelerator_type": "cpu",
+    "accelerator_model": "EPYC_ZEN5",
+    "accelerator_count": 32,
+}
+
+
+def test_a_cpu_profile_for_a_template_that_asks_for_gpus_fails_it_saying_so() -> None:
+    """An image with no profile for the template's GPU answers with a CPU one: running that on
+    the GPU nodes the template asked for would not be what it promises, so it fails, naming the
+    GPUs asked for and the two ways out."""
+    comp = discovered(CPU_PROFILE)
+
+    assert comp.status["status"] == "Failed"
+    assert conditions(comp)["Failure"] == ("True", "UnknownAccelerator")
+    said = message(comp, "Discovered")
+    assert "runs on CPUs" in said
+    assert "spec.hardware.gpu" in said
+    assert tree(comp.status)["profile"]["metadata"]["gpu_count"] == 0
+
+
+def test_a_cpu_profile_for_a_cpu_template_is_its_answer() -> None:
+    """A CPU template (hardware.cpu, no GPU) takes a CPU profile: its cores are no GPU count and
+    its accelerator no GPU model, so nothing about it is unknown."""
+    xr = template(hardware={"cpu": {"requests": 8}})
+    job = job_of(compose(xr))
+    xr = step(xr, compose(xr))
+    pods = [pod(job, "Succeeded", message=dry_run(CPU_PROFILE))]
+    comp = compose(xr, [*WORLD, *pods], resources={DISCOVERY_JOB: complete_job(job)})
+
+    assert conditions(comp)["Discovered"][0] == "True", message(comp, "Discovered")
+    assert "gpu" not in tree(comp.status)["profile"]["metadata"]
+    assert tree(comp.status)["profile"]["metadata"]["gpu_count"] == 0
 
 
 @table(UNKNOWN_CASES)

@@ -80,7 +80,7 @@ def compose_template(observed: Observed) -> Composition:
         comp.resources[DISCOVERY_JOB] = found.job
     discovered = found.health
     if discovered.state is State.READY and not spec.model_sources:
-        discovered = gpus.unknown_accelerator(found.profile) or discovered
+        discovered = gpus.unknown_accelerator(spec.hardware, found.profile) or discovered
 
     healths = [config_health, model_health, gpu.health, discovered]
     cache = _template_cache(observed, spec, available=worst(healths) is State.READY)

@@ -81,14 +81,26 @@ def check(observed: Observed, hardware: Hardware | None) -> GpuCheck:
     )
 
 
-def unknown_accelerator(profile: Profile | None) -> Health | None:
+def unknown_accelerator(hardware: Hardware | None, profile: Profile | None) -> Health | None:
     """Discovery's profile runs on an accelerator we cannot place pods on: the Discovered failure.
 
     Pods are placed by the device ids of a GPU model, so a profile for an accelerator missing
-    from `function.rules.gpu` (a new GPU, a CPU profile) is reported by name, not dropped: the
-    template is Failed, and keeps the profile in its status for the user to see.
+    from `function.rules.gpu` (a new GPU) is reported by name, not dropped: the template is
+    Failed, and keeps the profile in its status for the user to see. So is a CPU profile
+    (`gpu_count: 0`) for a template that asks for GPUs: the image has no profile for them, and
+    running it on CPUs would not be what the template promises.
     """
     meta = profile.metadata if profile else None
+    wanted = hardware.gpu.requests if hardware and hardware.gpu else None
+    if meta is not None and meta.gpu_count == 0 and not meta.gpu and wanted:
+        return Health(
+            ConditionType.DISCOVERED,
+            State.FAILED,
+            Reason.UNKNOWN_ACCELERATOR,
+            f"the image's profile runs on CPUs, but the template asks for {wanted} GPU(s) "
+            "(spec.hardware.gpu): the image has no profile for that GPU; choose a GPU model it "
+            "supports, or make a CPU template (spec.hardware.cpu without gpu)",
+        )
     if meta is None or not meta.gpu or known_model(meta.gpu) is not None:
         return None
     return Health(
