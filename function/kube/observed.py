@@ -11,17 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import TypeVar
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from function.api.meta import Manifest
 from function.api.model import ModelStatusValue
 from function.api.service import ServiceStatusValue
 from function.api.template import TemplateStatusValue
-from function.build import Manifest
 from function.errors import InvalidSpecError
 from function.kube.claims import as_claim, is_composite_of_claim, strip_legacy_machinery
 from function.kube.convert import (
@@ -33,6 +32,7 @@ from function.kube.convert import (
 )
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.registry.listing import ListingAnswer, ListingRequest
+from function.rules.status import Condition, ConditionStatus
 from function.settings import Settings
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
@@ -88,27 +88,6 @@ READY_HEADLINES = frozenset(
     {ServiceStatusValue.RUNNING, ModelStatusValue.READY, TemplateStatusValue.AVAILABLE}
 )
 """AIM headlines (status.status) that make the XR's Ready condition True; any other is False."""
-
-
-class ConditionStatus(StrEnum):
-    """Kubernetes condition status."""
-
-    TRUE = "True"
-    FALSE = "False"
-    UNKNOWN = "Unknown"
-
-
-@dataclass(frozen=True)
-class Condition:
-    """A condition the function sets on the XR (never Ready/Synced: Crossplane owns those)."""
-
-    type: str
-    status: ConditionStatus
-    reason: str
-    message: str = ""
-    warn: bool = False
-    """Taking this condition on is a Warning event (with the reason as the event's), not a Normal
-    one: all works, but not as the user may think (seed 004's DefaultRuntimeConfigMissing)."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose import Composer
 from function.kube.observed import Composition, Inspect, ListRegistry, Observed
 

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose.service import (
     DERIVED_TEMPLATE,
     HTTP_ROUTE,

@@ -13,13 +13,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import JsonValue
 
 from devtools.render import free_port, serve_function
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose.template import DISCOVERY_JOB
 from function.errors import InvalidSpecError
 from function.kube.observed import (
     Composition,
-    Condition,
-    ConditionStatus,
     Desired,
     Inspect,
     ListRegistry,
@@ -39,7 +37,7 @@ from function.registry.listing import (
     RepositoryTags,
 )
 from function.registry.reference import parse
-from function.rules.status import ConditionType
+from function.rules.status import Condition, ConditionStatus, ConditionType
 from function.server.fn import FunctionRunner
 from tests.unit.test_fn import request
 

@@ -29,7 +29,8 @@ from function.api.cache import (
     ModelCacheStatus,
     Verification,
 )
-from function.build import Manifest, download_report
+from function.api.meta import Manifest
+from function.build import download_report
 from function.build.storage import (
     DOWNLOAD_BACKOFF_LIMIT,
     DOWNLOAD_CONTAINER,
@@ -40,6 +41,8 @@ from function.build.storage import (
     build_size_check_job,
 )
 from function.compose.cache import progress, usage
+from function.compose.config_lookup import lookup as runtime_config_lookup
+from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.kube.jobs import (
     JobState,
     attempt,
@@ -53,8 +56,6 @@ from function.kube.observed import Composition, Desired, Observed, keep, parse_s
 from function.rules import caching, labels, naming, quantity
 from function.rules.merge import merged_env, secret_names
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report
 
 PVC: Final = "pvc"

@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Final
 
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
+from function.compose.config_lookup import lookup as runtime_config_lookup
+from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.compose.service import caching, inference, model, routing, scaling, template
 from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
@@ -28,8 +30,6 @@ from function.kube.observed import Composition, Desired, Observed, Requirement, 
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL, pods_health
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report, worst
 
 __all__ = [

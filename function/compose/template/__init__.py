@@ -19,6 +19,8 @@ from function.api.template import (
     TemplateStatusValue,
 )
 from function.build.aim import build_aim_object
+from function.compose.config_lookup import lookup as runtime_config_lookup
+from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.compose.template import discovery, gpus, lifecycle
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
@@ -28,9 +30,7 @@ from function.kube.observed import Composition, Desired, Observed, Requirement, 
 from function.rules import labels
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import propagated_labels
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
