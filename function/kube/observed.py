@@ -30,6 +30,7 @@ from function.kube.convert import (
     struct_to_dict,
     update_struct,
 )
+from function.kube.counted import Counted
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.registry.listing import ListingAnswer, ListingRequest
 from function.rules.status import Condition, ConditionStatus
@@ -160,6 +161,8 @@ class Composition:
     """Call again after this long (a backoff window ending, nodes to re-check); None: default."""
     propagated_labels: dict[str, str] = field(default_factory=dict)
     """Labels of the XR to add to every composed object (and Jobs' pods) that lacks them."""
+    counted: list[Counted] = field(default_factory=list)
+    """What the function's metrics count of this call (function/kube/counted.py)."""
 
     @property
     def ready(self) -> bool | None:

@@ -22,14 +22,12 @@ from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 
-from function.api.meta import Kind
 from function.compose import Composer
-from function.compose.template import DISCOVERY_JOB
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.convert import OBJECTS
+from function.kube.counted import Counted
 from function.kube.observed import (
-    Composition,
     Inspect,
     ListRegistry,
     Observed,
@@ -39,8 +37,6 @@ from function.kube.observed import (
 from function.kube.transitions import transitions
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.registry.listing import ListingAnswer, ListingRequest
-from function.rules.status import ConditionType
-from function.server.metrics import DISCOVERY_STARTED, SELECTION_EVENT
 from function.settings import Settings
 
 FUNCTION_NAME: Final = "function-aim"
@@ -79,7 +75,8 @@ class Composed:
     kind: str = ""
     outcome: str = "composed"
     """composed; invalid (a FunctionError); refused (no such kind or claim); error (a bug)."""
-    events: tuple[str, ...] = ()
+    events: tuple[Counted, ...] = ()
+    """What the composer reported for the metrics (`Composition.counted`)."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +179,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
     return Composed(
         rsp.SerializeToString(deterministic=True),
         observed.kind,
-        events=_events(observed, composition),
+        events=tuple(composition.counted),
     )
 
 
@@ -190,21 +187,6 @@ def _registry_step(asked: Inspect | ListRegistry) -> NeedsInspection | NeedsList
     if isinstance(asked, Inspect):
         return NeedsInspection(asked.request)
     return NeedsListing(asked.request)
-
-
-def _events(observed: Observed, composition: Composition) -> tuple[str, ...]:
-    """What the server counts of a composition (`metrics`).
-
-    A service's template selection, by its TemplateReady reason; a discovery Job composed anew.
-    """
-    events = [
-        f"{SELECTION_EVENT}{c.reason}"
-        for c in composition.conditions
-        if observed.kind == Kind.SERVICE and c.type == ConditionType.TEMPLATE_READY
-    ]
-    if DISCOVERY_JOB in composition.resources and DISCOVERY_JOB not in observed.resources:
-        events.append(DISCOVERY_STARTED)
-    return tuple(events)
 
 
 def display_name(observed: Observed) -> str:

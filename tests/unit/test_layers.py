@@ -251,3 +251,15 @@ def test_every_kind_of_import_is_seen(code: str) -> None:
         if layer_of(imp.module) == "server"
     ]
     assert found, f"the scan missed the import in:\n{code}"
+
+
+def test_the_server_imports_no_composer_but_the_dispatch_table() -> None:
+    """Composers report what the server counts (`Composition.counted`), so the server needs none
+    of their internals: a composer's module can change without the server noticing."""
+    wrong = [
+        str(imp)
+        for path in sorted((ROOT / "server").rglob("*.py"))
+        for imp in imports(path)
+        if layer_of(imp.module) == "compose" and imp.module != "function.compose"
+    ]
+    assert not wrong, "\n".join(wrong)

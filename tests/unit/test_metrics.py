@@ -16,6 +16,7 @@ from devtools.render import free_port, serve_function
 from function.api.meta import Manifest
 from function.compose.template import DISCOVERY_JOB
 from function.errors import InvalidSpecError
+from function.kube.counted import Counted, DiscoveryStarted, TemplateSelected
 from function.kube.observed import (
     Composition,
     Desired,
@@ -50,13 +51,16 @@ def selecting(observed: Observed) -> Composition:
     tie = Condition(
         ConditionType.TEMPLATE_READY, ConditionStatus.FALSE, "TemplateSelectionAmbiguous"
     )
-    return Composition(conditions=[tie], status={"status": "Pending"})
+    return Composition(
+        conditions=[tie], status={"status": "Pending"}, counted=[TemplateSelected(tie.reason)]
+    )
 
 
 def discovering(observed: Observed) -> Composition:
     """A template that composes its discovery Job (a new one unless it is observed)."""
     job: Manifest = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": observed.name}}
-    return Composition(resources={DISCOVERY_JOB: Desired(job, ready=False)})
+    anew: list[Counted] = [DiscoveryStarted()] if DISCOVERY_JOB not in observed.resources else []
+    return Composition(resources={DISCOVERY_JOB: Desired(job, ready=False)}, counted=anew)
 
 
 def inspecting(observed: Observed) -> Composition | Inspect:

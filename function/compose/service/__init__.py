@@ -24,6 +24,7 @@ from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
 from function.compose.service.template import DERIVED_TEMPLATE
 from function.errors import InvalidSpecError
+from function.kube.counted import TemplateSelected
 from function.kube.lookup import Found
 from function.kube.objects import inference_service_ready, name_of
 from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
@@ -129,6 +130,7 @@ def compose_service(observed: Observed) -> Composition:
         unique.setdefault(requirement.name, requirement)
     comp.requirements = list(unique.values())
     state = report(comp, healths, warnings=models.warnings)
+    comp.counted.append(TemplateSelected(templates.health.reason))
     comp.status = AIMServiceStatus(
         status=_HEADLINE[state],
         resolved_runtime_config=config.ref if config else None,

@@ -24,6 +24,7 @@ from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.compose.template import discovery, gpus, lifecycle
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
+from function.kube.counted import DiscoveryStarted
 from function.kube.lookup import Absent, Lookup, Pending, Resolved
 from function.kube.objects import aim_status, labels_of
 from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
@@ -78,6 +79,8 @@ def compose_template(observed: Observed) -> Composition:
     comp.requirements += [*discovery.requirements(observed, work_namespace), *found.requirements]
     if found.job is not None:
         comp.resources[DISCOVERY_JOB] = found.job
+        if DISCOVERY_JOB not in observed.resources:
+            comp.counted.append(DiscoveryStarted())
     discovered = found.health
     if discovered.state is State.READY and not spec.model_sources:
         discovered = gpus.unknown_accelerator(spec.hardware, found.profile) or discovered
