@@ -8,6 +8,7 @@ dataclasses and are trivially testable.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ from function.kube.convert import (
 from function.kube.counted import Counted
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.registry.listing import ListingAnswer, ListingRequest
+from function.registry.question import Answer, Question
 from function.rules.status import Condition, ConditionStatus
 from function.settings import Settings
 
@@ -59,6 +61,13 @@ class Observed:
     """The registry's answer, when `fn.py` inspected an image for this call."""
     listing: ListingAnswer | None = None
     """The registry's repositories and tags, when `fn.py` listed them for this call."""
+
+    def answered(self, answer: Answer | None) -> Observed:
+        """This call with the registry's answer where the composer that asked reads it."""
+        if isinstance(answer, ListingAnswer):
+            return dataclasses.replace(self, listing=answer)
+        return dataclasses.replace(self, inspection=answer)
+
     claims: bool = False
     """The XR is a claim's composite (the claims flavour): `composite` shows it as the namespaced
     XR it stands for (function/kube/claims.py)."""
@@ -117,23 +126,26 @@ class Requirement:
 
 
 @dataclass(frozen=True)
-class Inspect:
-    """A composer's answer when it needs an image's labels from its registry first.
+class AskRegistry:
+    """A composer's answer when it needs a registry's answer first (`function.registry.question`).
 
-    The function reads the registry (its only network call, made outside the composer) and
-    calls the composer again with the answer in `Observed.inspection`.
+    The function asks the registry (its only network calls, made outside the composer) and
+    calls the composer again with the answer in `Observed.inspection` or `Observed.listing`.
     """
+
+    request: Question
+
+
+@dataclass(frozen=True)
+class Inspect(AskRegistry):
+    """Asking for an image's labels (a model's); the answer is `Observed.inspection`."""
 
     request: InspectionRequest
 
 
 @dataclass(frozen=True)
-class ListRegistry:
-    """A composer's answer when it needs a registry's repositories and tags first.
-
-    Like `Inspect`: the function lists the registry outside the composer and calls it again with
-    the answer in `Observed.listing`.
-    """
+class ListRegistry(AskRegistry):
+    """Asking for a registry's repositories and tags (a model source's): `Observed.listing`."""
 
     request: ListingRequest
 
