@@ -61,16 +61,15 @@ class Observed:
     """The registry's answer, when `fn.py` inspected an image for this call."""
     listing: ListingAnswer | None = None
     """The registry's repositories and tags, when `fn.py` listed them for this call."""
+    claims: bool = False
+    """The XR is a claim's composite (the claims flavour): `composite` shows it as the namespaced
+    XR it stands for (function/kube/claims.py)."""
 
     def answered(self, answer: Answer | None) -> Observed:
         """This call with the registry's answer where the composer that asked reads it."""
         if isinstance(answer, ListingAnswer):
             return dataclasses.replace(self, listing=answer)
         return dataclasses.replace(self, inspection=answer)
-
-    claims: bool = False
-    """The XR is a claim's composite (the claims flavour): `composite` shows it as the namespaced
-    XR it stands for (function/kube/claims.py)."""
 
     @property
     def kind(self) -> str:
