@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 import function
 from tests.cases import Case, table
 
@@ -191,6 +189,8 @@ def cycles() -> list[tuple[str, str]]:
 
 @table(LAYERS)
 def test_a_layer_imports_only_the_layers_below_it(case: Layer) -> None:
+    """A layer that imports its own level or above can no longer be read, tested or changed
+    without the one it imports; the failure lists each such import with its file and line."""
     wrong = [str(imp) for imp in against_the_order() if own_layer(imp.source) == case.id]
     assert not wrong, f"{case.id} (level {case.level}) imports its level or above:\n" + "\n".join(
         wrong
@@ -198,6 +198,8 @@ def test_a_layer_imports_only_the_layers_below_it(case: Layer) -> None:
 
 
 def test_no_two_packages_import_each_other() -> None:
+    """Two packages that reach each other (directly or through others) are one package in two
+    folders, and importing either may fail half-initialised."""
     assert not cycles(), f"package cycles: {cycles()}"
 
 
@@ -218,6 +220,8 @@ def test_the_docstring_states_the_same_order() -> None:
 
 
 def test_the_rules_import_only_the_api_the_standard_library_and_pure_libraries() -> None:
+    """The rules stay pure: nothing of Crossplane, protobuf, Kubernetes or the network, so each
+    is tested by calling it with API values."""
     allowed = {a.id for a in RULES_THIRD_PARTY}
     wrong = []
     for path in sorted((ROOT / "rules").rglob("*.py")):
@@ -231,26 +235,38 @@ def test_the_rules_import_only_the_api_the_standard_library_and_pure_libraries()
     assert not wrong, "function/rules/ must stay pure:\n" + "\n".join(wrong)
 
 
-@pytest.mark.parametrize(
-    "code",
-    [
-        pytest.param("from function.server import fn\n", id="top-level"),
-        pytest.param("def f():\n    from function.server import fn\n", id="in-a-function"),
-        pytest.param(
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import function.server.fn\n",
-            id="type-checking",
-        ),
-        pytest.param("from ...server import fn\n", id="relative"),
-    ],
-)
-def test_every_kind_of_import_is_seen(code: str) -> None:
+@dataclass(frozen=True)
+class Probe(Case):
+    """A module's text that imports function.server one way or another."""
+
+    code: str
+
+
+PROBES = [
+    Probe("top-level", "the plain import", "from function.server import fn\n"),
+    Probe(
+        "in-a-function",
+        "a lazy import still makes the module depend on the server",
+        "def f():\n    from function.server import fn\n",
+    ),
+    Probe(
+        "type-checking",
+        "a type-only import still ties the layers together (and is one step from a real one)",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import function.server.fn\n",
+    ),
+    Probe("relative", "a relative import names the same module", "from ...server import fn\n"),
+]
+
+
+@table(PROBES)
+def test_every_kind_of_import_is_seen(case: Probe) -> None:
     """A lazy or type-only import is still a dependency; the scan must not miss one."""
     found = [
         imp.module
-        for imp in imports(ROOT / "rules" / "probe.py", code)
+        for imp in imports(ROOT / "rules" / "probe.py", case.code)
         if layer_of(imp.module) == "server"
     ]
-    assert found, f"the scan missed the import in:\n{code}"
+    assert found, f"the scan missed the import in:\n{case.code}"
 
 
 def test_the_server_imports_no_composer_but_the_dispatch_table() -> None:
