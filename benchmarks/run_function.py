@@ -33,7 +33,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from devtools.render import serve_function
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.kube.convert import struct_to_dict
 
 API = "aim.silogen.ai/v1alpha1"

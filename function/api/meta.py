@@ -5,10 +5,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
+from pydantic import JsonValue
+
 GROUP: Final = "aim.silogen.ai"
 VERSION: Final = "v1alpha1"
 API_VERSION: Final = f"{GROUP}/{VERSION}"
 CATEGORY: Final = "aim"
+
+Manifest = dict[str, JsonValue]
+"""A Kubernetes object in its JSON/YAML form, the way builders and composers pass it around."""
 
 
 class Kind(StrEnum):

@@ -8,20 +8,21 @@ or changed when their image goes: services may use them.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 from pydantic import Field
 
 from function.api.cel import rule, validations
 from function.api.common import ApiModel, LocalObjectReference, ObservedStatus
 from function.api.model import DiscoveryConfig, ModelStatusValue
-from function.rules.semver import MAX_CONSTRAINT
 
 SYNC_INTERVAL_PATTERN = r"^([0-9]{1,5}(h|m|s)){1,3}$"
 DEFAULT_SYNC_INTERVAL = "1h"
 MIN_SYNC_INTERVAL_S = 60
 MAX_FILTERS = 100
 MAX_CONSTRAINTS = 20
+MAX_CONSTRAINT: Final = 256
+"""A constraint longer than this is refused: nobody writes one, and matching is per tag."""
 
 
 Repository = Annotated[str, Field(min_length=1, max_length=255)]

@@ -1,6 +1,4 @@
-"""Builders: one function per Kubernetes kind, returning a manifest shaped like its YAML."""
+"""Builders: one function per Kubernetes kind, returning a manifest shaped like its YAML.
 
-from pydantic import JsonValue
-
-Manifest = dict[str, JsonValue]
-"""A Kubernetes object in its JSON/YAML form, the way builders and composers pass it around."""
+A manifest is `function.api.meta.Manifest`, the type every layer passes objects in.
+"""

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from function.api.common import ApiModel
-from function.api.meta import API_VERSION, Kind
-from function.build import Manifest
+from function.api.meta import API_VERSION, Kind, Manifest
 
 
 def build_aim_object(

@@ -16,7 +16,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.build.pod import restricted_container_security
 
 CONTAINER: Final = "progress"

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.api.meta import Manifest
 
 PREDICTOR_PORT = 80
 """Port of the Service KServe creates for a predictor (it forwards to the container's 8000)."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.build.pod import restricted_container_security, restricted_pod_security
 from function.rules.gpu import DEVICE_ID_LABEL, GPU_TAINT_KEY
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from function.build import Manifest
+from function.api.meta import Manifest
 
 
 def restricted_pod_security(

@@ -18,7 +18,8 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.build import Manifest, download_report
+from function.api.meta import Manifest
+from function.build import download_report
 from function.build.pod import restricted_container_security, restricted_pod_security
 from function.rules.merge import by_name
 

@@ -13,7 +13,7 @@ from function.compose.modelsource import compose_model_source
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.service import compose_service
 from function.compose.template import compose_template
-from function.kube.observed import Composition, Inspect, ListRegistry, Observed
+from function.kube.observed import AskRegistry, Composition, Observed
 
 
 class Composer(Protocol):
@@ -21,12 +21,12 @@ class Composer(Protocol):
 
     It may raise `function.errors.FunctionError` for input it cannot compose at all; every other
     outcome, including user mistakes it can describe in status, is part of the `Composition`.
-    A composer that needs data from outside the cluster (a model, its image's labels) says so
-    with `Inspect` when `Observed.inspection` does not hold it yet, and one that needs a
-    registry's repositories (a model source) with `ListRegistry`.
+    A composer that needs data from outside the cluster asks the registry (`AskRegistry`) when
+    `Observed` does not hold the answer yet: a model its image's labels (`Inspect`), a model
+    source a registry's repositories (`ListRegistry`).
     """
 
-    def __call__(self, observed: Observed, /) -> Composition | Inspect | ListRegistry:
+    def __call__(self, observed: Observed, /) -> Composition | AskRegistry:
         """Decide the desired state for one XR."""
         ...
 

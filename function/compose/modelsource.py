@@ -21,10 +21,9 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.api.meta import Kind
+from function.api.meta import Kind, Manifest
 from function.api.model import ModelSpec, ModelStatusValue
 from function.api.modelsource import ClusterModelSourceSpec, ClusterModelSourceStatus, FilterStatus
-from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.compose.model import HEADLINE
 from function.compose.model.metadata import secret_requirements
@@ -32,8 +31,6 @@ from function.kube.lookup import Listing
 from function.kube.objects import aim_status, metadata_of, name_of
 from function.kube.observed import (
     Composition,
-    Condition,
-    ConditionStatus,
     Desired,
     ListRegistry,
     Observed,
@@ -43,11 +40,19 @@ from function.kube.observed import (
 )
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
+from function.registry.filters import Filter, FilterError, Match, matched, read_filters
 from function.registry.listing import ListingAnswer, ListingRequest
 from function.rules import labels, naming
 from function.rules.discovery import rfc3339, timestamp
-from function.rules.modelsource import Filter, FilterError, Match, matched, read_filters
-from function.rules.status import ConditionType, Health, Reason, State, report
+from function.rules.status import (
+    Condition,
+    ConditionStatus,
+    ConditionType,
+    Health,
+    Reason,
+    State,
+    report,
+)
 
 SOURCE_LABEL: Final = labels.PREFIX + "model-source"
 SOURCE_REGISTRY: Final = labels.PREFIX + "source-registry"

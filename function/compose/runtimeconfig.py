@@ -21,21 +21,18 @@ from typing import Final
 
 from pydantic import JsonValue, ValidationError
 
-from function.api.meta import API_VERSION, Kind
+from function.api.meta import API_VERSION, Kind, Manifest
 from function.api.runtimeconfig import (
     ClusterRuntimeConfigSpec,
     ModelCreationScope,
     RuntimeConfigSpec,
 )
-from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.compose.service.model import AUTO_CREATED_LABELS, image_model_spec
 from function.errors import InvalidSpecError
 from function.kube.objects import metadata_of, name_of
 from function.kube.observed import (
     Composition,
-    Condition,
-    ConditionStatus,
     Desired,
     Observed,
     Requirement,
@@ -44,7 +41,7 @@ from function.kube.observed import (
 )
 from function.rules import naming
 from function.rules.runtimeconfig import DEFAULT_NAME, creation_scope
-from function.rules.status import ConditionType, Reason
+from function.rules.status import Condition, ConditionStatus, ConditionType, Reason
 
 RUNTIME_CONFIG_KINDS = frozenset({Kind.RUNTIME_CONFIG, Kind.CLUSTER_RUNTIME_CONFIG})
 

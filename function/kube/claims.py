@@ -25,7 +25,7 @@ from pydantic import JsonValue
 
 from function.api.common import OBJECT_NAME_PATTERN
 from function.api.definitions import DEFINITIONS, XrdDefinition
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.rules.naming import DNS_LABEL_MAX
 
 COMPOSITE_PREFIX: Final = "X"

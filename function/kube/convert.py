@@ -14,7 +14,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.api.meta import Manifest
 
 T = TypeVar("T")
 

@@ -12,9 +12,10 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.kube.objects import find_condition, name_of, status_of
 from function.kube.observed import Observed, Requirement
+from function.rules.pods import PULL_FAILURES, START_FAILURES
 
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 
@@ -94,10 +95,6 @@ def waiting_problem(pods: Sequence[Mapping[str, JsonValue]], container: str) -> 
     return None
 
 
-PULL_FAILURES: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
-"""Waiting reasons of a container whose image the kubelet cannot pull."""
-START_FAILURES: Final = frozenset({"CreateContainerConfigError", "CreateContainerError"})
-"""Waiting reasons of a container the kubelet cannot create (a Secret its env names is missing)."""
 _STUCK: Final = PULL_FAILURES | START_FAILURES
 
 

@@ -15,8 +15,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, JsonValue
 
 from function.api.common import ResolvedReference
-from function.api.meta import API_VERSION, Kind, Scope
-from function.build import Manifest
+from function.api.meta import API_VERSION, Kind, Manifest, Scope
 from function.kube.convert import FieldPath, required_where
 from function.kube.objects import aim_status, labels_of, metadata_of, name_of
 from function.kube.observed import Requirement

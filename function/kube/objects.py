@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.api.meta import Manifest
 
 
 def metadata_of(manifest: Manifest) -> Mapping[str, JsonValue]:

@@ -8,20 +8,20 @@ dataclasses and are trivially testable.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import TypeVar
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from function.api.meta import Manifest
 from function.api.model import ModelStatusValue
 from function.api.service import ServiceStatusValue
 from function.api.template import TemplateStatusValue
-from function.build import Manifest
 from function.errors import InvalidSpecError
 from function.kube.claims import as_claim, is_composite_of_claim, strip_legacy_machinery
 from function.kube.convert import (
@@ -31,8 +31,11 @@ from function.kube.convert import (
     struct_to_dict,
     update_struct,
 )
+from function.kube.counted import Counted
 from function.registry.inspect import InspectionOutcome, InspectionRequest
 from function.registry.listing import ListingAnswer, ListingRequest
+from function.registry.question import Answer, Question
+from function.rules.status import Condition, ConditionStatus
 from function.settings import Settings
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
@@ -62,6 +65,12 @@ class Observed:
     """The XR is a claim's composite (the claims flavour): `composite` shows it as the namespaced
     XR it stands for (function/kube/claims.py)."""
 
+    def answered(self, answer: Answer | None) -> Observed:
+        """This call with the registry's answer where the composer that asked reads it."""
+        if isinstance(answer, ListingAnswer):
+            return dataclasses.replace(self, listing=answer)
+        return dataclasses.replace(self, inspection=answer)
+
     @property
     def kind(self) -> str:
         """Kind of the composite resource (XR)."""
@@ -90,27 +99,6 @@ READY_HEADLINES = frozenset(
 """AIM headlines (status.status) that make the XR's Ready condition True; any other is False."""
 
 
-class ConditionStatus(StrEnum):
-    """Kubernetes condition status."""
-
-    TRUE = "True"
-    FALSE = "False"
-    UNKNOWN = "Unknown"
-
-
-@dataclass(frozen=True)
-class Condition:
-    """A condition the function sets on the XR (never Ready/Synced: Crossplane owns those)."""
-
-    type: str
-    status: ConditionStatus
-    reason: str
-    message: str = ""
-    warn: bool = False
-    """Taking this condition on is a Warning event (with the reason as the event's), not a Normal
-    one: all works, but not as the user may think (seed 004's DefaultRuntimeConfigMissing)."""
-
-
 @dataclass(frozen=True)
 class Notice:
     """An event for a condition that changed (function/kube/transitions.py)."""
@@ -137,23 +125,26 @@ class Requirement:
 
 
 @dataclass(frozen=True)
-class Inspect:
-    """A composer's answer when it needs an image's labels from its registry first.
+class AskRegistry:
+    """A composer's answer when it needs a registry's answer first (`function.registry.question`).
 
-    The function reads the registry (its only network call, made outside the composer) and
-    calls the composer again with the answer in `Observed.inspection`.
+    The function asks the registry (its only network calls, made outside the composer) and
+    calls the composer again with the answer in `Observed.inspection` or `Observed.listing`.
     """
+
+    request: Question
+
+
+@dataclass(frozen=True)
+class Inspect(AskRegistry):
+    """Asking for an image's labels (a model's); the answer is `Observed.inspection`."""
 
     request: InspectionRequest
 
 
 @dataclass(frozen=True)
-class ListRegistry:
-    """A composer's answer when it needs a registry's repositories and tags first.
-
-    Like `Inspect`: the function lists the registry outside the composer and calls it again with
-    the answer in `Observed.listing`.
-    """
+class ListRegistry(AskRegistry):
+    """Asking for a registry's repositories and tags (a model source's): `Observed.listing`."""
 
     request: ListingRequest
 
@@ -181,6 +172,8 @@ class Composition:
     """Call again after this long (a backoff window ending, nodes to re-check); None: default."""
     propagated_labels: dict[str, str] = field(default_factory=dict)
     """Labels of the XR to add to every composed object (and Jobs' pods) that lacks them."""
+    counted: list[Counted] = field(default_factory=list)
+    """What the function's metrics count of this call (function/kube/counted.py)."""
 
     @property
     def ready(self) -> bool | None:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.kube.objects import owner_references, uid_of
 
 

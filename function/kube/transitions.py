@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from function.kube.observed import Condition, ConditionStatus, Notice
+from function.kube.observed import Notice
+from function.rules.status import Condition, ConditionStatus
 
 
 def transitions(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.registry.reference import registry_host
 from function.rules import jsontext
 

@@ -16,10 +16,13 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.kube.jobs import PULL_FAILURES, START_FAILURES
 from function.rules.gpu import DEVICE_ID_LABEL
 from function.rules.status import ConditionType, Health, Reason, State
 
+PULL_FAILURES: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
+"""Waiting reasons of a container whose image the kubelet cannot pull."""
+START_FAILURES: Final = frozenset({"CreateContainerConfigError", "CreateContainerError"})
+"""Waiting reasons of a container the kubelet cannot create (a Secret its env names is missing)."""
 MAX_PODS: Final = 100
 MAX_QUOTE: Final = 300
 _AUTH: Final = re.compile(

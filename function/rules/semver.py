@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from function.api.modelsource import MAX_CONSTRAINT
+
 _PARTS: Final = 3
-MAX_CONSTRAINT: Final = 256
-"""A constraint longer than this is refused: nobody writes one, and matching is per tag."""
 
 _NUMBER = r"0|[1-9]\d{0,8}"
 _VERSION: Final = re.compile(

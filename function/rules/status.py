@@ -10,8 +10,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
+from typing import Protocol
 
-from function.kube.observed import Composition, Condition, ConditionStatus
+
+class ConditionStatus(StrEnum):
+    """Kubernetes condition status."""
+
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition the function sets on the XR (never Ready/Synced: Crossplane owns those)."""
+
+    type: str
+    status: ConditionStatus
+    reason: str
+    message: str = ""
+    warn: bool = False
+    """Taking this condition on is a Warning event (with the reason as the event's), not a Normal
+    one: all works, but not as the user may think (seed 004's DefaultRuntimeConfigMissing)."""
 
 
 class ConditionType(StrEnum):
@@ -222,8 +242,15 @@ class Health:
         return Condition(self.condition, status, self.reason, self.message, warn=self.warn)
 
 
+class Reported(Protocol):
+    """What a composer's result holds of a report (`function.kube.observed.Composition`)."""
+
+    conditions: list[Condition]
+    warnings: list[str]
+
+
 def report(
-    comp: Composition,
+    comp: Reported,
     healths: Sequence[Health],
     *,
     also: Iterable[Condition] = (),

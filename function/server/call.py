@@ -3,9 +3,8 @@
 Everything here is synchronous and CPU-bound (parsing the request, composing, writing the
 response), and everything crossing in or out is plain bytes and picklable values, so `fn.py` can
 run it in a worker process with a time budget. The single network call of the function, the
-registry inspection or listing, is not made here: a step that needs it says so
-(`NeedsInspection`, `NeedsListing`), `fn.py` awaits the registry, and the step runs again with the
-answer.
+registry inspection or listing, is not made here: a step that needs it returns the composer's
+question (`AskRegistry`), `fn.py` awaits the registry, and the step runs again with the answer.
 
 This is also the single place where a composer's errors become results, so a bad XR (or a bug)
 costs only that XR's reconcile and never the server or any other XR.
@@ -22,25 +21,19 @@ from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 
-from function.api.meta import Kind
 from function.compose import Composer
-from function.compose.template import DISCOVERY_JOB
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.convert import OBJECTS
+from function.kube.counted import Counted
 from function.kube.observed import (
-    Composition,
-    Inspect,
-    ListRegistry,
+    AskRegistry,
     Observed,
     apply_composition,
     read_observed,
 )
 from function.kube.transitions import transitions
-from function.registry.inspect import InspectionOutcome, InspectionRequest
-from function.registry.listing import ListingAnswer, ListingRequest
-from function.rules.status import ConditionType
-from function.server.metrics import DISCOVERY_STARTED, SELECTION_EVENT
+from function.registry.question import Answer
 from function.settings import Settings
 
 FUNCTION_NAME: Final = "function-aim"
@@ -53,22 +46,7 @@ class Call:
 
     request: bytes
     now: datetime
-    inspection: InspectionOutcome | None = None
-    listing: ListingAnswer | None = None
-
-
-@dataclass(frozen=True)
-class NeedsInspection:
-    """The composer needs an image's labels from its registry first (a model's, so far)."""
-
-    request: InspectionRequest
-
-
-@dataclass(frozen=True)
-class NeedsListing:
-    """The composer needs a registry's repositories and tags first (a model source's)."""
-
-    request: ListingRequest
+    answer: Answer | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +57,8 @@ class Composed:
     kind: str = ""
     outcome: str = "composed"
     """composed; invalid (a FunctionError); refused (no such kind or claim); error (a bug)."""
-    events: tuple[str, ...] = ()
+    events: tuple[Counted, ...] = ()
+    """What the composer reported for the metrics (`Composition.counted`)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +68,7 @@ class Undecodable:
     error: str
 
 
-Step = NeedsInspection | NeedsListing | Composed | Undecodable
+Step = AskRegistry | Composed | Undecodable
 
 
 @dataclass(frozen=True)
@@ -113,11 +92,8 @@ def step(composers: Composers, call: Call) -> Step:
 def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> Step:
     rsp = response.to(req)
     observed = dataclasses.replace(
-        read_observed(req, composers.settings, OBJECTS),
-        now=call.now,
-        inspection=call.inspection,
-        listing=call.listing,
-    )
+        read_observed(req, composers.settings, OBJECTS), now=call.now
+    ).answered(call.answer)
     log = logging.get_logger().bind(tag=req.meta.tag, kind=observed.kind, xr=display_name(observed))
 
     composer = composers.by_kind.get(observed.kind)
@@ -140,8 +116,8 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         return Composed(rsp.SerializeToString(deterministic=True), observed.kind, "refused")
     try:
         composition = composer(observed)
-        if isinstance(composition, Inspect | ListRegistry):
-            return _registry_step(composition)
+        if isinstance(composition, AskRegistry):
+            return composition
     except FunctionError as e:
         log.info("cannot compose", error=str(e))
         report = response.fatal if e.severity is Severity.FATAL else response.warning
@@ -182,29 +158,8 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
     return Composed(
         rsp.SerializeToString(deterministic=True),
         observed.kind,
-        events=_events(observed, composition),
+        events=tuple(composition.counted),
     )
-
-
-def _registry_step(asked: Inspect | ListRegistry) -> NeedsInspection | NeedsListing:
-    if isinstance(asked, Inspect):
-        return NeedsInspection(asked.request)
-    return NeedsListing(asked.request)
-
-
-def _events(observed: Observed, composition: Composition) -> tuple[str, ...]:
-    """What the server counts of a composition (`metrics`).
-
-    A service's template selection, by its TemplateReady reason; a discovery Job composed anew.
-    """
-    events = [
-        f"{SELECTION_EVENT}{c.reason}"
-        for c in composition.conditions
-        if observed.kind == Kind.SERVICE and c.type == ConditionType.TEMPLATE_READY
-    ]
-    if DISCOVERY_JOB in composition.resources and DISCOVERY_JOB not in observed.resources:
-        events.append(DISCOVERY_STARTED)
-    return tuple(events)
 
 
 def display_name(observed: Observed) -> str:

@@ -10,6 +10,7 @@ ran out of time or lost its worker into a result that names the XR.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -21,17 +22,17 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf.message import DecodeError
 
 from function.compose import COMPOSERS, Composer
-from function.registry.inspect import Inspector, RegistryFailure
+from function.kube.observed import AskRegistry
+from function.registry.inspect import InspectionRequest, Inspector, RegistryFailure
 from function.registry.listing import Lister
 from function.registry.oras import OrasInspector
 from function.registry.oras_listing import OrasLister
+from function.registry.question import Answer, Question, Registry
 from function.server.call import (
     FUNCTION_NAME,
     Call,
     Composed,
     Composers,
-    NeedsInspection,
-    NeedsListing,
     Undecodable,
 )
 from function.server.metrics import Metrics
@@ -73,7 +74,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             Composers(dict(composers), settings or Settings())
         )
         self._inspector: Inspector = inspector or OrasInspector()
-        self._lister: Lister = lister or OrasLister(OrasInspector())
+        self._registry = Registry(self._inspector, lister or OrasLister(OrasInspector()))
         self._clock = clock or (lambda: datetime.now(UTC))
         self._max_request_bytes = max_request_bytes
         self._log = logging.get_logger()
@@ -113,8 +114,9 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             outcome = await self._executor.run(call)
             if isinstance(outcome, Undecodable):
                 raise UndecodableRequestError(outcome.error)
-            if isinstance(outcome, NeedsInspection | NeedsListing):
-                outcome = await self._executor.run(await self._ask_registry(call, outcome))
+            if isinstance(outcome, AskRegistry):
+                answer = await self._ask_registry(call, outcome.request)
+                outcome = await self._executor.run(dataclasses.replace(call, answer=answer))
         except BudgetExceeded:
             self._count_failed(request, "timeout", started)
             return self._internal_error(
@@ -138,22 +140,22 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self.metrics.call(outcome.kind, outcome.outcome, elapsed, outcome.events)
         return outcome.response
 
-    async def _ask_registry(self, call: Call, step: NeedsInspection | NeedsListing) -> Call:
-        """The call again, with the registry's answer to what its first step asked."""
+    async def _ask_registry(self, call: Call, question: Question) -> Answer:
+        """The registry's answer to what the call's first step asked, counted and logged."""
         who = _parse(call.request)[1]
-        if isinstance(step, NeedsInspection):
-            inspection = await self._inspector.inspect(step.request)
+        if isinstance(question, InspectionRequest):
+            inspection = await self._registry.ask(question)
             self.metrics.inspection(
                 inspection.kind.value if isinstance(inspection, RegistryFailure) else "ok"
             )
             self._log.info(
                 "inspected image",
-                image=str(step.request.reference),
+                image=str(question.reference),
                 outcome=type(inspection).__name__,
                 **who,
             )
-            return Call(call.request, call.now, inspection=inspection)
-        listing = await self._lister.list_images(step.request)
+            return inspection
+        listing = await self._registry.ask(question)
         for answer in listing.answers:
             self.metrics.listing(answer.failure.value if answer.failure else "ok")
         self._log.info(
@@ -162,7 +164,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             failed=sum(a.failure is not None for a in listing.answers),
             **who,
         )
-        return Call(call.request, call.now, listing=listing)
+        return listing
 
     def _count_failed(self, request: bytes, outcome: str, started: float) -> None:
         self.metrics.call(_parse(request)[1]["kind"], outcome, time.perf_counter() - started)

@@ -16,11 +16,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 
 from function.api.meta import Kind
 from function.kube.claims import COMPOSITE_PREFIX
-
-SELECTION_EVENT: Final = "selection:"
-"""An event prefix: a service's template selection ended with the reason that follows."""
-DISCOVERY_STARTED: Final = "discovery-started"
-"""An event: a template composed a discovery Job that did not exist yet."""
+from function.kube.counted import Counted, DiscoveryStarted, TemplateSelected
 
 _KINDS: Final = frozenset({*Kind, *(COMPOSITE_PREFIX + k for k in Kind)})
 """The kinds a call is labelled with; any other (a request's kind is its sender's to choose) is
@@ -71,14 +67,15 @@ class Metrics:
             registry=self.registry,
         )
 
-    def call(self, kind: str, outcome: str, seconds: float, events: Iterable[str] = ()) -> None:
-        """Record one RunFunction call and the events its composing reported."""
+    def call(self, kind: str, outcome: str, seconds: float, events: Iterable[Counted] = ()) -> None:
+        """Record one RunFunction call and the events its composer reported."""
         self._calls.labels(kind if kind in _KINDS else "other", outcome).observe(seconds)
         for event in events:
-            if event.startswith(SELECTION_EVENT):
-                self._selections.labels(event.removeprefix(SELECTION_EVENT)).inc()
-            elif event == DISCOVERY_STARTED:
-                self._discoveries.inc()
+            match event:
+                case TemplateSelected(reason):
+                    self._selections.labels(reason).inc()
+                case DiscoveryStarted():
+                    self._discoveries.inc()
 
     def inspection(self, outcome: str) -> None:
         """Record one registry inspection, by the type of its outcome."""

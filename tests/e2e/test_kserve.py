@@ -29,7 +29,7 @@ from devtools.kube import Kube, condition, wait_for
 from devtools.node import NODE_NAME, Node
 from devtools.registry import Registry
 from devtools.render import Tools
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.kube.observed import Observed
 from function.rules.pods import PREDICTOR_LABEL

@@ -34,9 +34,9 @@ from devtools.node import NODE_NAME, Node
 from devtools.oci import write_archive
 from devtools.registry import PASSWORD, USER, Registry
 from devtools.render import Tools
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose.cache import compose_model_cache
-from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, REPORT, SIZE_CHECK_JOB
+from function.compose.cache.steps import DOWNLOAD_JOB, PVC, REPORT, SIZE_CHECK_JOB
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.observed import Composition, Observed
 from function.settings import Settings

@@ -12,9 +12,9 @@ from typing import Any, cast
 
 import pytest
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose import Composer
-from function.kube.observed import Composition, Inspect, ListRegistry, Observed
+from function.kube.observed import AskRegistry, Composition, Inspect, Observed
 
 MAX_CALLS = 6
 
@@ -42,20 +42,18 @@ def reconcile(composer: Composer, observed: Observed, pool: list[Manifest]) -> C
     outcome = run(composer, observed, pool)
     if isinstance(outcome, Inspect):
         pytest.fail(f"the composer asked to inspect {outcome.request.image}; pass inspection=")
-    if isinstance(outcome, ListRegistry):
-        pytest.fail(f"the composer asked to list {outcome.request.queries}; pass listing=")
+    if isinstance(outcome, AskRegistry):
+        pytest.fail(f"the composer asked the registry {outcome.request}; pass listing=")
     return outcome
 
 
-def run(
-    composer: Composer, observed: Observed, pool: list[Manifest]
-) -> Composition | Inspect | ListRegistry:
+def run(composer: Composer, observed: Observed, pool: list[Manifest]) -> Composition | AskRegistry:
     """`reconcile`, ending early when the composer asks the registry."""
     required: dict[str, tuple[Manifest, ...]] = {}
     asked: list[Any] = []
     for _ in range(MAX_CALLS):
         comp = composer(dataclasses.replace(observed, required=required))
-        if isinstance(comp, Inspect | ListRegistry) or comp.requirements == asked:
+        if isinstance(comp, AskRegistry) or comp.requirements == asked:
             return comp
         asked = comp.requirements
         required = answer(comp, pool)

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from function.compose.cache import usage
-from function.compose.cache.model_cache import PVC, compose_model_cache
+from function.compose.cache.model_cache import compose_model_cache
+from function.compose.cache.steps import PVC
 from function.kube.observed import Observed
 from tests.cases import table
 from tests.unit.test_caching import downloading, model_cache, reconcile

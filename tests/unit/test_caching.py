@@ -13,7 +13,7 @@ import pytest
 
 from function.api.common import EnvVar
 from function.compose.cache import compose_model_cache, compose_template_cache
-from function.compose.cache.model_cache import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
+from function.compose.cache.steps import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
 from function.compose.service import INFERENCE_SERVICE, TEMPLATE_CACHE, compose_service
 from function.compose.template import TEMPLATE_CACHE as OWN_CACHE
 from function.compose.template import compose_template

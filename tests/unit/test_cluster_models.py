@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose.runtimeconfig import compose_runtime_config
 from function.kube.objects import name_of
-from function.kube.observed import Composition, ConditionStatus, Observed
+from function.kube.observed import Composition, Observed
 from function.rules import naming
+from function.rules.status import ConditionStatus
 from tests.cases import Case, table
 from tests.unit import loop
 

@@ -12,6 +12,7 @@ from typing import Any
 from function.api.modelsource import ClusterModelSourceSpec
 from function.compose.modelsource import compose_model_source
 from function.kube.observed import Composition, ListRegistry, Observed
+from function.registry.filters import Filter, FilterError, read_filters
 from function.registry.inspect import FailureKind
 from function.registry.listing import (
     ListingAnswer,
@@ -20,7 +21,6 @@ from function.registry.listing import (
     RepositoryQuery,
     RepositoryTags,
 )
-from function.rules.modelsource import Filter, FilterError, read_filters
 from function.settings import Settings
 from tests.cases import Case, table
 from tests.unit import loop

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose.service import (
     DERIVED_TEMPLATE,
     HTTP_ROUTE,
@@ -22,6 +22,7 @@ from function.compose.service import (
     compose_service,
 )
 from function.errors import InvalidSpecError
+from function.kube.counted import TemplateSelected
 from function.kube.observed import Composition, Observed
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL
@@ -638,6 +639,8 @@ def test_auto_selection_tie_is_reported_not_broken() -> None:
     assert "b (namespace)" in message
     assert "spec.template.name" in message
     assert INFERENCE_SERVICE not in comp.resources
+    # The template selections metric counts the outcome by this reason.
+    assert comp.counted == [TemplateSelected("TemplateSelectionAmbiguous")]
 
 
 def test_auto_selection_explains_why_nothing_qualifies() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from function.api.template import TemplateStatus
 from function.compose.template import DISCOVERY_JOB, compose_template
+from function.kube.counted import DiscoveryStarted
 from function.kube.observed import Composition, Observed, parse_status
 from function.rules import discovery
 from function.settings import Settings
@@ -340,6 +341,19 @@ def test_a_running_job_is_progressing() -> None:
     assert comp.status["status"] == "Progressing"
     assert conditions(comp)["Discovered"] == ("False", "DiscoveryRunning")
     assert comp.resources[DISCOVERY_JOB].ready is False
+
+
+def test_only_a_job_composed_anew_is_counted_as_a_discovery_started() -> None:
+    """The discovery Jobs metric counts Jobs started (first attempts and retries), not every
+    call that keeps a running one."""
+    xr = template()
+    first = compose(xr)
+    assert first.counted == [DiscoveryStarted()]
+
+    xr, job = started()
+    running = compose(xr, resources={DISCOVERY_JOB: job_state(job, active=1)})
+    assert DISCOVERY_JOB in running.resources
+    assert running.counted == []
 
 
 def test_an_image_that_cannot_be_pulled_is_reported_while_the_job_runs() -> None:

@@ -10,7 +10,7 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose.cache import compose_template_cache
 from function.compose.service import compose_service
 from function.kube.observed import Composition, Desired, Observed, apply_composition

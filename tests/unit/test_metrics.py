@@ -13,13 +13,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import JsonValue
 
 from devtools.render import free_port, serve_function
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.compose.template import DISCOVERY_JOB
 from function.errors import InvalidSpecError
+from function.kube.counted import Counted, DiscoveryStarted, TemplateSelected
 from function.kube.observed import (
     Composition,
-    Condition,
-    ConditionStatus,
     Desired,
     Inspect,
     ListRegistry,
@@ -39,7 +38,7 @@ from function.registry.listing import (
     RepositoryTags,
 )
 from function.registry.reference import parse
-from function.rules.status import ConditionType
+from function.rules.status import Condition, ConditionStatus, ConditionType
 from function.server.fn import FunctionRunner
 from tests.unit.test_fn import request
 
@@ -52,13 +51,16 @@ def selecting(observed: Observed) -> Composition:
     tie = Condition(
         ConditionType.TEMPLATE_READY, ConditionStatus.FALSE, "TemplateSelectionAmbiguous"
     )
-    return Composition(conditions=[tie], status={"status": "Pending"})
+    return Composition(
+        conditions=[tie], status={"status": "Pending"}, counted=[TemplateSelected(tie.reason)]
+    )
 
 
 def discovering(observed: Observed) -> Composition:
     """A template that composes its discovery Job (a new one unless it is observed)."""
     job: Manifest = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": observed.name}}
-    return Composition(resources={DISCOVERY_JOB: Desired(job, ready=False)})
+    anew: list[Counted] = [DiscoveryStarted()] if DISCOVERY_JOB not in observed.resources else []
+    return Composition(resources={DISCOVERY_JOB: Desired(job, ready=False)}, counted=anew)
 
 
 def inspecting(observed: Observed) -> Composition | Inspect:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from function.build import Manifest
-from function.rules.runtimeconfig import lookup, merge_specs, resolve
+from function.api.meta import Manifest
+from function.compose.config_lookup import lookup, resolve
+from function.rules.runtimeconfig import merge_specs
 from function.rules.status import State
 from tests.cases import Case, table
 

@@ -20,7 +20,7 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from devtools.render import free_port
-from function.build import Manifest
+from function.api.meta import Manifest
 from function.kube.observed import Composition, Desired, Observed
 from function.server.fn import FunctionRunner
 from function.server.serve import SERVICES, Listen, start

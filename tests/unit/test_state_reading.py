@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
+from function.api.meta import Manifest
 from function.api.template import ServiceTemplateSpec
-from function.build import Manifest
 from function.kube.convert import (
     ObjectCache,
     RequiredObjects,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from function.kube.observed import Condition, ConditionStatus, Notice
+from function.kube.observed import Notice
 from function.kube.transitions import transitions
+from function.rules.status import Condition, ConditionStatus
 from tests.cases import table
 
 T, F, U = ConditionStatus.TRUE, ConditionStatus.FALSE, ConditionStatus.UNKNOWN

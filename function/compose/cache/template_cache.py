@@ -29,7 +29,7 @@ from function.api.cache import (
     TemplateScope,
 )
 from function.api.common import ModelSource
-from function.api.meta import Kind, Scope
+from function.api.meta import Kind, Manifest, Scope
 from function.api.runtimeconfig import DEFAULT_CACHE_RETENTION
 from function.api.template import (
     ClusterServiceTemplateSpec,
@@ -38,17 +38,16 @@ from function.api.template import (
     TemplateStatus,
     TemplateStatusValue,
 )
-from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.compose.cache.usage import relied_on
+from function.compose.config_lookup import lookup as runtime_config_lookup
+from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.errors import InvalidSpecError
 from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution, Resolved
 from function.kube.objects import aim_status, labels_of, name_of, owner_references
 from function.kube.observed import (
     Composition,
-    Condition,
-    ConditionStatus,
     Desired,
     Observed,
     Requirement,
@@ -60,9 +59,15 @@ from function.rules import caching, labels
 from function.rules.discovery import rfc3339, timestamp
 from function.rules.merge import merged_env
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
-from function.rules.status import ConditionType, Health, Reason, State, report
+from function.rules.status import (
+    Condition,
+    ConditionStatus,
+    ConditionType,
+    Health,
+    Reason,
+    State,
+    report,
+)
 
 MODEL_CACHE_PREFIX: Final = "model-cache-"
 _MODEL_CACHES: Final = Listing("model-caches", Kind.MODEL_CACHE)

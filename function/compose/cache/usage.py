@@ -15,8 +15,8 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from function.api.meta import Manifest
 from function.api.service import AIMServiceStatus
-from function.build import Manifest
 from function.kube.objects import find_condition, status_of
 from function.kube.observed import Observed, Requirement, parse_status
 from function.rules.discovery import rfc3339, timestamp

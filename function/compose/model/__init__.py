@@ -13,17 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from function.api.meta import Kind
+from function.api.meta import Kind, Manifest
 from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceType
 from function.api.template import TemplateStatusValue
-from function.build import Manifest
+from function.compose.config_lookup import lookup as runtime_config_lookup
+from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.compose.model import metadata, templates
 from function.kube.lookup import Listing
 from function.kube.objects import aim_status, find_condition, name_of, status_of
 from function.kube.observed import (
     Composition,
-    Condition,
-    ConditionStatus,
     Desired,
     Inspect,
     Observed,
@@ -31,9 +30,15 @@ from function.kube.observed import (
     parse_spec,
 )
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
-from function.rules.status import ConditionType, Health, Reason, State, report
+from function.rules.status import (
+    Condition,
+    ConditionStatus,
+    ConditionType,
+    Health,
+    Reason,
+    State,
+    report,
+)
 
 HEADLINE: Final = {
     # A model's status.status for its worst component; model sources share the vocabulary.

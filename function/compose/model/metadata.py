@@ -18,8 +18,8 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from function.api.meta import Manifest
 from function.api.model import ImageMetadata, ModelSpec
-from function.build import Manifest
 from function.kube.objects import status_of
 from function.kube.observed import Observed, Requirement
 from function.registry import reference

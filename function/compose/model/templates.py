@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from function.api.hardware import ProfileType
-from function.api.meta import Kind
+from function.api.meta import Kind, Manifest
 from function.api.model import CustomTemplate, ModelSpec, RecommendedDeployment
 from function.api.template import ClusterServiceTemplateSpec
-from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.rules import labels, naming
 from function.rules.merge import cpu_resources, merge_hardware, merged_env

@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Final
 
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
+from function.compose.config_lookup import lookup as runtime_config_lookup
+from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.compose.service import caching, inference, model, routing, scaling, template
 from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
@@ -22,14 +24,13 @@ from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
 from function.compose.service.template import DERIVED_TEMPLATE
 from function.errors import InvalidSpecError
+from function.kube.counted import TemplateSelected
 from function.kube.lookup import Found
 from function.kube.objects import inference_service_ready, name_of
 from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL, pods_health
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report, worst
 
 __all__ = [
@@ -129,6 +130,7 @@ def compose_service(observed: Observed) -> Composition:
         unique.setdefault(requirement.name, requirement)
     comp.requirements = list(unique.values())
     state = report(comp, healths, warnings=models.warnings)
+    comp.counted.append(TemplateSelected(templates.health.reason))
     comp.status = AIMServiceStatus(
         status=_HEADLINE[state],
         resolved_runtime_config=config.ref if config else None,

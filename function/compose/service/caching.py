@@ -37,12 +37,11 @@ from function.api.cache import (
     TemplateCacheStatus,
     TemplateScope,
 )
-from function.api.meta import Kind
+from function.api.meta import Kind, Manifest
 from function.api.model import ModelSpec
 from function.api.runtimeconfig import CachingMode
 from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec, TemplateStatus
-from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.build.kserve import CacheMount
 from function.compose.cache.usage import relied_on

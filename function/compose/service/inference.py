@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from function.api.hardware import DEFAULT_GPU_RESOURCE
+from function.api.meta import Manifest
 from function.api.model import ModelSpec
 from function.api.runtimeconfig import InferenceSecurity
 from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec, TemplateStatus
-from function.build import Manifest
 from function.build.kserve import CacheMount, RunAs, build_inference_service
 from function.compose.service import scaling
 from function.errors import InvalidSpecError

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from function.api.common import ModelSource
-from function.api.meta import Kind, Scope
+from function.api.meta import Kind, Manifest, Scope
 from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec, ModelStatusValue
 from function.api.runtimeconfig import ClusterRuntimeConfigSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus
-from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.errors import InvalidSpecError
 from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolved

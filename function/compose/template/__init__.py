@@ -19,18 +19,19 @@ from function.api.template import (
     TemplateStatusValue,
 )
 from function.build.aim import build_aim_object
+from function.compose.config_lookup import lookup as runtime_config_lookup
+from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.compose.template import discovery, gpus, lifecycle
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
+from function.kube.counted import DiscoveryStarted
 from function.kube.lookup import Absent, Lookup, Pending, Resolved
 from function.kube.objects import aim_status, labels_of
 from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
 from function.rules import labels
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import propagated_labels
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
 from function.rules.status import ConditionType, Health, Reason, State, report, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
@@ -78,6 +79,8 @@ def compose_template(observed: Observed) -> Composition:
     comp.requirements += [*discovery.requirements(observed, work_namespace), *found.requirements]
     if found.job is not None:
         comp.resources[DISCOVERY_JOB] = found.job
+        if DISCOVERY_JOB not in observed.resources:
+            comp.counted.append(DiscoveryStarted())
     discovered = found.health
     if discovered.state is State.READY and not spec.model_sources:
         discovered = gpus.unknown_accelerator(spec.hardware, found.profile) or discovered

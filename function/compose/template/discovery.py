@@ -19,6 +19,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from function.api.meta import Manifest
 from function.api.model import ModelSpec
 from function.api.template import (
     ClusterServiceTemplateSpec,
@@ -28,7 +29,6 @@ from function.api.template import (
     ProfileMetadata,
     TemplateStatus,
 )
-from function.build import Manifest
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
 from function.compose.template import slots
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem

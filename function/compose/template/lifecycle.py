@@ -22,8 +22,15 @@ from dataclasses import dataclass
 
 from function.api.cache import CacheStatusValue
 from function.api.meta import Kind
-from function.kube.observed import Condition, ConditionStatus
-from function.rules.status import ConditionType, Health, Reason, State, worst
+from function.rules.status import (
+    Condition,
+    ConditionStatus,
+    ConditionType,
+    Health,
+    Reason,
+    State,
+    worst,
+)
 
 _WORKING = frozenset({Reason.DISCOVERY_STARTING, Reason.DISCOVERY_RUNNING})
 

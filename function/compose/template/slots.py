@@ -22,8 +22,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.api.meta import API_VERSION, Kind
-from function.build import Manifest
+from function.api.meta import API_VERSION, Kind, Manifest
 from function.kube.claims import COMPOSITE_PREFIX, as_claim
 from function.kube.jobs import JobState, job_state
 from function.kube.objects import find_condition, metadata_of, name_of, status_of
