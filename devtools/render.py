@@ -303,14 +303,14 @@ def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
 
 
 MAX_MANIFEST_BYTES: Final = 4 * 1024 * 1024
-USAGE: Final = """\
-usage: scripts/render [EXAMPLE | FILE] [--required FILE]... [--observed FILE]
+USAGE: Final = "scripts/render [EXAMPLE | FILE] [--required FILE]... [--observed FILE]"
+DESCRIPTION: Final = """\
+Render an AIM manifest through the real Crossplane engine and print what the function composes.
 
   EXAMPLE  an example directory (examples/aimservice-basic) or its name (aimservice-basic):
            xr.yaml, and beside it optionally required.yaml and observed.yaml
   FILE     your own manifest: one AIM object (kind AIMService, AIMModel, ...) in a YAML file
-  --required FILE  objects the function looks up (models, templates, runtime configs); repeatable
-  --observed FILE  composed objects as they exist in the cluster (their status, for readiness)
+
 Default: examples/aimservice-basic.
 From make: make render EXAMPLE=... | FILE=... [REQUIRED=...] [OBSERVED=...]
 """
@@ -441,10 +441,25 @@ def resolve_inputs(
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="scripts/render", usage=USAGE, add_help=True)
-    parser.add_argument("target", nargs="?")
-    parser.add_argument("--required", action="append", default=[])
-    parser.add_argument("--observed")
+    parser = argparse.ArgumentParser(
+        prog="scripts/render",
+        usage=USAGE,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("target", nargs="?", metavar="EXAMPLE | FILE", help="what to render")
+    parser.add_argument(
+        "--required",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="objects the function looks up (models, templates, runtime configs); repeatable",
+    )
+    parser.add_argument(
+        "--observed",
+        metavar="FILE",
+        help="composed objects as they exist in the cluster (their status, for readiness)",
+    )
     return parser.parse_args(argv)
 
 
