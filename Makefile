@@ -1,15 +1,19 @@
-# The two commands of the README. Both install what they need (Python deps, Go-built tools).
+# The two commands of the README (render, test) and the others; `make help` lists them.
+# Both install what they need (Python deps, Go-built tools).
 EXAMPLE ?= examples/aimservice-basic
 
-.PHONY: render test generate image package publish
+.PHONY: help render test generate image package publish
 
-render:  ## Render an example AIMService through the real Crossplane engine; print what it composes
-	@scripts/render $(EXAMPLE)
+help:    ## List these targets, one line each
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-test:    ## Run every check: lockfile, ruff, mypy --strict, unit, fuzz, API, registry, render, image and end-to-end tests
+render:  ## Render an AIM manifest through the real Crossplane engine: EXAMPLE=<dir or name> or FILE=<your.yaml>
+	@scripts/render $(or $(FILE),$(EXAMPLE)) $(if $(REQUIRED),--required $(REQUIRED)) $(if $(OBSERVED),--observed $(OBSERVED))
+
+test:    ## Run every check: lockfile, ruff, mypy --strict, unit, fuzz, API, registry, render, image, doc-command and end-to-end tests
 	@scripts/test
 
-generate: ## Regenerate xrds/, compositions/ and docs/api.md from the API models
+generate: ## Regenerate xrds/, compositions/, claims/ and docs/api.md from the API models
 	@bash scripts/bootstrap.sh >/dev/null && .venv/bin/python -m devtools.xrds write
 
 image:   ## Build the function's runtime image without Docker (as root): _output/image/{oci,function-aim.tar}

@@ -1,4 +1,4 @@
-"""Fixtures of the API tier: the CRDs Crossplane derives from our XRDs, and the seed documents."""
+"""Fixtures of the API tier: the CRDs Crossplane derives from our XRDs; the AIM API documents."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def crds_of_xrds(tools: Tools, tmp_path_factory: pytest.TempPathFactory) -> list
 
 @pytest.fixture(scope="session")
 def seeds_dir() -> Path:
-    """The AIM seed documents (AIM_SEEDS_DIR, default ../shared/seeds).
+    """The AIM API documents this project implements (AIM_SEEDS_DIR, default ../shared/seeds).
 
     They are the specification this project is checked against, not part of it: a clone without
     them skips these conformance tests, and says so.
@@ -27,7 +27,7 @@ def seeds_dir() -> Path:
     path = Path(os.environ.get("AIM_SEEDS_DIR", ROOT.parent / "shared" / "seeds"))
     if not any(path.glob("*.txt")):
         pytest.skip(
-            f"the AIM seed documents are not at {path}: conformance with them is not checked "
+            f"the AIM API documents are not at {path}: conformance with them is not checked "
             "(set AIM_SEEDS_DIR to check it)"
         )
     return path

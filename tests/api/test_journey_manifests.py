@@ -83,7 +83,7 @@ def seeds(seeds_dir: Path) -> dict[tuple[str, str, str | None, str | None], tupl
     return seed_objects(seeds_dir)
 
 
-def test_a_journey_manifest_that_is_a_seeds_is_the_seeds_exactly(
+def test_a_journey_manifest_from_an_api_document_is_that_documents_exactly(
     seeds: dict[tuple[str, str, str | None, str | None], tuple[str, Any]],
 ) -> None:
     """A journey step taken from a seed document applies the seed's manifest unchanged."""
@@ -95,7 +95,7 @@ def test_a_journey_manifest_that_is_a_seeds_is_the_seeds_exactly(
     assert len(copies) >= 12  # most of what the journeys apply is the seeds' own
 
 
-def test_every_complete_seed_manifest_is_applied_by_a_journey_or_excused(
+def test_every_complete_api_document_manifest_is_applied_by_a_journey_or_excused(
     seeds: dict[tuple[str, str, str | None, str | None], tuple[str, Any]],
 ) -> None:
     """Every complete manifest of the seeds is exercised by a journey, or excused with a reason."""

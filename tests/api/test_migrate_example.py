@@ -15,7 +15,7 @@ from function.rules.routepath import render_path
 from tests.cases import Case, table
 
 EXAMPLE = ROOT / "examples" / "migrate" / "old.yaml"
-SEED_002 = ROOT / "examples" / "journeys" / "seed002-catalog"
+OLDER_CATALOG = ROOT / "examples" / "journeys" / "older-api-catalog"
 
 
 def migrated(*paths: Path) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
@@ -92,9 +92,9 @@ ROUTED_CASES = [
         },
     ),
     RoutedCase(
-        "seed002-catalog",
+        "older-api-catalog",
         "the journey's service routed with seed 002's route template, {.spec.model} and all",
-        (SEED_002 / "03-services.yaml",),
+        (OLDER_CATALOG / "03-services.yaml",),
         {"llama-research": "/ml-research/research/meta-llama-3-8b-instruct-dev"},
     ),
 ]

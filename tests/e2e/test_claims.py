@@ -28,7 +28,7 @@ from tests.e2e.converge import (
 from tests.e2e.journey import Journey
 from tests.e2e.platform import Platform, aim
 from tests.e2e.simulate import simulate_gateway_accepts, simulate_gpu_node, simulate_kserve_ready
-from tests.e2e.test_journeys_seed004 import service_by_image_shared
+from tests.e2e.test_journeys import service_by_image_shared
 from tests.e2e.test_scenarios import catalog_entry, service, services_share_one_cluster_model
 from tests.e2e.timing import TIMES
 

@@ -12,7 +12,7 @@ import yaml
 from devtools.render import ROOT, Tools, render
 from tests.render.test_render import conditions, split, status, write
 
-SEED_002 = ROOT / "examples" / "journeys" / "seed002-catalog"
+OLDER_CATALOG = ROOT / "examples" / "journeys" / "older-api-catalog"
 SOURCE = {
     "modelId": "meta-llama/Llama-3.1-8B-Instruct",
     "sourceUri": "hf://meta-llama/Llama-3.1-8B-Instruct",
@@ -33,23 +33,24 @@ def _named(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
     return doc
 
 
-def test_seed_002_routed_service_runs_with_its_route_template(
+def test_an_older_generation_routed_service_runs_with_its_route_template(
     tools: Tools, function_target: str, tmp_path: Path
 ) -> None:
     """Seed 002's routed service, migrated: its route template (`{.spec.model}` among its
     fragments) renders to the path of its team and model, and once KServe and the Gateway
     report, the service is Running, not Degraded with RouteTemplateInvalid."""
-    service = _named(migrated(SEED_002 / "03-services.yaml"), "llama-research")
-    template = _named(migrated(SEED_002 / "01-catalog.yaml"), "llama-3-8b-throughput")
+    service = _named(migrated(OLDER_CATALOG / "03-services.yaml"), "llama-research")
+    template = _named(migrated(OLDER_CATALOG / "01-catalog.yaml"), "llama-3-8b-throughput")
     template["status"] = {
         "status": "Available",
         "profile": {"metadata": {"type": "optimized"}},
         "modelSources": [{**SOURCE, "size": "16Gi"}],
     }
-    [model] = yaml.safe_load_all((SEED_002 / "02-dev-model-in-ml-research.yaml").read_text())
+    [model] = yaml.safe_load_all((OLDER_CATALOG / "02-dev-model-in-ml-research.yaml").read_text())
     model["status"] = {"status": "Ready"}
     config = _named(
-        list(yaml.safe_load_all((SEED_002 / "00-prerequisites.yaml").read_text())), "ml-research"
+        list(yaml.safe_load_all((OLDER_CATALOG / "00-prerequisites.yaml").read_text())),
+        "ml-research",
     )
     # The template caches itself; its model cache is filled already.
     cache = {

@@ -28,7 +28,7 @@ def spec_of(doc: Any) -> Any:
     return doc["spec"]
 
 
-def test_seed_000_image_becomes_a_cluster_model_and_its_id_maps_references() -> None:
+def test_first_generation_image_becomes_a_cluster_model_and_its_id_maps_references() -> None:
     """Seed 000's image becomes a cluster model, and references to its id follow."""
     image = old("AIMImage", {"modelId": "meta/llama:1.1", "image": "ghcr.io/x/llama:1"}, "llama")
     service = old("AIMService", {"aimModelId": "meta/llama:1.1"}, "chat", "ml")
@@ -48,7 +48,7 @@ def test_seed_000_image_becomes_a_cluster_model_and_its_id_maps_references() -> 
     assert svc.not_carried == []
 
 
-def test_seed_001_namespaced_image_becomes_a_namespaced_model() -> None:
+def test_second_generation_namespaced_image_becomes_a_namespaced_model() -> None:
     """Seed 001's namespaced image becomes a namespaced model."""
     m = migrate(old("AIMImage", {"image": "ghcr.io/x/y:1"}, "y", "ml"), Context())
     assert m.manifest["kind"] == "AIMModel"  # type: ignore[index,call-overload]
@@ -63,7 +63,7 @@ def test_a_model_id_that_cannot_be_mapped_is_reported() -> None:
     assert problem.startswith("spec.aimModelId: 'meta/llama:1.1' is a model id, not a model name")
 
 
-def test_service_fields_of_seed_001() -> None:
+def test_service_fields_of_the_second_generation() -> None:
     """Seed 001's service fields map to the canonical API."""
     m = migrate(
         old(
@@ -254,7 +254,7 @@ def test_unmapped_route_paths_and_warnings_are_in_the_quiet_report(tmp_path: Pat
     )
 
 
-def test_cluster_config_keeps_seed_000_route_default_and_reports_credentials() -> None:
+def test_cluster_config_keeps_the_first_generations_route_default_and_reports_credentials() -> None:
     """Seed 000's routing default survives; its credentials are reported for the user to move."""
     m = migrate(
         old(
@@ -278,7 +278,7 @@ def test_cluster_config_keeps_seed_000_route_default_and_reports_credentials() -
     assert "AIMRuntimeConfig" in problem
 
 
-def test_route_creation_turned_off_in_seed_000_stays_off() -> None:
+def test_route_creation_turned_off_in_the_first_generation_stays_off() -> None:
     """Routing turned off in seed 000 stays off after migration."""
     m = migrate(old("AIMClusterConfig", {"routing": {"autoCreateRoute": False}}), Context())
     assert spec_of(m.manifest) == {"routing": {"enabled": False}}

@@ -54,7 +54,7 @@ def test_cluster_model_with_discovery_serves_a_service_that_names_only_the_model
     Simulated: the MI300X node, the kubelet (discovery dry-runs), KServe.
     """
     platform, kube = journey.platform, journey.platform.kube
-    model = journey.step("seed004-cluster-model", "01-model.yaml")[0]
+    model = journey.step("cluster-model", "01-model.yaml")[0]
     name = model["metadata"]["name"]
 
     ready = wait_status(platform, "AIMClusterModel", name, None, "Ready")
@@ -90,7 +90,7 @@ def test_cluster_model_with_discovery_serves_a_service_that_names_only_the_model
         in {t["metadata"]["name"] for t in templates}
     ]
 
-    service = journey.step("seed004-cluster-model", "02-service.yaml")[0]
+    service = journey.step("cluster-model", "02-service.yaml")[0]
     ns, svc_name = service["metadata"]["namespace"], service["metadata"]["name"]
     running = wait_status(platform, "AIMService", svc_name, ns, "Running")
     latency = next(t for t in templates if t["spec"]["metric"] == "latency")
@@ -147,8 +147,8 @@ def test_a_private_registry_model_serves_with_the_runtime_configs_credentials(
     Simulated: the MI300X node, the kubelet (with its image-pull check), KServe.
     """
     platform, kube = journey.platform, journey.platform.kube
-    journey.step("seed004-private-registry", "00-service-account.yaml")
-    docs = journey.step("seed004-private-registry", "01-private-registry.yaml")
+    journey.step("private-registry", "00-service-account.yaml")
+    docs = journey.step("private-registry", "01-private-registry.yaml")
     model = next(d for d in docs if d["kind"] == "AIMModel")
     ns, name = model["metadata"]["namespace"], model["metadata"]["name"]
 
@@ -166,7 +166,7 @@ def test_a_private_registry_model_serves_with_the_runtime_configs_credentials(
         assert pod["spec"]["serviceAccountName"] == "aim-runtime"
     assert not [a for a in journey.cluster.actions if "cannot start" in a]
 
-    service = journey.step("seed004-private-registry", "02-service.yaml")[0]
+    service = journey.step("private-registry", "02-service.yaml")[0]
     wait_status(platform, "AIMService", service["metadata"]["name"], ns, "Running")
     isvc = one(platform, ISVC, "InferenceService", ns)
     spec = predictor(isvc)
@@ -183,7 +183,7 @@ def test_without_the_secret_the_private_image_cannot_be_pulled(journey: Journey)
     Simulated: the MI300X node, the kubelet (with its image-pull check).
     """
     platform = journey.platform
-    docs = journey.manifests("seed004-private-registry", "01-private-registry.yaml")
+    docs = journey.manifests("private-registry", "01-private-registry.yaml")
     model = next(d for d in docs if d["kind"] == "AIMModel")
     ns = model["metadata"]["namespace"]
     model["spec"] = {
@@ -257,7 +257,7 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     KServe.
     """
     platform, kube = journey.platform, journey.platform.kube
-    docs = journey.step("seed004-custom-models", "01-llama-custom.yaml")
+    docs = journey.step("custom-models", "01-llama-custom.yaml")
     service = next(d for d in docs if d["kind"] == "AIMService")
     ns, name = service["metadata"]["namespace"], service["metadata"]["name"]
 
@@ -280,8 +280,8 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     assert download["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == pvc
     assert device_ids(isvc) == MI300X_DEVICE_IDS
 
-    others = journey.step("seed004-custom-models", "02-without-sizes.yaml")
-    journey.step("seed004-custom-models", "03-service-on-my-custom-llama.yaml")
+    others = journey.step("custom-models", "02-without-sizes.yaml")
+    journey.step("custom-models", "03-service-on-my-custom-llama.yaml")
     for svc_name in ("my-llama-service", "my-custom-llama-chat"):
         wait_status(platform, "AIMService", svc_name, ns, "Running")
     measured = [p for p in journey.cluster.pods if "size-check" in p["metadata"]["name"]]
@@ -387,8 +387,8 @@ def service_by_image_shared(
     """
     xr_of = composite or (lambda name, ns: (name, ns))
     platform, kube = journey.platform, journey.platform.kube
-    journey.step("seed004-service-by-image", "01-runtime-config.yaml")
-    first = journey.step("seed004-service-by-image", "02-my-service.yaml")[0]
+    journey.step("service-by-image", "01-runtime-config.yaml")
+    first = journey.step("service-by-image", "02-my-service.yaml")[0]
     ns, name = first["metadata"]["namespace"], first["metadata"]["name"]
 
     running = wait_status(platform, "AIMService", name, ns, "Running")
@@ -401,7 +401,7 @@ def service_by_image_shared(
     xr, events_ns = xr_of(name, ns)
     assert any("creationScope: Cluster" in m for m in warning_events(platform, events_ns, xr))
 
-    second = journey.step("seed004-service-by-image", "03-another-service.yaml")[0]
+    second = journey.step("service-by-image", "03-another-service.yaml")[0]
     other = second["metadata"]["name"]
     wait_status(platform, "AIMService", other, ns, "Running")
     assert len(kube.list(AIM, "AIMModel", ns)) == 1  # shared, not duplicated

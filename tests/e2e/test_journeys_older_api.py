@@ -13,9 +13,9 @@ from typing import Any
 from tests.e2e.converge import AIM, one, wait_condition, wait_status
 from tests.e2e.journey import Journey, env_of, kubectl_get
 from tests.e2e.platform import SYSTEM_NAMESPACE
-from tests.e2e.test_journeys_seed004 import cache_mounts, device_ids, isvc_of, predictor
+from tests.e2e.test_journeys import cache_mounts, device_ids, isvc_of, predictor
 
-CATALOG = "seed002-catalog"
+CATALOG = "older-api-catalog"
 MI300X = ["74a1", "74a9", "74b5", "74bd"]
 
 

@@ -1,4 +1,5 @@
-"""Every AIM manifest the seed documents show is accepted by our XRDs, migrated where it is old."""
+"""Every AIM manifest the AIM API documents show (the specification this implements) is accepted
+by our XRDs, migrated where it is old."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def _is_aim_object(doc: Any) -> bool:
     )
 
 
-def test_seed_manifests_validate_after_migration(tools: Tools, seeds_dir: Path) -> None:
+def test_aim_api_document_manifests_validate_after_migration(tools: Tools, seeds_dir: Path) -> None:
     """The seeds' older manifests pass admission once migrated."""
     manifests = seed_manifests(seeds_dir)
     # Seed 002 shows the older generation, seed 004 the canonical one; both must be present.
@@ -59,7 +60,9 @@ def test_seed_manifests_validate_after_migration(tools: Tools, seeds_dir: Path) 
     assert problems == []
 
 
-def test_old_seed_manifests_are_refused_without_migration(tools: Tools, seeds_dir: Path) -> None:
+def test_older_api_document_manifests_are_refused_without_migration(
+    tools: Tools, seeds_dir: Path
+) -> None:
     """The old generation is converted, not kept alive: as written, the XRDs refuse it."""
     old = [doc for name, doc in seed_manifests(seeds_dir) if name.startswith("002")]
     assert old
