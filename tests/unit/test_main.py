@@ -114,9 +114,9 @@ def test_default_workers_follow_the_cgroup_cpu_limit(
 
 
 def test_the_documented_probe_configuration_matches_the_command() -> None:
-    """README's DeploymentRuntimeConfig passes a flag the command has, and probes the port that
+    """docs/operations.md's DeploymentRuntimeConfig passes a flag the command has, and probes the port that
     flag opens: a typo in either would leave a function that never turns Ready."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
     block = readme.split("kind: DeploymentRuntimeConfig", 1)[1].split("```", 1)[0]
     config = yaml.safe_load("kind: DeploymentRuntimeConfig" + block)
     [container] = config["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"]
