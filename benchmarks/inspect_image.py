@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from devtools.registry import start_registry
-from devtools.render import build_tools
+from devtools.tools import build_tools
 from function.registry import reference
 from function.registry.inspect import InspectionRequest, RegistryFailure
 from function.registry.oras import OrasInspector

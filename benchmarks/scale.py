@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Final, Self
 
 from devtools.kube import Kube, KubeError, condition
-from devtools.render import build_tools
+from devtools.tools import build_tools
 from tests.e2e.converge import AIM, ISVC, templates_of, wait_status
 from tests.e2e.platform import Platform, aim, start_platform
 from tests.e2e.simulate import simulate_gpu_node, simulate_kserve_ready

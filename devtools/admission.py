@@ -21,7 +21,7 @@ from typing import Final
 import yaml
 from pydantic import JsonValue
 
-from devtools.render import ROOT, HarnessError, Tools, run_tool
+from devtools.tools import ROOT, HarnessError, Tools, run_tool
 
 XRDS: Final = ROOT / "xrds"
 

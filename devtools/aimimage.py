@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from devtools.oci import File, Image
-from devtools.render import ROOT, Tools, run_script, run_tool
+from devtools.tools import ROOT, Tools, run_script, run_tool
 
 PACKAGES: Final = "dash,coreutils"
 PYTHON_PACKAGES: Final = "python3-minimal,libpython3.11-stdlib,ca-certificates"

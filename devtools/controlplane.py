@@ -37,7 +37,7 @@ import yaml
 
 from devtools.kube import Credentials, Kube, KubeError, condition, wait_for
 from devtools.pki import Pki, make_pki
-from devtools.render import ROOT, HarnessError, Tools, free_port, port_open
+from devtools.tools import ROOT, HarnessError, Tools, free_port, port_open
 
 CROSSPLANE_NAMESPACE: Final = "crossplane-system"
 CROSSPLANE_USER: Final = "crossplane"

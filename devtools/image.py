@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devtools.render import ROOT, HarnessError, run_script, run_tool
+from devtools.tools import ROOT, HarnessError, run_script, run_tool
 
 STOP_TIMEOUT_S = 10.0
 

@@ -29,7 +29,7 @@ import yaml
 
 from devtools.controlplane import Component, ControlPlane, http_ok, wait_established
 from devtools.pki import Pair, loopback_server
-from devtools.render import Tools, free_port
+from devtools.tools import Tools, free_port
 
 NAMESPACE: Final = "kserve"
 CONFIG_MAP: Final = Path("config/configmap/inferenceservice.yaml")

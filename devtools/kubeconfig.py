@@ -21,7 +21,7 @@ from typing import Any, Final
 import yaml
 
 from devtools.kube import Credentials
-from devtools.render import HarnessError
+from devtools.tools import HarnessError
 
 MAX_BYTES: Final = 1 << 20
 """A kubeconfig larger than this is not one (kind's is about 5 KiB)."""

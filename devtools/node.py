@@ -35,7 +35,7 @@ import yaml
 from devtools.controlplane import ControlPlane, Supervisor, http_ok, node_ip
 from devtools.kube import Kube, KubeError, wait_for
 from devtools.oci import File, Image, write_archive
-from devtools.render import HarnessError, Tools, free_port
+from devtools.tools import HarnessError, Tools, free_port
 
 NODE_NAME: Final = "aim-node"
 # kube-controller-manager's controllers a plane with a node needs besides its own: Ready nodes

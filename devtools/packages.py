@@ -28,7 +28,7 @@ from typing import Any, Final
 import yaml
 
 from devtools.image import build_image
-from devtools.render import ROOT, HarnessError, Tools, build_tools, run_tool
+from devtools.tools import ROOT, HarnessError, Tools, build_tools, run_tool
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from devtools.render import HarnessError
+from devtools.tools import HarnessError
 
 LOOPBACK_SANS = "subjectAltName=IP:127.0.0.1,DNS:localhost"
 

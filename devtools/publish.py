@@ -33,7 +33,7 @@ from devtools.packages import (
     runtime_image,
     runtime_image_options,
 )
-from devtools.render import HarnessError, Tools, build_tools, run_tool
+from devtools.tools import HarnessError, Tools, build_tools, run_tool
 
 DEFAULT_VERSION = "v0.1.0"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import bcrypt
 
-from devtools.render import HarnessError, Tools, free_port, port_open
+from devtools.tools import HarnessError, Tools, free_port, port_open
 
 USER = "aim-reader"
 PASSWORD = "s3cret-registry-password"  # noqa: S105 - a throwaway credential for a test registry

@@ -205,7 +205,7 @@ ln -sfn "$GOMODCACHE/github.com/kserve/kserve@$KSERVE_VERSION" "$bin/../kserve-s
 # every dependency): apicheck (devtools/apicheck), the API server's validation code, offline; and
 # pause (devtools/pause), the pod sandbox process of the end-to-end tier's node; and aimstub
 # (devtools/aimstub), the entrypoint of the test AIM image that node runs. Each is also kept as
-# <name>-<sum of its sources>, which the harness runs (devtools/render.py): checkouts with other
+# <name>-<sum of its sources>, which the harness runs (devtools/tools.py): checkouts with other
 # sources share this cache and rebuild <name> in turn, but never change another's <name>-<sum>.
 own() { # name
   local name=$1 src sum

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from devtools.image import Image, build_image
-from devtools.render import Tools, build_tools
+from devtools.tools import Tools, build_tools
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from devtools.admission import xrd_crds
-from devtools.render import ROOT, Tools
+from devtools.tools import ROOT, Tools
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from devtools.admission import Update, check_updates, validate_objects
-from devtools.render import Tools
+from devtools.tools import Tools
 from tests.cases import Case, table
 
 CLUSTER_KINDS = {

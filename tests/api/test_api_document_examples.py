@@ -12,7 +12,7 @@ from pydantic import JsonValue
 
 from aim_migrate.rules import collect_context, migrate
 from devtools.admission import validate_objects
-from devtools.render import Tools
+from devtools.tools import Tools
 
 OLD_KINDS = {"AIMImage", "AIMClusterImage", "AIMClusterConfig", "ModelCache"}
 

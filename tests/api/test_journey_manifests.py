@@ -17,7 +17,7 @@ from typing import Any, Final
 import pytest
 import yaml
 
-from devtools.render import ROOT
+from devtools.tools import ROOT
 
 JOURNEYS: Final = ROOT / "examples" / "journeys"
 

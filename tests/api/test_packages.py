@@ -18,7 +18,7 @@ from devtools.packages import (
     function_name,
     repository_path,
 )
-from devtools.render import Tools
+from devtools.tools import Tools
 from function.api.definitions import DEFINITIONS
 from tests.cases import Case, table
 

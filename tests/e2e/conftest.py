@@ -28,7 +28,7 @@ import pytest
 
 from devtools.image import Image
 from devtools.registry import PASSWORD, USER, Registry, start_registry
-from devtools.render import Tools
+from devtools.tools import Tools
 from tests.e2e.cluster import SimulatedCluster
 from tests.e2e.images import IMAGES, PRIVATE_REGISTRY, SOURCE_SIZES
 from tests.e2e.journey import Journey

@@ -30,7 +30,7 @@ import yaml
 
 from devtools.kube import wait_for
 from devtools.registry import PASSWORD, USER
-from devtools.render import ROOT
+from devtools.tools import ROOT
 from tests.e2e.cluster import SimulatedCluster
 from tests.e2e.converge import AIM, CONVERGE_S, aim_statuses, templates_of
 from tests.e2e.images import PRIVATE_REGISTRY

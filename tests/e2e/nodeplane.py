@@ -17,7 +17,7 @@ from typing import Any, Final
 from devtools.controlplane import ControlPlane, start_control_plane
 from devtools.image import Image
 from devtools.node import NODE_CONTROLLERS, Node, start_node
-from devtools.render import Tools
+from devtools.tools import Tools
 
 NS: Final = "node-test"
 AIM_IMAGE: Final = "aim.local/aim-stub:1"  # devtools.aimimage.stub_image, loaded on the node

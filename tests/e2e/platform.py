@@ -23,7 +23,7 @@ from devtools.kube import Kube, condition, wait_for
 from devtools.node import NODE_NAME, Node, start_node
 from devtools.publish import Published, publish
 from devtools.registry import Registry, start_registry
-from devtools.render import ROOT, Tools
+from devtools.tools import ROOT, Tools
 from function.api.definitions import DEFINITIONS
 from function.kube.claims import composite_names
 from tests.e2e.images import PRIVATE_REGISTRY, PUBLIC_REGISTRY

@@ -31,7 +31,7 @@ from devtools.kubeconfig import credentials
 from devtools.node import NODE_CONTROLLERS, start_node
 from devtools.publish import Published, publish
 from devtools.registry import Registry, start_registry
-from devtools.render import HarnessError, Tools
+from devtools.tools import HarnessError, Tools
 from tests.e2e.images import PUBLIC_REGISTRY
 from tests.e2e.platform import (
     E2E_RECHECKS,

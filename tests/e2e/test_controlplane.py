@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from devtools.controlplane import ComponentFailedError, start_control_plane
-from devtools.render import Tools
+from devtools.tools import Tools
 
 
 def processes_under(root: Path) -> list[str]:

@@ -22,7 +22,7 @@ from devtools.kube import condition, wait_for
 from devtools.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
 from devtools.publish import publish
 from devtools.registry import start_registry
-from devtools.render import ROOT, Tools
+from devtools.tools import ROOT, Tools
 from tests.e2e.platform import aim, install, install_third_party_crds
 
 

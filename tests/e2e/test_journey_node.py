@@ -32,7 +32,7 @@ from devtools.aimimage import stub_image
 from devtools.image import Image
 from devtools.kube import Kube, wait_for
 from devtools.oci import write_archive
-from devtools.render import Tools
+from devtools.tools import Tools
 from tests.e2e.converge import AIM, ISVC, one, templates_of, wait_condition, wait_status
 from tests.e2e.images import PUBLIC_REGISTRY
 from tests.e2e.platform import SYSTEM_NAMESPACE, aim

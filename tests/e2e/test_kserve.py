@@ -28,7 +28,7 @@ from devtools.kserve import start_kserve
 from devtools.kube import Kube, condition, wait_for
 from devtools.node import NODE_NAME, Node
 from devtools.registry import Registry
-from devtools.render import Tools
+from devtools.tools import Tools
 from function.api.meta import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.kube.observed import Observed

@@ -33,7 +33,7 @@ from devtools.kube import Credentials, Kube, KubeError, wait_for
 from devtools.node import NODE_NAME, Node
 from devtools.oci import write_archive
 from devtools.registry import PASSWORD, USER, Registry
-from devtools.render import Tools
+from devtools.tools import Tools
 from function.api.meta import Manifest
 from function.compose.cache import compose_model_cache
 from function.compose.cache.steps import DOWNLOAD_JOB, PVC, REPORT, SIZE_CHECK_JOB

@@ -15,7 +15,7 @@ import pytest
 
 from devtools.controlplane import ComponentFailedError, start_control_plane
 from devtools.node import NODE_CONTROLLERS, HostState, start_node
-from devtools.render import Tools
+from devtools.tools import Tools
 from tests.e2e.test_controlplane import processes_under
 
 

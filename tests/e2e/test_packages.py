@@ -11,7 +11,7 @@ from devtools.controlplane import CROSSPLANE_NAMESPACE
 from devtools.image import Image
 from devtools.kube import condition
 from devtools.node import NODE_NAME
-from devtools.render import Tools
+from devtools.tools import Tools
 from tests.e2e.converge import wait_condition
 from tests.e2e.images import PUBLIC_REGISTRY
 from tests.e2e.platform import RUNTIME, Platform, aim

@@ -30,8 +30,8 @@ from devtools.image import (
     unpack,
 )
 from devtools.pki import Pki, make_pki
-from devtools.render import ROOT, free_port
 from devtools.requests import run_function_request
+from devtools.tools import ROOT, free_port
 
 UID = 65532
 EXAMPLE = ROOT / "examples" / "aimmodelcache-size-unknown" / "xr.yaml"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from devtools.registry import Registry, start_registry
-from devtools.render import Tools
+from devtools.tools import Tools
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from devtools.registry import Registry
-from devtools.render import Tools
+from devtools.tools import Tools
 from function.api.modelsource import ClusterModelSourceStatus
 from function.compose.modelsource import compose_model_source
 from function.kube.observed import Composition, ListRegistry, Observed

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from devtools.registry import PASSWORD, USER, Registry
-from devtools.render import Tools
+from devtools.tools import Tools
 from function.registry.credentials import Credential
 from function.registry.inspect import FailureKind
 from function.registry.listing import MAX_TAGS, ListingAnswer, ListingRequest, RepositoryQuery

@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from devtools.registry import PASSWORD, USER, Registry
-from devtools.render import Tools, render, serve_function
+from devtools.render import render, serve_function
+from devtools.tools import Tools
 
 DEPLOYMENTS = "[{'gpuModel': 'MI300X', 'gpuCount': 1, 'precision': 'fp8', 'metric': 'latency'}]"
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from devtools.registry import PASSWORD, USER, Registry
-from devtools.render import Tools
+from devtools.tools import Tools
 from function.registry import reference
 from function.registry.credentials import Credential
 from function.registry.inspect import (

@@ -12,7 +12,7 @@ import yaml
 
 from devtools.image import Image
 from devtools.registry import Registry
-from devtools.render import ROOT, Tools
+from devtools.tools import ROOT, Tools
 
 
 def oras(tools: Tools, *args: str) -> str:

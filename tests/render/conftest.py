@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from devtools.render import Tools, serve_function
+from devtools.render import serve_function
+from devtools.tools import Tools
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from devtools.render import ROOT, Tools, render, render_example
+from devtools.render import render, render_example
+from devtools.tools import ROOT, Tools
 from tests.render.test_render import check_expected, split
 
 CLAIMS = sorted(p.parent for p in (ROOT / "examples" / "claims").glob("*/xr.yaml"))

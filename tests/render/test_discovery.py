@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from devtools.render import ROOT, Tools, render
+from devtools.render import render
+from devtools.tools import ROOT, Tools
 from tests import simulated
 
 EXAMPLE = ROOT / "examples" / "aimservicetemplate-discovery"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.render import ROOT, Tools, free_port
+from devtools.tools import ROOT, Tools, free_port
 
 DOCS = sorted([ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("examples/**/*.md")])
 MARKER = re.compile(r"^<!-- runnable(?:: exit (\d+))? -->$")

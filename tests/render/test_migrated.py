@@ -9,7 +9,8 @@ from typing import Any
 
 import yaml
 
-from devtools.render import ROOT, Tools, render
+from devtools.render import render
+from devtools.tools import ROOT, Tools
 from tests.render.test_render import conditions, split, status, write
 
 OLDER_CATALOG = ROOT / "examples" / "journeys" / "older-api-catalog"

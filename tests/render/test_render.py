@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from devtools.render import ROOT, Rendered, Tools, render, render_example
+from devtools.render import Rendered, render, render_example
+from devtools.tools import ROOT, Tools
 from tests.cases import Case, table
 
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/xr.yaml"))

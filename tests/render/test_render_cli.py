@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from devtools.render import ROOT, Tools
+from devtools.tools import ROOT, Tools
 from tests.cases import table
 
 SCRIPT = ROOT / "scripts" / "render"

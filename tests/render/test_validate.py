@@ -10,7 +10,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from devtools.render import ROOT, Tools, render, render_example, validate
+from devtools.render import render, render_example, validate
+from devtools.tools import ROOT, Tools
 from tests.cases import Case, table
 
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/xr.yaml"))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from devtools.render import HarnessError
+from devtools.tools import HarnessError
 from tests.cases import table
 from tests.e2e.target import Target, gpu_node, preflight
 

@@ -12,7 +12,8 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import JsonValue
 
-from devtools.render import free_port, serve_function
+from devtools.render import serve_function
+from devtools.tools import free_port
 from function.api.meta import Manifest
 from function.compose.template import DISCOVERY_JOB
 from function.errors import InvalidSpecError

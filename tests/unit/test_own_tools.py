@@ -1,7 +1,7 @@
 """The harness runs the build of our Go programs made from this checkout's sources.
 
 scripts/build-tools.sh keeps each build of devtools/<name> as `<name>-<sum>` in the shared tools
-cache; `devtools.render.own_tool` must compute the same sum, or the tests would run whatever
+cache; `devtools.tools.own_tool` must compute the same sum, or the tests would run whatever
 build another checkout left under the plain name.
 """
 
@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from devtools.render import ROOT, own_tool
+from devtools.tools import ROOT, own_tool
 from tests.cases import Case, table
 
 

@@ -19,7 +19,7 @@ from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1bet
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from devtools.render import free_port
+from devtools.tools import free_port
 from function.api.meta import Manifest
 from function.kube.observed import Composition, Desired, Observed
 from function.server.fn import FunctionRunner
