@@ -143,15 +143,18 @@ def _sync(
     """List the registry (via `ListRegistry`) and plan the models; a Health if it cannot yet."""
     catalog = _CATALOG.items(observed.required)
     if catalog is None:
-        return _health(State.PENDING, Reason.RESOLVING, "reading the cluster's model catalog")
+        return ConditionType.REGISTRY_SYNCED.pending(
+            Reason.RESOLVING, "reading the cluster's model catalog"
+        )
     secrets: list[Manifest] = []
     for name in secret_names:
         found = observed.required.get(f"pull-secret-{name}")
         if found is None:
-            return _health(State.PENDING, Reason.RESOLVING, f"looking up pull secret {name!r}")
+            return ConditionType.REGISTRY_SYNCED.pending(
+                Reason.RESOLVING, f"looking up pull secret {name!r}"
+            )
         if not found:
-            return _health(
-                State.FAILED,
+            return ConditionType.REGISTRY_SYNCED.failed(
                 Reason.SECRET_NOT_FOUND,
                 f"spec.imagePullSecrets: secret {name!r} does not exist in namespace "
                 f"{namespace!r}; create it (kubectl create secret docker-registry -n "
@@ -165,7 +168,9 @@ def _sync(
             try:
                 credential = credential_for(f.registry, secrets)
             except SecretFormatError as e:
-                return _health(State.FAILED, Reason.SECRET_INVALID, f"spec.imagePullSecrets: {e}")
+                return ConditionType.REGISTRY_SYNCED.failed(
+                    Reason.SECRET_INVALID, f"spec.imagePullSecrets: {e}"
+                )
             query = f.query(credential)
             if query is not None:
                 queries.append(query)
@@ -285,7 +290,9 @@ def _image(model: Manifest) -> str:
 def _filters_health(record: ClusterModelSourceStatus, discovered: int) -> Health:
     """The last sync as one component: every filter listed, some failed, or all failed."""
     if record.last_sync_time is None:
-        return _health(State.PENDING, Reason.RESOLVING, "the registry has not been listed yet")
+        return ConditionType.REGISTRY_SYNCED.pending(
+            Reason.RESOLVING, "the registry has not been listed yet"
+        )
     filters = record.filters or []
     failed = [f for f in filters if f.error]
     found = (
@@ -294,17 +301,17 @@ def _filters_health(record: ClusterModelSourceStatus, discovered: int) -> Health
     )
     if not failed:
         notes = "; ".join(f.note for f in filters if f.note)
-        return _health(
-            State.READY,
+        return ConditionType.REGISTRY_SYNCED.ready(
             Reason.ALL_FILTERS_SUCCEEDED,
             f"{len(filters)} filter(s) listed at {record.last_sync_time}: {found}"
             + (f" ({notes})" if notes else ""),
         )
     errors = "; ".join(f"{f.image}: {f.error}" for f in failed[:_MAX_NAMED])
     if len(failed) == len(filters):
-        return _health(State.FAILED, Reason.ALL_FILTERS_FAILED, f"every filter failed: {errors}")
-    return _health(
-        State.DEGRADED,
+        return ConditionType.REGISTRY_SYNCED.failed(
+            Reason.ALL_FILTERS_FAILED, f"every filter failed: {errors}"
+        )
+    return ConditionType.REGISTRY_SYNCED.degraded(
         Reason.SOME_FILTERS_FAILED,
         f"{len(failed)} of {len(filters)} filter(s) failed ({errors}); {found}",
     )
@@ -351,7 +358,3 @@ def _seconds(interval: str) -> int:
     """`1h30m` in seconds (the XRD's pattern admits only h, m, s parts)."""
     total = sum(int(n) * _UNITS[u] for n, u in re.findall(r"([0-9]+)(h|m|s)", interval))
     return max(total, 60)
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.REGISTRY_SYNCED, state, reason, message)

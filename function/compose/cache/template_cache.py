@@ -254,7 +254,7 @@ def _retention(
                 ConditionType.RETAINED, ConditionStatus.FALSE, Reason.RETENTION_EXPIRED, message
             ),
         ),
-        health=_cache_health(State.PENDING, Reason.RETENTION_EXPIRED, message),
+        health=ConditionType.CACHE_READY.pending(Reason.RETENTION_EXPIRED, message),
     )
 
 
@@ -280,15 +280,16 @@ def _template_health(
 ) -> tuple[Resolved[ClusterServiceTemplateSpec] | None, Health]:
     name = spec.template_name
     if isinstance(resolution, Pending):
-        return None, _health(State.PENDING, Reason.RESOLVING, f"looking up template {name!r}")
+        return None, ConditionType.TEMPLATE_READY.pending(
+            Reason.RESOLVING, f"looking up template {name!r}"
+        )
     if isinstance(resolution, Absent):
         where = {
             None: "in the namespace or cluster scope",
             TemplateScope.NAMESPACE: "in the namespace (spec.templateScope: Namespace)",
             TemplateScope.CLUSTER: "in cluster scope (spec.templateScope: Cluster)",
         }[spec.template_scope]
-        return None, _health(
-            State.FAILED,
+        return None, ConditionType.TEMPLATE_READY.failed(
             Reason.TEMPLATE_NOT_FOUND,
             f"spec.templateName: no template {name!r} {where}; create it or fix the name",
         )
@@ -301,12 +302,14 @@ def _template_health(
     try:
         tpl_spec: ClusterServiceTemplateSpec = parse_spec(resolution.manifest, model)
     except InvalidSpecError as e:
-        return None, _health(State.FAILED, Reason.TEMPLATE_INVALID, f"template {name!r}: {e}")
+        return None, ConditionType.TEMPLATE_READY.failed(
+            Reason.TEMPLATE_INVALID, f"template {name!r}: {e}"
+        )
     template = Resolved(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)
     status = template.status
     if status == TemplateStatusValue.AVAILABLE:
-        return template, _health(
-            State.READY, Reason.RESOLVED, f"{template.kind} {name!r} is Available"
+        return template, ConditionType.TEMPLATE_READY.ready(
+            Reason.RESOLVED, f"{template.kind} {name!r} is Available"
         )
     state = (
         State.FAILED
@@ -314,7 +317,7 @@ def _template_health(
         else State.PENDING
     )
     reason = Reason.TEMPLATE_NOT_READY if state is State.FAILED else Reason.CACHE_WAITING
-    return template, _health(
+    return template, ConditionType.TEMPLATE_READY.health(
         state,
         reason,
         f"{template.kind} {name!r} is {status or 'not reconciled yet'}; caching starts once it "
@@ -391,30 +394,25 @@ def _inline_source(sources: Sequence[ModelSource] | None, uri: str) -> ModelSour
 
 def _caches_health(caches: Sequence[_Cache], *, waiting: bool) -> Health:
     if waiting:
-        return _cache_health(State.PENDING, Reason.CACHE_WAITING, "waiting for the template")
+        return ConditionType.CACHE_READY.pending(Reason.CACHE_WAITING, "waiting for the template")
     if not caches:
-        return _cache_health(State.PENDING, Reason.CACHES_CREATING, "no model sources listed yet")
+        return ConditionType.CACHE_READY.pending(
+            Reason.CACHES_CREATING, "no model sources listed yet"
+        )
     failed = [c.name for c in caches if c.status == CacheStatusValue.FAILED]
     if failed:
-        return _cache_health(
-            State.FAILED, Reason.CACHE_FAILED, f"model caches failed: {', '.join(failed)}"
+        return ConditionType.CACHE_READY.failed(
+            Reason.CACHE_FAILED, f"model caches failed: {', '.join(failed)}"
         )
     waiting_for = [
         f"{c.name} ({c.status or 'new'})" for c in caches if c.status != CacheStatusValue.AVAILABLE
     ]
     if waiting_for:
-        return _cache_health(
-            State.PROGRESSING,
+        return ConditionType.CACHE_READY.progressing(
             Reason.CACHES_NOT_READY,
             f"{len(caches) - len(waiting_for)}/{len(caches)} model caches Available; waiting for "
             + ", ".join(waiting_for),
         )
-    return _cache_health(State.READY, Reason.CACHES_READY, f"{len(caches)} model caches Available")
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.TEMPLATE_READY, state, reason, message)
-
-
-def _cache_health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.CACHE_READY, state, reason, message)
+    return ConditionType.CACHE_READY.ready(
+        Reason.CACHES_READY, f"{len(caches)} model caches Available"
+    )

@@ -219,19 +219,19 @@ def _metadata_gap(meta: metadata.MetadataOutcome) -> Health | None:
         return None
     if meta.health.reason == Reason.DISCOVERY_DISABLED:
         # None expected, but not because the image recommends none: it is not read at all.
-        return _health(
-            State.READY,
+        return ConditionType.TEMPLATES_READY.ready(
             Reason.NO_TEMPLATES_EXPECTED,
             "spec.discovery.enabled is false, so no templates are generated from the image; "
             "create them by hand",
         )
     if meta.health.state in {State.PENDING, State.PROGRESSING}:
-        return _health(State.PROGRESSING, Reason.AWAITING_METADATA, "waiting for the image labels")
+        return ConditionType.TEMPLATES_READY.progressing(
+            Reason.AWAITING_METADATA, "waiting for the image labels"
+        )
     if meta.health.state in {State.FAILED, State.DEGRADED}:
         cause = meta.health.message.split(":", 1)[0]
         # Pending, not failed: MetadataExtracted carries the failure and sets the headline.
-        return _health(
-            State.PENDING,
+        return ConditionType.TEMPLATES_READY.pending(
             Reason.METADATA_UNAVAILABLE,
             f"the image's metadata is unavailable ({cause}; see MetadataExtracted), so the "
             "deployments it recommends are unknown",
@@ -257,8 +257,7 @@ def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation 
     unavailable = sum(v == TemplateStatusValue.NOT_AVAILABLE for v in values)
     available = sum(v == TemplateStatusValue.AVAILABLE for v in values)
     if skipped:
-        return _health(
-            State.DEGRADED,
+        return ConditionType.TEMPLATES_READY.degraded(
             Reason.DEPLOYMENT_SKIPPED,
             "; ".join(skipped) + "; the image's other deployments became templates",
         )
@@ -266,28 +265,35 @@ def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation 
         if gap is not None:
             return gap
         if not expected:
-            return _health(
-                State.READY, Reason.NO_TEMPLATES_EXPECTED, "the image recommends no deployments"
+            return ConditionType.TEMPLATES_READY.ready(
+                Reason.NO_TEMPLATES_EXPECTED, "the image recommends no deployments"
             )
-        return _health(State.PROGRESSING, Reason.CREATING_TEMPLATES, "creating templates")
+        return ConditionType.TEMPLATES_READY.progressing(
+            Reason.CREATING_TEMPLATES, "creating templates"
+        )
     summary = f"{available}/{count} templates Available"
     if available == count:
-        return _health(State.READY, Reason.ALL_TEMPLATES_READY, summary)
+        return ConditionType.TEMPLATES_READY.ready(Reason.ALL_TEMPLATES_READY, summary)
     if failed == count:
-        return _health(State.FAILED, Reason.ALL_TEMPLATES_FAILED, summary + _named(statuses, why))
+        return ConditionType.TEMPLATES_READY.failed(
+            Reason.ALL_TEMPLATES_FAILED, summary + _named(statuses, why)
+        )
     if unavailable == count:
-        return _health(
-            State.DEGRADED,
+        return ConditionType.TEMPLATES_READY.degraded(
             Reason.NO_TEMPLATES_AVAILABLE,
             "no template's GPU is in the cluster" + _named(statuses, why),
         )
     if failed:
-        return _health(
-            State.DEGRADED, Reason.SOME_TEMPLATES_DEGRADED, summary + _named(statuses, why)
+        return ConditionType.TEMPLATES_READY.degraded(
+            Reason.SOME_TEMPLATES_DEGRADED, summary + _named(statuses, why)
         )
     if available and available + unavailable == count:
-        return _health(State.READY, Reason.SOME_TEMPLATES_READY, summary + _named(statuses, why))
-    return _health(State.PROGRESSING, Reason.TEMPLATES_PROGRESSING, summary + _named(statuses, why))
+        return ConditionType.TEMPLATES_READY.ready(
+            Reason.SOME_TEMPLATES_READY, summary + _named(statuses, why)
+        )
+    return ConditionType.TEMPLATES_READY.progressing(
+        Reason.TEMPLATES_PROGRESSING, summary + _named(statuses, why)
+    )
 
 
 def _templates_auto_generated(  # noqa: PLR0911 - one return per case, in the order they are checked
@@ -365,7 +371,3 @@ def _named(statuses: Mapping[str, str | None], why: Mapping[str, str] | None = N
         if s != TemplateStatusValue.AVAILABLE
     ]
     return f"; not Available: {', '.join(others)}" if others else ""
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.TEMPLATES_READY, state, reason, message)

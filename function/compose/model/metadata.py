@@ -66,12 +66,13 @@ def decide(
     """The metadata for this call, or the inspection `fn.py` must run first."""
     if spec.model_sources:
         return MetadataOutcome(
-            _health(State.READY, Reason.CUSTOM_MODEL, "custom model: the image is not inspected")
+            ConditionType.METADATA_EXTRACTED.ready(
+                Reason.CUSTOM_MODEL, "custom model: the image is not inspected"
+            )
         )
     if spec.image_metadata is not None:
         return MetadataOutcome(
-            _health(
-                State.READY,
+            ConditionType.METADATA_EXTRACTED.ready(
                 Reason.METADATA_PROVIDED,
                 "spec.imageMetadata is used as given; the registry is not asked",
             ),
@@ -80,8 +81,7 @@ def decide(
             status={"imageMetadata": _dump(spec.image_metadata)},
         )
     disabled = MetadataOutcome(
-        _health(
-            State.READY,
+        ConditionType.METADATA_EXTRACTED.ready(
             Reason.DISCOVERY_DISABLED,
             "spec.discovery.enabled is false: the image is not inspected and no templates "
             "are created from its labels",
@@ -115,7 +115,9 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
         found = observed.required.get(f"pull-secret-{name}")
         if found is None:
             return MetadataOutcome(
-                _health(State.PENDING, Reason.RESOLVING, f"looking up pull secret {name!r}")
+                ConditionType.METADATA_EXTRACTED.pending(
+                    Reason.RESOLVING, f"looking up pull secret {name!r}"
+                )
             )
         if not found:
             return MetadataOutcome(
@@ -145,7 +147,9 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
             retry_after_s=RETRY_AFTER_S,
         )
     return MetadataOutcome(
-        _health(State.PROGRESSING, Reason.INSPECTING, f"reading the labels of {ref}"),
+        ConditionType.METADATA_EXTRACTED.progressing(
+            Reason.INSPECTING, f"reading the labels of {ref}"
+        ),
         request=InspectionRequest(image, ref, credential),
     )
 
@@ -189,7 +193,9 @@ def _from_inspection(
         )
     named = metadata.model.canonical_name if metadata.model else None
     return MetadataOutcome(
-        _health(State.READY, Reason.METADATA_EXTRACTED, f"{image} ({digest}): model {named}"),
+        ConditionType.METADATA_EXTRACTED.ready(
+            Reason.METADATA_EXTRACTED, f"{image} ({digest}): model {named}"
+        ),
         metadata=metadata,
         status=record,
     )
@@ -199,13 +205,11 @@ def _dump(metadata: ImageMetadata) -> JsonValue:
     return metadata.model_dump(mode="json", exclude_none=True)
 
 
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.METADATA_EXTRACTED, state, reason, message)
-
-
 def _failed(state: State, cause: str, message: str) -> Health:
     """Seed 004's one failure reason; the specific cause leads the message, for grep and humans."""
-    return _health(state, Reason.METADATA_EXTRACTION_FAILED, f"{cause}: {message}")
+    return ConditionType.METADATA_EXTRACTED.health(
+        state, Reason.METADATA_EXTRACTION_FAILED, f"{cause}: {message}"
+    )
 
 
 def _string_map(value: JsonValue) -> dict[str, str]:

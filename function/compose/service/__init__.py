@@ -179,10 +179,11 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
             caches=caches.mounts,
         )
         if ready:
-            health = _isvc_health(State.READY, Reason.READY, f"InferenceService {name!r} is Ready")
+            health = ConditionType.INFERENCE_SERVICE_READY.ready(
+                Reason.READY, f"InferenceService {name!r} is Ready"
+            )
         else:
-            health = _isvc_health(
-                State.PROGRESSING,
+            health = ConditionType.INFERENCE_SERVICE_READY.progressing(
                 Reason.CREATING,
                 f"InferenceService {name!r} is not Ready yet (KServe has not reported Ready)",
             )
@@ -193,13 +194,15 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
         else "the model is Ready, the template Available and its caches (if any) Available"
     )
     if current is not None:
-        return _kept(observed, INFERENCE_SERVICE, ready=ready), _isvc_health(
+        return _kept(
+            observed, INFERENCE_SERVICE, ready=ready
+        ), ConditionType.INFERENCE_SERVICE_READY.health(
             State.READY if ready else State.PROGRESSING,
             Reason.READY if ready else Reason.CREATING,
             f"InferenceService {name!r} is kept as it is until {until}",
         )
-    return None, _isvc_health(
-        State.PENDING, Reason.WAITING, f"InferenceService {name!r} is created once {until}"
+    return None, ConditionType.INFERENCE_SERVICE_READY.pending(
+        Reason.WAITING, f"InferenceService {name!r} is created once {until}"
     )
 
 
@@ -236,7 +239,3 @@ def _inference_service_name(observed: Observed) -> str:
         return naming.inference_service_name(observed.name, observed.namespace)
     except naming.NameTooLongError as e:
         raise InvalidSpecError(field="metadata.namespace", problem=str(e)) from e
-
-
-def _isvc_health(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.INFERENCE_SERVICE_READY, state, reason, message)

@@ -194,7 +194,7 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
     relied_on = name_of(current) if current else None
     if template is None or not template_ready:
         return CacheOutcome(
-            _health(State.PENDING, Reason.CACHE_WAITING, "waiting for the template"),
+            ConditionType.CACHE_READY.pending(Reason.CACHE_WAITING, "waiting for the template"),
             desired=kept,
             template_cache=relied_on,
         )
@@ -202,7 +202,7 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
     shared = _template_caches(observed.namespace).items(observed.required)
     if listed is None or shared is None or NAMESPACE not in observed.required:
         return CacheOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "listing model caches"),
+            ConditionType.CACHE_READY.pending(Reason.RESOLVING, "listing model caches"),
             desired=kept,
             template_cache=relied_on,
         )
@@ -277,15 +277,14 @@ def _outcome(
     if not missing:
         names = ", ".join(m.claim_name for m in mounts) or "none needed"
         return CacheOutcome(
-            _health(State.READY, Reason.CACHES_READY, f"model caches mounted: {names}"),
+            ConditionType.CACHE_READY.ready(Reason.CACHES_READY, f"model caches mounted: {names}"),
             tuple(mounts),
             desired,
             template_cache,
         )
     if INFERENCE_SERVICE in observed.resources:
         return CacheOutcome(
-            _health(
-                State.DEGRADED,
+            ConditionType.CACHE_READY.degraded(
                 Reason.CACHE_LOST,
                 f"no Available model cache for {', '.join(missing)}; the InferenceService keeps "
                 "its volumes until the cache is back",
@@ -294,8 +293,7 @@ def _outcome(
             template_cache=template_cache,
         )
     return CacheOutcome(
-        _health(
-            State.PROGRESSING,
+        ConditionType.CACHE_READY.progressing(
             Reason.CACHES_NOT_READY,
             f"waiting for model caches of {', '.join(missing)}; the InferenceService is created "
             "once they are Available",
@@ -421,7 +419,3 @@ def _template_cache(observed: Observed, spec: AIMServiceSpec, template: Template
         labels={**labels.MANAGED_BY, labels.SERVICE: labels.value(observed.name)},
         spec=cache,
     )
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.CACHE_READY, state, reason, message)

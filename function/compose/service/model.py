@@ -98,11 +98,12 @@ def resolve_model(
 def _by_ref(observed: Observed, name: str) -> ModelOutcome:
     match _ref_lookup(name, observed.namespace).resolve(observed.required):
         case Pending():
-            return ModelOutcome(_health(State.PENDING, Reason.RESOLVING, f"looking up {name!r}"))
+            return ModelOutcome(
+                ConditionType.MODEL_READY.pending(Reason.RESOLVING, f"looking up {name!r}")
+            )
         case Absent():
             return ModelOutcome(
-                _health(
-                    State.FAILED,
+                ConditionType.MODEL_READY.failed(
                     Reason.MODEL_NOT_FOUND,
                     f"spec.model.ref: neither AIMModel {name!r} in namespace "
                     f"{observed.namespace!r} nor AIMClusterModel {name!r} exists; create it or "
@@ -128,7 +129,9 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
     cluster = _CLUSTER_MODELS.items(observed.required)
     if namespaced is None or cluster is None:
         return ModelOutcome(
-            _health(State.PENDING, Reason.RESOLVING, f"looking for models with image {image}")
+            ConditionType.MODEL_READY.pending(
+                Reason.RESOLVING, f"looking for models with image {image}"
+            )
         )
     for kind, scope, objects in (
         (Kind.MODEL, Scope.NAMESPACE, namespaced),
@@ -144,8 +147,7 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
         if len(matches) > 1:
             names = ", ".join(sorted(name_of(m) for m in matches))
             return ModelOutcome(
-                _health(
-                    State.FAILED,
+                ConditionType.MODEL_READY.failed(
                     Reason.MODEL_AMBIGUOUS,
                     f"spec.model.image: {len(matches)} {kind}s serve {image} ({names}); name "
                     "one with spec.model.ref instead",
@@ -163,13 +165,14 @@ def _awaiting_cluster_model(
     try:
         name = naming.auto_model_name(image)
     except ValueError as e:
-        return ModelOutcome(_health(State.FAILED, Reason.INVALID, f"spec.model.image: {e}"))
+        return ModelOutcome(
+            ConditionType.MODEL_READY.failed(Reason.INVALID, f"spec.model.image: {e}")
+        )
     if not config.cluster:
         return _compose(observed, spec, config, None)
     config_name = spec.runtime_config_name
     return ModelOutcome(
-        _health(
-            State.PENDING,
+        ConditionType.MODEL_READY.pending(
             Reason.CREATING_MODEL,
             f"{Kind.CLUSTER_RUNTIME_CONFIG} {config_name!r} creates {Kind.CLUSTER_MODEL} "
             f"{name!r} for {image} (model.creationScope: Cluster); waiting for it",
@@ -190,7 +193,7 @@ def _custom(
     namespaced = _namespace_models(observed.namespace).items(observed.required)
     if namespaced is None:
         return ModelOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "looking for an equal custom model")
+            ConditionType.MODEL_READY.pending(Reason.RESOLVING, "looking for an equal custom model")
         )
     wanted = _source_keys(custom.model_sources)
     for m in namespaced:
@@ -243,12 +246,14 @@ def _compose(
     """The AIMModel this service composes; its observed state, once it exists, says if ready."""
     if config is None:
         return ModelOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "waiting for the runtime config")
+            ConditionType.MODEL_READY.pending(Reason.RESOLVING, "waiting for the runtime config")
         )
     try:
         manifest, model_spec = _model_manifest(observed, spec, config)
     except ValueError as e:
-        return ModelOutcome(_health(State.FAILED, Reason.INVALID, f"spec.model.image: {e}"))
+        return ModelOutcome(
+            ConditionType.MODEL_READY.failed(Reason.INVALID, f"spec.model.image: {e}")
+        )
     warnings: tuple[str, ...] = ()
     if spec.model.image is not None and config.creates_cluster_models and not config.cluster:
         name = spec.runtime_config_name
@@ -272,8 +277,7 @@ def _compose(
         source = spec.model.image or "custom weights " + ", ".join(
             s.model_id for s in model_spec.model_sources or ()
         )
-        health = _health(
-            State.PENDING,
+        health = ConditionType.MODEL_READY.pending(
             Reason.CREATING_MODEL,
             f"AIMModel {model.name!r} is being created for {source}",
         )
@@ -375,7 +379,9 @@ def _use(found: Found) -> ModelOutcome:
         spec = parse_spec(found.manifest, ModelSpec)
     except InvalidSpecError as e:
         return ModelOutcome(
-            _health(State.FAILED, Reason.INVALID, f"{found.kind} {name_of(found.manifest)!r}: {e}")
+            ConditionType.MODEL_READY.failed(
+                Reason.INVALID, f"{found.kind} {name_of(found.manifest)!r}: {e}"
+            )
         )
     model = Resolved(found.manifest, found.kind, found.scope, spec)
     return ModelOutcome(_model_health(model), model)
@@ -385,18 +391,18 @@ def _model_health(model: Resolved[ModelSpec]) -> Health:
     which = f"{model.kind} {model.name!r}"
     match model.status:
         case ModelStatusValue.READY:
-            return _health(State.READY, Reason.MODEL_RESOLVED, f"{which} is Ready")
+            return ConditionType.MODEL_READY.ready(Reason.MODEL_RESOLVED, f"{which} is Ready")
         case "Failed":
-            return _health(
-                State.FAILED,
+            return ConditionType.MODEL_READY.failed(
                 Reason.MODEL_NOT_READY,
                 f"{which} is Failed; its conditions say why (kubectl describe)",
             )
         case "Degraded":
-            return _health(State.DEGRADED, Reason.MODEL_NOT_READY, f"{which} is Degraded")
+            return ConditionType.MODEL_READY.degraded(
+                Reason.MODEL_NOT_READY, f"{which} is Degraded"
+            )
         case status:
-            return _health(
-                State.PENDING,
+            return ConditionType.MODEL_READY.pending(
                 Reason.MODEL_NOT_READY,
                 f"{which} is {status or 'not reconciled yet'}; waiting for it to become Ready",
             )
@@ -439,7 +445,3 @@ def _source_keys(sources: Sequence[ModelSource]) -> list[tuple[str, str, str | N
 def _spec_field(obj: Manifest, key: str) -> object:
     spec = obj.get("spec")
     return spec.get(key) if isinstance(spec, dict) else None
-
-
-def _health(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.MODEL_READY, state, reason, message)

@@ -48,8 +48,7 @@ def compose_route(
     gateway = _pick(service, config, "gateway_ref")
     if not isinstance(gateway, ParentReference):
         return RouteOutcome(
-            _health(
-                State.FAILED,
+            ConditionType.HTTP_ROUTE_READY.failed(
                 Reason.GATEWAY_NOT_CONFIGURED,
                 "routing is enabled but no Gateway is named; set spec.routing.gatewayRef on "
                 "the service or spec.routing.gatewayRef in its runtime config",
@@ -69,8 +68,7 @@ def compose_route(
             else ("the runtime config's spec.routing.pathTemplate")
         )
         return RouteOutcome(
-            _health(
-                State.DEGRADED,
+            ConditionType.HTTP_ROUTE_READY.degraded(
                 Reason.ROUTE_TEMPLATE_INVALID,
                 f"{source}: {e}; no HTTPRoute is created or changed until it renders",
             )
@@ -107,7 +105,9 @@ def route_health(
 ) -> Health:
     """What the Gateway said about the route, in `status.parents[]` for our parent."""
     if route is None:
-        return _health(State.PROGRESSING, Reason.CREATING, "the HTTPRoute is being created")
+        return ConditionType.HTTP_ROUTE_READY.progressing(
+            Reason.CREATING, "the HTTPRoute is being created"
+        )
     parents = status_of(route).get("parents")
     ours = next(
         (
@@ -119,28 +119,29 @@ def route_health(
     )
     gateway = f"Gateway {parent.get('name')!s}"
     if ours is None:
-        return _health(
-            State.PROGRESSING,
+        return ConditionType.HTTP_ROUTE_READY.progressing(
             Reason.ROUTE_PENDING,
             f"{gateway} has not reported on the HTTPRoute yet",
         )
     accepted = find_condition(ours.get("conditions"), "Accepted")
     if accepted.get("status") == "False":
-        return _health(
-            State.FAILED,
+        return ConditionType.HTTP_ROUTE_READY.failed(
             str(accepted.get("reason") or "NotAccepted"),
             f"{gateway} rejected the HTTPRoute: {accepted.get('message', '')}",
         )
     resolved = find_condition(ours.get("conditions"), "ResolvedRefs")
     if resolved.get("status") == "False":
-        return _health(
-            State.PROGRESSING,
+        return ConditionType.HTTP_ROUTE_READY.progressing(
             Reason.ROUTE_BACKEND_UNRESOLVED,
             f"{gateway} cannot resolve the backend yet: {resolved.get('message', '')}",
         )
     if accepted.get("status") == "True":
-        return _health(State.READY, Reason.ROUTE_ACCEPTED, f"{gateway} accepted the HTTPRoute")
-    return _health(State.PROGRESSING, Reason.ROUTE_PENDING, f"{gateway} has not accepted it yet")
+        return ConditionType.HTTP_ROUTE_READY.ready(
+            Reason.ROUTE_ACCEPTED, f"{gateway} accepted the HTTPRoute"
+        )
+    return ConditionType.HTTP_ROUTE_READY.progressing(
+        Reason.ROUTE_PENDING, f"{gateway} has not accepted it yet"
+    )
 
 
 def _default_path(observed: Observed) -> str:
@@ -171,7 +172,3 @@ def _pick(service: RoutingConfig | None, config: RoutingConfig | None, field: st
         if value is not None:
             return value
     return None
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.HTTP_ROUTE_READY, state, reason, message)

@@ -67,7 +67,9 @@ def resolve_template(
         chosen = _explicit(observed, spec.template.name, model)
     elif model is None:
         return TemplateOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "waiting for the model to choose a template")
+            ConditionType.TEMPLATE_READY.pending(
+                Reason.RESOLVING, "waiting for the model to choose a template"
+            )
         )
     else:
         chosen = _auto(observed, spec, model)
@@ -81,10 +83,11 @@ def _explicit(
 ) -> Template | Health:
     match explicit_lookup(name, observed.namespace).resolve(observed.required):
         case Pending():
-            return _health(State.PENDING, Reason.RESOLVING, f"looking up template {name!r}")
+            return ConditionType.TEMPLATE_READY.pending(
+                Reason.RESOLVING, f"looking up template {name!r}"
+            )
         case Absent():
-            return _health(
-                State.FAILED,
+            return ConditionType.TEMPLATE_READY.failed(
                 Reason.TEMPLATE_NOT_FOUND,
                 f"spec.template.name: neither AIMServiceTemplate {name!r} in namespace "
                 f"{observed.namespace!r} nor AIMClusterServiceTemplate {name!r} exists; create "
@@ -95,8 +98,7 @@ def _explicit(
             if isinstance(template, Health):
                 return template
             if model is not None and template.spec.model_name != model.name:
-                return _health(
-                    State.FAILED,
+                return ConditionType.TEMPLATE_READY.failed(
                     Reason.TEMPLATE_MODEL_MISMATCH,
                     f"spec.template.name: {template.kind} {name!r} is for model "
                     f"{template.spec.model_name!r}, but spec.model resolves to {model.kind} "
@@ -114,7 +116,9 @@ def _auto(
     )
     cluster = _CLUSTER_TEMPLATES.items_where(observed.required, _MODEL_NAME, model.name)
     if namespaced is None or cluster is None:
-        return _health(State.PENDING, Reason.RESOLVING, f"listing templates of {model.name!r}")
+        return ConditionType.TEMPLATE_READY.pending(
+            Reason.RESOLVING, f"listing templates of {model.name!r}"
+        )
     # A cluster template's modelName is an AIMClusterModel: it serves a namespace model of the
     # same name only by accident, so those are not candidates.
     found = [
@@ -155,8 +159,7 @@ def _unselected(
     also = "".join(f"; {message}" for message in invalid)
     if selection.tied:
         tied = "; ".join(f"{c.label}: {c.describe()}" for c in selection.tied)
-        return _health(
-            State.PENDING,
+        return ConditionType.TEMPLATE_READY.pending(
             Reason.TEMPLATE_SELECTION_AMBIGUOUS,
             f"{len(selection.tied)} templates of model {model.name!r} tie for best (Available, "
             f"eligible, equal profile rank): {tied}; set spec.template.name to one of them",
@@ -167,15 +170,13 @@ def _unselected(
             if not model.spec.discovery_enabled and not model.spec.model_sources
             else "templates appear once the model's discovery creates them"
         )
-        return _health(
-            State.PENDING,
+        return ConditionType.TEMPLATE_READY.pending(
             Reason.TEMPLATE_NOT_FOUND,
             f"model {model.name!r} has no usable templates yet; {hint}{also}",
         )
     why = "; ".join(f"{r.candidate.label}: {r.why}" for r in selection.rejected)
     not_ready = all(r.stage is Stage.AVAILABILITY for r in selection.rejected)
-    return _health(
-        State.PENDING,
+    return ConditionType.TEMPLATE_READY.pending(
         Reason.TEMPLATE_NOT_READY if not_ready else Reason.TEMPLATE_NOT_FOUND,
         f"no template of model {model.name!r} can be used yet: {why}{also}",
     )
@@ -193,8 +194,7 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
         # The override's request is above the base template's limit: the API server would
         # refuse the derived template, far from the field that caused it.
         return TemplateOutcome(
-            _health(
-                State.FAILED,
+            ConditionType.TEMPLATE_READY.failed(
                 Reason.INVALID,
                 f"spec.overrides.hardware.cpu.requests ({cpu.requests}) is above the CPU limit "
                 f"of {base.kind} {base.name!r} (hardware.cpu.limits: {cpu.limits}); recreate "
@@ -228,8 +228,7 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
     derived = Resolved(current or manifest, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE, derived_spec)
     desired = Desired(manifest, ready=derived.status == TemplateStatusValue.AVAILABLE)
     if current is None or derived.status is None:
-        health = _health(
-            State.PENDING,
+        health = ConditionType.TEMPLATE_READY.pending(
             Reason.CREATING_DERIVED_TEMPLATE,
             f"AIMServiceTemplate {name!r} ({base.kind} {base.name!r} with spec.overrides) is "
             "being created; the service runs on it once it is Available",
@@ -269,25 +268,27 @@ def _template_health(template: Template) -> Health:
     try:
         placement(template.spec.hardware.gpu if template.spec.hardware else None, discovered)
     except ValueError as e:
-        return _health(State.FAILED, Reason.TEMPLATE_INVALID, f"{which} cannot be used: {e}")
+        return ConditionType.TEMPLATE_READY.failed(
+            Reason.TEMPLATE_INVALID, f"{which} cannot be used: {e}"
+        )
     match template.status:
         case TemplateStatusValue.AVAILABLE:
-            return _health(State.READY, Reason.RESOLVED, f"using {which}")
+            return ConditionType.TEMPLATE_READY.ready(Reason.RESOLVED, f"using {which}")
         case "Failed":
-            return _health(
-                State.FAILED, Reason.TEMPLATE_NOT_READY, f"{which} is Failed; see its conditions"
+            return ConditionType.TEMPLATE_READY.failed(
+                Reason.TEMPLATE_NOT_READY, f"{which} is Failed; see its conditions"
             )
         case "Degraded":
-            return _health(State.DEGRADED, Reason.TEMPLATE_NOT_READY, f"{which} is Degraded")
+            return ConditionType.TEMPLATE_READY.degraded(
+                Reason.TEMPLATE_NOT_READY, f"{which} is Degraded"
+            )
         case TemplateStatusValue.NOT_AVAILABLE:
-            return _health(
-                State.PENDING,
+            return ConditionType.TEMPLATE_READY.pending(
                 Reason.TEMPLATE_NOT_READY,
                 f"{which} is NotAvailable: no node has the GPU it needs",
             )
         case status:
-            return _health(
-                State.PENDING,
+            return ConditionType.TEMPLATE_READY.pending(
                 Reason.TEMPLATE_NOT_READY,
                 f"{which} is {status or 'not reconciled yet'}; waiting for it to become Available",
             )
@@ -297,8 +298,7 @@ def _parse(found: Found) -> Template | Health:
     try:
         spec = parse_spec(found.manifest, ServiceTemplateSpec)
     except InvalidSpecError as e:
-        return _health(
-            State.FAILED,
+        return ConditionType.TEMPLATE_READY.failed(
             Reason.TEMPLATE_INVALID,
             f"{found.kind} {name_of(found.manifest)!r} cannot be used: {e}",
         )
@@ -379,7 +379,3 @@ def _namespace_templates(namespace: str) -> Listing:
 
 
 _CLUSTER_TEMPLATES = Listing("cluster-templates", Kind.CLUSTER_SERVICE_TEMPLATE)
-
-
-def _health(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.TEMPLATE_READY, state, reason, message)

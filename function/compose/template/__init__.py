@@ -176,14 +176,13 @@ def _model(
     if isinstance(resolution, Pending):
         return (
             reqs,
-            _model_health(State.PENDING, Reason.RESOLVING, f"looking up model {name!r}"),
+            ConditionType.MODEL_READY.pending(Reason.RESOLVING, f"looking up model {name!r}"),
             None,
         )
     if isinstance(resolution, Absent):
         return (
             reqs,
-            _model_health(
-                State.FAILED,
+            ConditionType.MODEL_READY.failed(
                 Reason.MODEL_NOT_FOUND,
                 f"spec.modelName: {where} {name!r} exists; create the model or fix the name",
             ),
@@ -192,18 +191,13 @@ def _model(
     try:
         model_spec = parse_spec(resolution.manifest, ModelSpec)
     except InvalidSpecError as e:
-        return reqs, _model_health(State.FAILED, Reason.INVALID, f"model {name!r}: {e}"), None
+        return reqs, ConditionType.MODEL_READY.failed(Reason.INVALID, f"model {name!r}: {e}"), None
     model = Resolved(resolution.manifest, resolution.kind, resolution.scope, model_spec)
     return (
         reqs,
-        _model_health(
-            State.READY,
+        ConditionType.MODEL_READY.ready(
             Reason.MODEL_RESOLVED,
             f"{resolution.kind} {name!r} runs {model_spec.image}",
         ),
         model,
     )
-
-
-def _model_health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.MODEL_READY, state, reason, message)
