@@ -256,14 +256,17 @@ def report(
     """End a composer the one way they all end, returning the worst state (for the headline).
 
     A condition per component (then `also`), and a warning event for each component that failed
-    or degraded (after `warnings`).
+    or degraded (after `warnings`). The XR is Ready when every component is, unless the
+    composer's headline says otherwise (`function.compose.frame.finish`).
     """
     comp.conditions = [*(h.to_condition() for h in healths), *also]
     comp.warnings = [
         *warnings,
         *(h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}),
     ]
-    return worst(healths)
+    state = worst(healths)
+    comp.ready = state is State.READY
+    return state
 
 
 def worst(healths: Iterable[Health]) -> State:

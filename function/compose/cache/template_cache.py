@@ -35,15 +35,16 @@ from function.api.template import (
     ClusterServiceTemplateSpec,
     DiscoveredSource,
     ServiceTemplateSpec,
-    TemplateStatus,
     TemplateStatusValue,
 )
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.compose.cache.usage import relied_on
+from function.compose.frame import open_frame
+from function.compose.refs import Template, resolved_template
 from function.errors import InvalidSpecError
-from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution, Resolved
+from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution
 from function.kube.objects import aim_status, labels_of, name_of, owner_references
 from function.kube.observed import (
     Composition,
@@ -59,10 +60,8 @@ from function.kube.observed import (
 from function.rules import caching, labels
 from function.rules.discovery import rfc3339, timestamp
 from function.rules.merge import merged_env
-from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
-from function.rules.status import ConditionType, Health, Reason, State, report
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.status import ConditionType, Health, Reason, State
 
 MODEL_CACHE_PREFIX: Final = "model-cache-"
 _MODEL_CACHES: Final = Listing("model-caches", Kind.MODEL_CACHE)
@@ -81,15 +80,13 @@ class _Cache:
 def compose_template_cache(observed: Observed) -> Composition:
     """Compose one AIMTemplateCache."""
     spec = parse_spec(observed.composite, TemplateCacheSpec)
-    comp = Composition()
-    reqs, resolution = _template(observed, spec)
-    listing = Listing(_MODEL_CACHES.key, Kind.MODEL_CACHE, observed.namespace)
     # The runtime config is read for label propagation and retention only: the model caches
     # resolve it themselves for everything they run, and report a missing one.
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
-    comp.requirements += [*reqs, listing.requirement(), *config_lookup.requirements()]
-    config_health, config = resolve_runtime_config(config_lookup, observed.required)
-    comp.propagated_labels = propagated_labels(observed.metadata, config)
+    frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
+    comp, config_health, config = frame.comp, frame.config_health, frame.config
+    reqs, resolution = _template(observed, spec)
+    listing = Listing(_MODEL_CACHES.key, Kind.MODEL_CACHE, observed.namespace)
+    comp.requirements += [*reqs, listing.requirement()]
     kept = _retention(observed, comp, config, config_waiting=config_health.state is State.PENDING)
 
     template, template_health = _template_health(spec, resolution)
@@ -101,7 +98,6 @@ def compose_template_cache(observed: Observed) -> Composition:
         and listed is not None
         and not kept.expired
     ):
-        status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
         caches = [
             _cache_for(
                 observed,
@@ -111,7 +107,7 @@ def compose_template_cache(observed: Observed) -> Composition:
                 listed=listed,
                 comp=comp,
             )
-            for source in status.model_sources or ()
+            for source in template.status.model_sources or ()
         ]
     for key, current in observed.resources.items():
         if kept.expired:
@@ -125,13 +121,13 @@ def compose_template_cache(observed: Observed) -> Composition:
         caches, waiting=template_health.state is not State.READY
     )
     healths = [template_health, cache_health]
-    state = report(comp, healths, also=kept.conditions)
+    state = frame.report(healths, also=kept.conditions)
     if kept.seconds_left is not None:
         # Composed again when the retention ends, or at the usual recheck if that comes first.
         settings = observed.settings
         usual = settings.ready_recheck_s if state is State.READY else settings.waiting_recheck_s
         comp.ttl_seconds = min(kept.seconds_left, usual)
-    comp.status = TemplateCacheStatus(
+    status = TemplateCacheStatus(
         status=CACHE_HEADLINE[state],
         resolved_runtime_config=config.ref if config else None,
         unused_since=kept.unused_since,
@@ -150,8 +146,8 @@ def compose_template_cache(observed: Observed) -> Composition:
             for c in caches
         ]
         or None,
-    ).model_dump(mode="json", by_alias=True, exclude_none=True)
-    return comp
+    )
+    return frame.finish(status, status.status)
 
 
 _VALUES: Final = frozenset(v.value for v in CacheStatusValue)
@@ -277,7 +273,7 @@ def _template(observed: Observed, spec: TemplateCacheSpec) -> tuple[list[Require
 
 def _template_health(
     spec: TemplateCacheSpec, resolution: Resolution
-) -> tuple[Resolved[ClusterServiceTemplateSpec] | None, Health]:
+) -> tuple[Template[ClusterServiceTemplateSpec] | None, Health]:
     name = spec.template_name
     if isinstance(resolution, Pending):
         return None, ConditionType.TEMPLATE_READY.pending(
@@ -305,8 +301,8 @@ def _template_health(
         return None, ConditionType.TEMPLATE_READY.failed(
             Reason.TEMPLATE_INVALID, f"template {name!r}: {e}"
         )
-    template = Resolved(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)
-    status = template.status
+    template = resolved_template(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)
+    status = template.headline
     if status == TemplateStatusValue.AVAILABLE:
         return template, ConditionType.TEMPLATE_READY.ready(
             Reason.RESOLVED, f"{template.kind} {name!r} is Available"

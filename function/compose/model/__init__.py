@@ -17,6 +17,7 @@ from function.api.meta import Kind
 from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceType
 from function.api.template import TemplateStatusValue
 from function.build import Manifest
+from function.compose.frame import Frame, open_frame
 from function.compose.model import metadata, templates
 from function.kube.lookup import Listing
 from function.kube.objects import aim_status, find_condition, name_of, status_of
@@ -30,10 +31,8 @@ from function.kube.observed import (
     keep,
     parse_spec,
 )
-from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
-from function.rules.status import ConditionType, Health, Reason, State, report
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.status import ConditionType, Health, Reason, State
 
 HEADLINE: Final = {
     # A model's status.status for its worst component; model sources share the vocabulary.
@@ -54,12 +53,10 @@ def compose_model(observed: Observed) -> Composition | Inspect:
     spec, meta = ctx.spec, ctx.metadata
     if meta.request is not None and observed.inspection is None:
         return Inspect(meta.request)
-    comp = Composition()
-    comp.propagated_labels = propagated_labels(observed.metadata, ctx.config)
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, _config_namespace(observed))
+    frame = ctx.frame
+    comp = frame.comp
     listing = _templates_listing(ctx.namespace)
     comp.requirements += [
-        *config_lookup.requirements(),
         *metadata.secret_requirements(_pull_secrets(ctx.spec, ctx.config), ctx.secret_namespace),
         listing.requirement(),
     ]
@@ -90,9 +87,8 @@ def compose_model(observed: Observed) -> Composition | Inspect:
         skipped=planned.skipped,
         why=_unknown_accelerators(observed, listed),
     )
-    healths = [ctx.config_health, meta.health, templates_health]
-    state = report(
-        comp,
+    healths = [frame.config_health, meta.health, templates_health]
+    state = frame.report(
         healths,
         also=[
             _templates_auto_generated(
@@ -110,9 +106,8 @@ def compose_model(observed: Observed) -> Composition | Inspect:
         source_type=SourceType.CUSTOM if spec.model_sources else SourceType.IMAGE,
         resolved_runtime_config=ctx.config.ref if ctx.config else None,
         templates=len(statuses),
-    ).model_dump(mode="json", exclude_none=True)
-    comp.status = {**status, **meta.status}
-    return comp
+    )
+    return frame.finish(meta.image.recorded_in(status) if meta.image else status, status.status)
 
 
 @dataclass(frozen=True)
@@ -120,19 +115,25 @@ class _Context:
     spec: ModelSpec
     namespace: str | None
     secret_namespace: str
-    config_health: Health
-    config: RuntimeConfig | None
+    frame: Frame
     metadata: metadata.MetadataOutcome
+
+    @property
+    def config(self) -> RuntimeConfig | None:
+        return self.frame.config
 
 
 def _context(observed: Observed) -> _Context:
     spec = parse_spec(observed.composite, ModelSpec)
     namespace = observed.namespace or None
     secret_namespace = namespace or observed.settings.system_namespace
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, _config_namespace(observed))
-    config_health, config = resolve_runtime_config(
-        config_lookup, observed.required, ConditionType.RUNTIME_RESOLVED
+    frame = open_frame(
+        observed,
+        spec.runtime_config_name,
+        _config_namespace(observed),
+        ConditionType.RUNTIME_RESOLVED,
     )
+    config = frame.config
     if config is None:
         # The runtime config may list pull secrets; inspect only once it is known.
         meta = metadata.MetadataOutcome(
@@ -145,7 +146,7 @@ def _context(observed: Observed) -> _Context:
         )
     else:
         meta = metadata.decide(observed, spec, _pull_secrets(spec, config), secret_namespace)
-    return _Context(spec, namespace, secret_namespace, config_health, config, meta)
+    return _Context(spec, namespace, secret_namespace, frame, meta)
 
 
 def _config_namespace(observed: Observed) -> str:

@@ -13,12 +13,12 @@ without them is no AIM model image, and its model is Failed naming what is missi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Final
 
 from pydantic import JsonValue
 
-from function.api.model import ImageMetadata, ModelSpec
+from function.api.model import ImageMetadata, ModelSpec, ModelStatus
 from function.build import Manifest
 from function.kube.objects import status_of
 from function.kube.observed import Observed, Requirement
@@ -48,8 +48,37 @@ class MetadataOutcome:
     health: Health
     metadata: ImageMetadata | None = None
     request: InspectionRequest | None = None
-    status: Mapping[str, JsonValue] = field(default_factory=dict)
+    image: ImageRecord | None = None
+    """What the model's status keeps of its image; None: nothing."""
     retry_after_s: int | None = None
+
+
+@dataclass(frozen=True)
+class ImageRecord:
+    """What a model's status keeps of its image.
+
+    The metadata is what `kubectl get` shows (the MODEL column); the image, digest, labels and
+    entrypoint as inspected let the next calls use them without asking the registry again until
+    spec.image changes.
+    """
+
+    metadata: ImageMetadata | None = None
+    inspected_image: str | None = None
+    digest: str | None = None
+    labels: Mapping[str, str] | None = None
+    entrypoint: Sequence[str] = ()
+
+    def recorded_in(self, status: ModelStatus) -> ModelStatus:
+        """`status` with this record in it."""
+        return status.model_copy(
+            update={
+                "image_metadata": self.metadata,
+                "inspected_image": self.inspected_image,
+                "image_digest": self.digest,
+                "image_labels": dict(self.labels) if self.labels is not None else None,
+                "image_entrypoint": list(self.entrypoint) or None,
+            }
+        )
 
 
 def secret_requirements(names: Sequence[str], namespace: str) -> list[Requirement]:
@@ -78,7 +107,7 @@ def decide(
             ),
             metadata=spec.image_metadata,
             # What `kubectl get` shows (the MODEL column) is the same whichever way it came.
-            status={"imageMetadata": _dump(spec.image_metadata)},
+            image=ImageRecord(metadata=spec.image_metadata),
         )
     disabled = MetadataOutcome(
         ConditionType.METADATA_EXTRACTED.ready(
@@ -158,13 +187,9 @@ def _from_inspection(
     image: str, labels: Mapping[str, str], digest: str, entrypoint: Sequence[str]
 ) -> MetadataOutcome:
     labels = kept(labels)
-    record: dict[str, JsonValue] = {
-        "inspectedImage": image,
-        "imageDigest": digest[:_MAX_DIGEST],
-        "imageLabels": dict(labels),
-    }
-    if entrypoint:
-        record["imageEntrypoint"] = list(entrypoint)
+    record = ImageRecord(
+        inspected_image=image, digest=digest[:_MAX_DIGEST], labels=labels, entrypoint=entrypoint
+    )
     try:
         metadata = image_metadata(labels)
     except LabelError as e:
@@ -175,9 +200,9 @@ def _from_inspection(
                 f"{image} ({digest}): {e}; fix the label in the image, or give the metadata "
                 "in spec.imageMetadata",
             ),
-            status=record,
+            image=record,
         )
-    record["imageMetadata"] = _dump(metadata)
+    record = replace(record, metadata=metadata)
     missing = missing_required(labels)
     if missing:
         return MetadataOutcome(
@@ -189,7 +214,7 @@ def _from_inspection(
                 "spec.imageMetadata, or set spec.discovery.enabled to false and create its "
                 "templates by hand",
             ),
-            status=record,
+            image=record,
         )
     named = metadata.model.canonical_name if metadata.model else None
     return MetadataOutcome(
@@ -197,12 +222,8 @@ def _from_inspection(
             Reason.METADATA_EXTRACTED, f"{image} ({digest}): model {named}"
         ),
         metadata=metadata,
-        status=record,
+        image=record,
     )
-
-
-def _dump(metadata: ImageMetadata) -> JsonValue:
-    return metadata.model_dump(mode="json", exclude_none=True)
 
 
 def _failed(state: State, cause: str, message: str) -> Health:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
+from function.compose.frame import open_frame
 from function.compose.service import caching, inference, model, routing, scaling, template
 from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
@@ -27,10 +28,8 @@ from function.kube.objects import inference_service_ready, name_of
 from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL, pods_health
-from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
-from function.rules.status import ConditionType, Health, Reason, State, report, worst
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.status import ConditionType, Health, Reason, State, worst
 
 __all__ = [
     "DERIVED_TEMPLATE",
@@ -58,18 +57,14 @@ def compose_service(observed: Observed) -> Composition:
     spec = parse_spec(observed.composite, AIMServiceSpec)
     isvc_name = _inference_service_name(observed)
     bounds = scaling.bounds(spec)
-    comp = Composition()
-
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
+    frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
+    comp, config_health, config = frame.comp, frame.config_health, frame.config
     comp.requirements += [
-        *config_lookup.requirements(),
         *model.requirements(spec, observed.namespace),
         *template.requirements(spec, observed.namespace),
         *scaling.requirements(bounds, observed.namespace, isvc_name),
         *_pods_requirements(observed, isvc_name),
     ]
-    config_health, config = resolve_runtime_config(config_lookup, observed.required)
-    comp.propagated_labels = propagated_labels(observed.metadata, config)
     models = model.resolve_model(observed, spec, config, _explicit_template_model(observed, spec))
     templates = template.resolve_template(observed, spec, models.model)
     comp.requirements += caching.requirements(
@@ -128,9 +123,9 @@ def compose_service(observed: Observed) -> Composition:
     for requirement in comp.requirements:
         unique.setdefault(requirement.name, requirement)
     comp.requirements = list(unique.values())
-    state = report(comp, healths, warnings=models.warnings)
-    comp.status = AIMServiceStatus(
-        status=_HEADLINE[state],
+    headline = _HEADLINE[frame.report(healths, warnings=models.warnings)]
+    status = AIMServiceStatus(
+        status=headline,
         resolved_runtime_config=config.ref if config else None,
         resolved_model=models.model.reference() if models.model else None,
         resolved_template=templates.template.reference() if templates.template else None,
@@ -142,8 +137,8 @@ def compose_service(observed: Observed) -> Composition:
         if HTTP_ROUTE in comp.resources
         else None,
         runtime=scaling.runtime(bounds, observed) if INFERENCE_SERVICE in comp.resources else None,
-    ).model_dump(mode="json", exclude_none=True)
-    return comp
+    )
+    return frame.finish(status, headline)
 
 
 def _inference_service(  # noqa: PLR0913 - the inputs of one decision

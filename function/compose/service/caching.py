@@ -38,19 +38,19 @@ from function.api.cache import (
     TemplateScope,
 )
 from function.api.meta import Kind
-from function.api.model import ModelSpec
 from function.api.runtimeconfig import CachingMode
 from function.api.service import AIMServiceSpec
-from function.api.template import ServiceTemplateSpec, TemplateStatus
+from function.api.template import ServiceTemplateSpec
 from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.build.kserve import CacheMount
 from function.compose.cache.usage import relied_on
+from function.compose.refs import Model
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
 from function.kube.claims import COMPOSITE_PREFIX
-from function.kube.lookup import Listing, Resolved
+from function.kube.lookup import Listing
 from function.kube.objects import (
     aim_status,
     controller_ref,
@@ -106,7 +106,7 @@ def _self_caching(template: Template | None) -> bool:
 def uses_caches(
     spec: AIMServiceSpec,
     template: Template | None,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
 ) -> bool:
     """Whether the service runs on caches: the template's own, a custom model, or asked for.
@@ -125,7 +125,7 @@ def requirements(
     spec: AIMServiceSpec,
     namespace: str,
     template: Template | None,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
 ) -> list[Requirement]:
     """The namespace's model caches, template caches and services, when the service uses caches.
@@ -147,7 +147,7 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
     observed: Observed,
     spec: AIMServiceSpec,
     template: Template | None,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
     *,
     template_ready: bool,
@@ -173,7 +173,7 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
     observed: Observed,
     spec: AIMServiceSpec,
     template: Template | None,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
     *,
     template_ready: bool,
@@ -206,12 +206,11 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
             desired=kept,
             template_cache=relied_on,
         )
-    status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
     mounts: list[CacheMount] = []
     missing: list[str] = []
     filled_by: set[str] = set()
     expiring = _past_retention(shared, observed)
-    for source in status.model_sources or ():
+    for source in template.status.model_sources or ():
         cache = _available_cache(listed, source.source_uri, expiring)
         if cache is None:
             missing.append(source.source_uri)
@@ -233,7 +232,7 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
         template,
         current=kept,
         shared=shared,
-        needed=bool(missing) or not status.model_sources,
+        needed=bool(missing) or not template.status.model_sources,
         filled_by=filled_by,
     )
     return _outcome(observed, mounts, missing, desired, relied_on)

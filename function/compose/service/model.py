@@ -29,8 +29,9 @@ from function.api.runtimeconfig import ClusterRuntimeConfigSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
+from function.compose.refs import Model, resolved_model
 from function.errors import InvalidSpecError
-from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolved
+from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
 from function.kube.objects import controller_uid, labels_of, name_of, uid_of
 from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
 from function.kube.owners import with_co_owners
@@ -49,7 +50,7 @@ class ModelOutcome:
     """The model to serve (once known), its health, and the AIMModel to compose, if any."""
 
     health: Health
-    model: Resolved[ModelSpec] | None = None
+    model: Model | None = None
     desired: Desired | None = None
     warnings: tuple[str, ...] = ()
 
@@ -272,8 +273,8 @@ def _compose(
         # an orphan is adopted only when asked for by its own name, which for a model made
         # before `auto-<hash>` names is the older `<image>-<tag>-<hash>`.
         manifest = _with_co_owners(observed, _named(manifest, name_of(composed)), composed)
-    model = Resolved(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
-    if composed is None or model.status is None:
+    model = resolved_model(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
+    if composed is None or model.headline is None:
         source = spec.model.image or "custom weights " + ", ".join(
             s.model_id for s in model_spec.model_sources or ()
         )
@@ -283,7 +284,7 @@ def _compose(
         )
     else:
         health = _model_health(model)
-    ready = model.status == ModelStatusValue.READY
+    ready = model.headline == ModelStatusValue.READY
     return ModelOutcome(health, model, Desired(manifest, ready=ready), warnings)
 
 
@@ -383,21 +384,21 @@ def _use(found: Found) -> ModelOutcome:
                 Reason.INVALID, f"{found.kind} {name_of(found.manifest)!r}: {e}"
             )
         )
-    model = Resolved(found.manifest, found.kind, found.scope, spec)
+    model = resolved_model(found.manifest, found.kind, found.scope, spec)
     return ModelOutcome(_model_health(model), model)
 
 
-def _model_health(model: Resolved[ModelSpec]) -> Health:
+def _model_health(model: Model) -> Health:
     which = f"{model.kind} {model.name!r}"
-    match model.status:
+    match model.headline:
         case ModelStatusValue.READY:
             return ConditionType.MODEL_READY.ready(Reason.MODEL_RESOLVED, f"{which} is Ready")
-        case "Failed":
+        case ModelStatusValue.FAILED:
             return ConditionType.MODEL_READY.failed(
                 Reason.MODEL_NOT_READY,
                 f"{which} is Failed; its conditions say why (kubectl describe)",
             )
-        case "Degraded":
+        case ModelStatusValue.DEGRADED:
             return ConditionType.MODEL_READY.degraded(
                 Reason.MODEL_NOT_READY, f"{which} is Degraded"
             )

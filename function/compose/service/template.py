@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from function.api.hardware import Hardware
 from function.api.meta import Kind, Scope
-from function.api.model import ModelSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceOverrides
-from function.api.template import ServiceTemplateSpec, TemplateStatus, TemplateStatusValue
+from function.api.template import ServiceTemplateSpec, TemplateStatusValue
 from function.build.aim import build_aim_object
+from function.compose.refs import Model, resolved_template
+from function.compose.refs import Template as TemplateOf
 from function.errors import InvalidSpecError
 from function.kube.convert import OBJECTS
-from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolved
+from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
 from function.kube.objects import labels_of, name_of
 from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
 from function.rules import labels, naming
@@ -35,7 +36,7 @@ DERIVED_TEMPLATE = "derived-template"
 
 _MODEL_NAME = ("spec", "modelName")
 
-Template = Resolved[ServiceTemplateSpec]
+Template = TemplateOf[ServiceTemplateSpec]
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
 
 
 def resolve_template(
-    observed: Observed, spec: AIMServiceSpec, model: Resolved[ModelSpec] | None
+    observed: Observed, spec: AIMServiceSpec, model: Model | None
 ) -> TemplateOutcome:
     """Choose the template, then apply the overrides to it."""
     if spec.template is not None and spec.template.name is not None:
@@ -78,9 +79,7 @@ def resolve_template(
     return _with_overrides(observed, spec, chosen)
 
 
-def _explicit(
-    observed: Observed, name: str, model: Resolved[ModelSpec] | None
-) -> Template | Health:
+def _explicit(observed: Observed, name: str, model: Model | None) -> Template | Health:
     match explicit_lookup(name, observed.namespace).resolve(observed.required):
         case Pending():
             return ConditionType.TEMPLATE_READY.pending(
@@ -107,9 +106,7 @@ def _explicit(
             return template
 
 
-def _auto(
-    observed: Observed, spec: AIMServiceSpec, model: Resolved[ModelSpec]
-) -> Template | Health:
+def _auto(observed: Observed, spec: AIMServiceSpec, model: Model) -> Template | Health:
     # Only the model's templates are read out of the catalog Crossplane listed.
     namespaced = _namespace_templates(observed.namespace).items_where(
         observed.required, _MODEL_NAME, model.name
@@ -152,9 +149,7 @@ def _auto(
     return _unselected(model, selection, len(candidates), invalid)
 
 
-def _unselected(
-    model: Resolved[ModelSpec], selection: Selection, count: int, invalid: list[str]
-) -> Health:
+def _unselected(model: Model, selection: Selection, count: int, invalid: list[str]) -> Health:
     """Why no template was chosen; templates that could not be read are named too."""
     also = "".join(f"; {message}" for message in invalid)
     if selection.tied:
@@ -225,9 +220,11 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
         spec=derived_spec,
     )
     current = observed.resources.get(DERIVED_TEMPLATE)
-    derived = Resolved(current or manifest, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE, derived_spec)
-    desired = Desired(manifest, ready=derived.status == TemplateStatusValue.AVAILABLE)
-    if current is None or derived.status is None:
+    derived = resolved_template(
+        current or manifest, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE, derived_spec
+    )
+    desired = Desired(manifest, ready=derived.headline == TemplateStatusValue.AVAILABLE)
+    if current is None or derived.headline is None:
         health = ConditionType.TEMPLATE_READY.pending(
             Reason.CREATING_DERIVED_TEMPLATE,
             f"AIMServiceTemplate {name!r} ({base.kind} {base.name!r} with spec.overrides) is "
@@ -262,8 +259,7 @@ def _apply(base: ServiceTemplateSpec, spec: AIMServiceSpec) -> ServiceTemplateSp
 
 def _template_health(template: Template) -> Health:
     which = f"{template.kind} {template.name!r}"
-    observed = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
-    profile = observed.profile.metadata if observed.profile else None
+    profile = template.status.profile.metadata if template.status.profile else None
     discovered = profile.gpu if profile else None
     try:
         placement(template.spec.hardware.gpu if template.spec.hardware else None, discovered)
@@ -271,14 +267,14 @@ def _template_health(template: Template) -> Health:
         return ConditionType.TEMPLATE_READY.failed(
             Reason.TEMPLATE_INVALID, f"{which} cannot be used: {e}"
         )
-    match template.status:
+    match template.headline:
         case TemplateStatusValue.AVAILABLE:
             return ConditionType.TEMPLATE_READY.ready(Reason.RESOLVED, f"using {which}")
-        case "Failed":
+        case TemplateStatusValue.FAILED:
             return ConditionType.TEMPLATE_READY.failed(
                 Reason.TEMPLATE_NOT_READY, f"{which} is Failed; see its conditions"
             )
-        case "Degraded":
+        case TemplateStatusValue.DEGRADED:
             return ConditionType.TEMPLATE_READY.degraded(
                 Reason.TEMPLATE_NOT_READY, f"{which} is Degraded"
             )
@@ -302,7 +298,7 @@ def _parse(found: Found) -> Template | Health:
             Reason.TEMPLATE_INVALID,
             f"{found.kind} {name_of(found.manifest)!r} cannot be used: {e}",
         )
-    return Resolved(found.manifest, found.kind, found.scope, spec)
+    return resolved_template(found.manifest, found.kind, found.scope, spec)
 
 
 def _candidate(t: Template) -> Candidate:
@@ -310,21 +306,17 @@ def _candidate(t: Template) -> Candidate:
 
 
 def _read_candidate(t: Template) -> Candidate:
-    profile = effective_profile(t.spec, _status(t).profile, t.labels)
+    profile = effective_profile(t.spec, t.status.profile, t.labels)
     return Candidate(
         name=t.name,
         namespaced=t.scope is Scope.NAMESPACE,
-        status=t.status,
+        status=t.headline,
         type=profile.type,
         gpu=profile.gpu,
         gpu_count=profile.gpu_count or None,
         metric=profile.metric,
         precision=profile.precision,
     )
-
-
-def _status(t: Template) -> TemplateStatus:
-    return parse_status(t.manifest, TemplateStatus) or TemplateStatus()
 
 
 def _wanted(overrides: ServiceOverrides | None) -> Wanted | None:

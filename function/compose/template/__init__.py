@@ -19,19 +19,18 @@ from function.api.template import (
     TemplateStatusValue,
 )
 from function.build.aim import build_aim_object
+from function.compose.frame import open_frame
+from function.compose.refs import Model, resolved_model
 from function.compose.template import discovery, gpus, lifecycle
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
-from function.kube.lookup import Absent, Lookup, Pending, Resolved
+from function.kube.lookup import Absent, Lookup, Pending
 from function.kube.objects import aim_status, labels_of
 from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
 from function.rules import labels
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
-from function.rules.runtimeconfig import lookup as runtime_config_lookup
-from function.rules.runtimeconfig import propagated_labels
-from function.rules.runtimeconfig import resolve as resolve_runtime_config
-from function.rules.status import ConditionType, Health, Reason, State, report, worst
+from function.rules.status import ConditionType, Health, Reason, State, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
 
@@ -56,13 +55,10 @@ def compose_template(observed: Observed) -> Composition:
         observed.composite, ServiceTemplateSpec if namespaced else ClusterServiceTemplateSpec
     )
     work_namespace = observed.namespace or observed.settings.system_namespace
-    comp = Composition()
-
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, work_namespace)
+    frame = open_frame(observed, spec.runtime_config_name, work_namespace)
+    comp, config_health, config = frame.comp, frame.config_health, frame.config
     model_reqs, model_health, model = _model(observed, spec.model_name)
-    comp.requirements += [*config_lookup.requirements(), *model_reqs]
-    config_health, config = resolve_runtime_config(config_lookup, observed.required)
-    comp.propagated_labels = propagated_labels(observed.metadata, config)
+    comp.requirements += model_reqs
 
     gpu = gpus.check(observed, spec.hardware)
     comp.requirements += gpu.requirements
@@ -91,8 +87,7 @@ def compose_template(observed: Observed) -> Composition:
         if cache is not None
         else None
     )
-    state = report(
-        comp,
+    state = frame.report(
         healths,
         also=lifecycle.conditions(
             healths,
@@ -108,7 +103,7 @@ def compose_template(observed: Observed) -> Composition:
     headline = _HEADLINE[state]
     if gpu.unavailable and state is not State.FAILED:
         headline = TemplateStatusValue.NOT_AVAILABLE
-    comp.status = TemplateStatus(
+    status = TemplateStatus(
         status=headline,
         resolved_runtime_config=config.ref if config else None,
         resolved_model=model.reference() if model else None,
@@ -117,8 +112,8 @@ def compose_template(observed: Observed) -> Composition:
         resolved_profile=effective_profile(spec, found.profile, labels_of(observed.composite)),
         hardware_summary=gpus.summary(spec.hardware, found.profile),
         discovery=found.state,
-    ).model_dump(mode="json", by_alias=True, exclude_none=True)
-    return comp
+    )
+    return frame.finish(status, headline)
 
 
 def _template_cache(
@@ -154,9 +149,7 @@ def _template_cache(
     return Desired(manifest, ready=ready)
 
 
-def _model(
-    observed: Observed, name: str
-) -> tuple[list[Requirement], Health, Resolved[ModelSpec] | None]:
+def _model(observed: Observed, name: str) -> tuple[list[Requirement], Health, Model | None]:
     """The template's model: for a namespaced template its namespace's, else the cluster's."""
     lookup = Lookup(
         "model",
@@ -192,7 +185,7 @@ def _model(
         model_spec = parse_spec(resolution.manifest, ModelSpec)
     except InvalidSpecError as e:
         return reqs, ConditionType.MODEL_READY.failed(Reason.INVALID, f"model {name!r}: {e}"), None
-    model = Resolved(resolution.manifest, resolution.kind, resolution.scope, model_spec)
+    model = resolved_model(resolution.manifest, resolution.kind, resolution.scope, model_spec)
     return (
         reqs,
         ConditionType.MODEL_READY.ready(

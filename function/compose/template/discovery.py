@@ -19,7 +19,6 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from function.api.model import ModelSpec
 from function.api.template import (
     ClusterServiceTemplateSpec,
     DiscoveredSource,
@@ -30,9 +29,9 @@ from function.api.template import (
 )
 from function.build import Manifest
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
+from function.compose.refs import Model
 from function.compose.template import slots
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
-from function.kube.lookup import Resolved
 from function.kube.objects import find_condition, name_of, status_of
 from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
 from function.rules import discovery, labels
@@ -69,7 +68,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
     observed: Observed,
     spec: ClusterServiceTemplateSpec,
     *,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
     namespace: str,
 ) -> DiscoveryOutcome:
@@ -303,7 +302,7 @@ def _job(  # noqa: PLR0913 - everything a discovery Job is made of
     observed: Observed,
     spec: ClusterServiceTemplateSpec,
     *,
-    model: Resolved[ModelSpec],
+    model: Model,
     config: RuntimeConfig,
     name: str,
     namespace: str,
