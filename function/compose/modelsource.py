@@ -26,6 +26,7 @@ from function.api.model import ModelSpec, ModelStatusValue
 from function.api.modelsource import ClusterModelSourceSpec, ClusterModelSourceStatus, FilterStatus
 from function.build import Manifest
 from function.build.aim import build_aim_object
+from function.compose.frame import finish
 from function.compose.model import HEADLINE
 from function.compose.model.metadata import secret_requirements
 from function.kube.lookup import Listing
@@ -115,9 +116,9 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
     models_ready = all(d.ready for d in comp.resources.values())
     recheck = settings.ready_recheck_s if models_ready else settings.waiting_recheck_s
     comp.ttl_seconds = max(min(wait, recheck), 1)
-    comp.status = record.model_copy(
-        update={"status": HEADLINE[state], "discovered_models": discovered}
-    ).model_dump(mode="json", by_alias=True, exclude_none=True)
+    headline = HEADLINE[state]
+    status = record.model_copy(update={"status": headline, "discovered_models": discovered})
+    finish(comp, observed, status, headline)
     return comp
 
 

@@ -20,7 +20,6 @@ from function.build.aim import build_aim_object
 from function.compose.refs import Model, resolved_template
 from function.compose.refs import Template as TemplateOf
 from function.errors import InvalidSpecError
-from function.kube.convert import OBJECTS
 from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
 from function.kube.objects import labels_of, name_of
 from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
@@ -302,10 +301,7 @@ def _parse(found: Found) -> Template | Health:
 
 
 def _candidate(t: Template) -> Candidate:
-    return OBJECTS.derived(t.manifest, f"candidate:{t.scope}", lambda: _read_candidate(t))
-
-
-def _read_candidate(t: Template) -> Candidate:
+    # From the spec and status parsed once per object version: no cache of its own needed.
     profile = effective_profile(t.spec, t.status.profile, t.labels)
     return Candidate(
         name=t.name,
