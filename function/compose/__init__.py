@@ -13,7 +13,7 @@ from function.compose.modelsource import compose_model_source
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.service import compose_service
 from function.compose.template import compose_template
-from function.kube.observed import Composition, Inspect, ListRegistry, Observed
+from function.kube.contract import Composition, Inspect, ListRegistry, Observed
 
 
 class Composer(Protocol):

@@ -29,9 +29,7 @@ from function.build.aim import build_aim_object
 from function.compose.frame import finish
 from function.compose.model import HEADLINE
 from function.compose.model.metadata import secret_requirements
-from function.kube.lookup import Listing
-from function.kube.objects import aim_status, metadata_of, name_of
-from function.kube.observed import (
+from function.kube.contract import (
     Composition,
     Condition,
     ConditionStatus,
@@ -39,9 +37,10 @@ from function.kube.observed import (
     ListRegistry,
     Observed,
     keep,
-    parse_spec,
-    parse_status,
 )
+from function.kube.lookup import Listing
+from function.kube.objects import aim_status, metadata_of, name_of
+from function.kube.parse import parse_spec, parse_status
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.listing import ListingAnswer, ListingRequest

@@ -31,8 +31,7 @@ from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.compose.service.model import AUTO_CREATED_LABELS, image_model_spec
 from function.errors import InvalidSpecError
-from function.kube.objects import metadata_of, name_of
-from function.kube.observed import (
+from function.kube.contract import (
     Composition,
     Condition,
     ConditionStatus,
@@ -40,8 +39,9 @@ from function.kube.observed import (
     Observed,
     Requirement,
     keep,
-    parse_spec,
 )
+from function.kube.objects import metadata_of, name_of
+from function.kube.parse import parse_spec
 from function.rules import naming
 from function.rules.runtimeconfig import DEFAULT_NAME, creation_scope
 from function.rules.status import ConditionType, Reason

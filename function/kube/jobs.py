@@ -13,8 +13,8 @@ from typing import Final
 from pydantic import JsonValue
 
 from function.build import Manifest
+from function.kube.contract import Observed, Requirement
 from function.kube.objects import find_condition, name_of, status_of
-from function.kube.observed import Observed, Requirement
 
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 

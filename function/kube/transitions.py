@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from function.kube.observed import Condition, ConditionStatus, Notice
+from function.kube.contract import Condition, ConditionStatus, Notice
 
 
 def transitions(

@@ -44,9 +44,7 @@ from function.compose.cache.usage import relied_on
 from function.compose.frame import open_frame
 from function.compose.refs import Template, resolved_template
 from function.errors import InvalidSpecError
-from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution
-from function.kube.objects import aim_status, labels_of, name_of, owner_references
-from function.kube.observed import (
+from function.kube.contract import (
     Composition,
     Condition,
     ConditionStatus,
@@ -54,9 +52,10 @@ from function.kube.observed import (
     Observed,
     Requirement,
     keep,
-    parse_spec,
-    parse_status,
 )
+from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution
+from function.kube.objects import aim_status, labels_of, name_of, owner_references
+from function.kube.parse import parse_spec, parse_status
 from function.rules import caching, labels
 from function.rules.discovery import rfc3339, timestamp
 from function.rules.merge import merged_env

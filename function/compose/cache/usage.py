@@ -17,8 +17,9 @@ from pydantic import JsonValue
 
 from function.api.service import AIMServiceStatus
 from function.build import Manifest
+from function.kube.contract import Observed, Requirement
 from function.kube.objects import find_condition, status_of
-from function.kube.observed import Observed, Requirement, parse_status
+from function.kube.parse import parse_status
 from function.rules.discovery import rfc3339, timestamp
 
 INFERENCE_SERVICES: Final = "inference-services"

@@ -19,9 +19,7 @@ from function.api.template import TemplateStatusValue
 from function.build import Manifest
 from function.compose.frame import Frame, open_frame
 from function.compose.model import metadata, templates
-from function.kube.lookup import Listing
-from function.kube.objects import aim_status, find_condition, name_of, status_of
-from function.kube.observed import (
+from function.kube.contract import (
     Composition,
     Condition,
     ConditionStatus,
@@ -29,8 +27,10 @@ from function.kube.observed import (
     Inspect,
     Observed,
     keep,
-    parse_spec,
 )
+from function.kube.lookup import Listing
+from function.kube.objects import aim_status, find_condition, name_of, status_of
+from function.kube.parse import parse_spec
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
 

@@ -20,8 +20,8 @@ from pydantic import JsonValue
 
 from function.api.model import ImageMetadata, ModelSpec, ModelStatus
 from function.build import Manifest
+from function.kube.contract import Observed, Requirement
 from function.kube.objects import status_of
-from function.kube.observed import Observed, Requirement
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.inspect import (

@@ -23,9 +23,10 @@ from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
 from function.compose.service.template import DERIVED_TEMPLATE
 from function.errors import InvalidSpecError
+from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.lookup import Found
 from function.kube.objects import inference_service_ready, name_of
-from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
+from function.kube.parse import parse_spec
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL, pods_health
 from function.rules.runtimeconfig import RuntimeConfig

@@ -50,6 +50,7 @@ from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
 from function.kube.claims import COMPOSITE_PREFIX
+from function.kube.contract import Desired, Observed, Requirement, keep
 from function.kube.lookup import Listing
 from function.kube.objects import (
     aim_status,
@@ -60,8 +61,8 @@ from function.kube.objects import (
     owner_references,
     uid_of,
 )
-from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
 from function.kube.owners import with_co_owners
+from function.kube.parse import parse_status
 from function.rules import caching, labels, naming
 from function.rules.discovery import timestamp
 from function.rules.merge import merged_env

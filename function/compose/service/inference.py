@@ -25,7 +25,7 @@ from function.build.kserve import CacheMount, RunAs, build_inference_service
 from function.compose.refs import Model, Template
 from function.compose.service import scaling
 from function.errors import InvalidSpecError
-from function.kube.observed import Observed
+from function.kube.contract import Observed
 from function.rules import labels
 from function.rules.merge import (
     DEFAULT_ENV,

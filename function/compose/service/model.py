@@ -31,10 +31,11 @@ from function.build import Manifest
 from function.build.aim import build_aim_object
 from function.compose.refs import Model, resolved_model
 from function.errors import InvalidSpecError
+from function.kube.contract import Desired, Observed, Requirement
 from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
 from function.kube.objects import controller_uid, labels_of, name_of, uid_of
-from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
 from function.kube.owners import with_co_owners
+from function.kube.parse import parse_spec, parse_status
 from function.rules import labels, naming
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State

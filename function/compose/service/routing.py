@@ -15,8 +15,8 @@ from pydantic import JsonValue
 from function.api.common import ParentReference
 from function.api.runtimeconfig import RoutingConfig
 from function.build.gateway import build_http_route
+from function.kube.contract import Desired, Observed
 from function.kube.objects import find_condition, status_of
-from function.kube.observed import Desired, Observed
 from function.rules import labels, naming
 from function.rules.routepath import RoutePathError, render_path
 from function.rules.status import ConditionType, Health, Reason, State

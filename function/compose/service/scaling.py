@@ -14,8 +14,8 @@ from typing import Final
 
 from function.api.service import AIMServiceSpec, ReplicaStatus
 from function.build.kserve import Scaling
+from function.kube.contract import Observed, Requirement
 from function.kube.objects import find_condition, status_of
-from function.kube.observed import Observed, Requirement
 from function.rules.status import ConditionType, Health, Reason, State
 
 HPA: Final = "autoscaler"

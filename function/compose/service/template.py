@@ -20,9 +20,10 @@ from function.build.aim import build_aim_object
 from function.compose.refs import Model, resolved_template
 from function.compose.refs import Template as TemplateOf
 from function.errors import InvalidSpecError
+from function.kube.contract import Desired, Observed, Requirement
 from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
 from function.kube.objects import labels_of, name_of
-from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
+from function.kube.parse import parse_spec, parse_status
 from function.rules import labels, naming
 from function.rules.merge import cpu_above_limit, merge_hardware
 from function.rules.placement import placement

@@ -24,9 +24,10 @@ from function.compose.refs import Model, resolved_model
 from function.compose.template import discovery, gpus, lifecycle
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
+from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.lookup import Absent, Lookup, Pending
 from function.kube.objects import aim_status, labels_of
-from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
+from function.kube.parse import parse_spec
 from function.rules import labels
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile

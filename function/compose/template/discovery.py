@@ -31,9 +31,10 @@ from function.build import Manifest
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
 from function.compose.refs import Model
 from function.compose.template import slots
+from function.kube.contract import Desired, Observed, Requirement, keep
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
 from function.kube.objects import find_condition, name_of, status_of
-from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
+from function.kube.parse import parse_status
 from function.rules import discovery, labels
 from function.rules.merge import secret_names
 from function.rules.runtimeconfig import RuntimeConfig

@@ -12,8 +12,8 @@ from typing import Final
 
 from function.api.hardware import Hardware
 from function.api.template import Profile
+from function.kube.contract import Observed, Requirement
 from function.kube.objects import labels_of
-from function.kube.observed import Observed, Requirement
 from function.rules.gpu import (
     DEVICE_IDS,
     known_model,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from function.api.cache import CacheStatusValue
 from function.api.meta import Kind
-from function.kube.observed import Condition, ConditionStatus
+from function.kube.contract import Condition, ConditionStatus
 from function.rules.status import ConditionType, Health, Reason, State, worst
 
 _WORKING = frozenset({Reason.DISCOVERY_STARTING, Reason.DISCOVERY_RUNNING})

@@ -25,9 +25,9 @@ from pydantic import JsonValue
 from function.api.meta import API_VERSION, Kind
 from function.build import Manifest
 from function.kube.claims import COMPOSITE_PREFIX, as_claim
+from function.kube.contract import Observed, Requirement
 from function.kube.jobs import JobState, job_state
 from function.kube.objects import find_condition, metadata_of, name_of, status_of
-from function.kube.observed import Observed, Requirement
 from function.rules import discovery, labels
 from function.rules.status import ConditionType, Reason
 
