@@ -18,8 +18,8 @@ from pydantic import JsonValue
 from function.api.service import AIMServiceStatus
 from function.build import Manifest
 from function.kube.contract import Observed, Requirement
-from function.kube.objects import find_condition, status_of
 from function.kube.parse import parse_status
+from function.kube.views import condition_of
 from function.rules.discovery import rfc3339, timestamp
 
 INFERENCE_SERVICES: Final = "inference-services"
@@ -47,10 +47,10 @@ def last_used(observed: Observed, pvc: str | None, previous: str | None) -> str 
     for isvc in observed.required.get(INFERENCE_SERVICES) or ():
         if pvc is None or not isinstance(isvc, dict) or pvc not in _claims(isvc):
             continue
-        ready = find_condition(status_of(isvc).get("conditions"), "Ready")
-        if ready.get("status") != "True":
+        ready = condition_of(isvc, "Ready")
+        if ready is None or not ready.is_true:
             continue
-        started = timestamp(ready.get("lastTransitionTime"))
+        started = timestamp(ready.last_transition_time)
         # Another controller's clock: a start after this call is not believed.
         if started is not None and started <= observed.now and (best is None or started > best):
             best = started

@@ -29,8 +29,9 @@ from function.kube.contract import (
     keep,
 )
 from function.kube.lookup import Listing
-from function.kube.objects import aim_status, find_condition, name_of, status_of
+from function.kube.objects import aim_status, name_of
 from function.kube.parse import parse_spec
+from function.kube.views import condition_of
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
 
@@ -200,9 +201,9 @@ def _unknown_accelerators(
     ]
     found: dict[str, str] = {}
     for tpl in [*composed, *others]:
-        failure = find_condition(status_of(tpl).get("conditions"), "Failure")
-        if failure.get("status") == "True" and failure.get("reason") == Reason.UNKNOWN_ACCELERATOR:
-            found[name_of(tpl)] = str(failure.get("message") or "")[:_MAX_WHY]
+        failure = condition_of(tpl, "Failure")
+        if failure and failure.is_true and failure.reason == Reason.UNKNOWN_ACCELERATOR:
+            found[name_of(tpl)] = failure.message[:_MAX_WHY]
             if len(found) == _MAX_WHYS:  # the same few accelerators: enough to name them
                 break
     return found

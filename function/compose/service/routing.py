@@ -15,8 +15,9 @@ from pydantic import JsonValue
 from function.api.common import ParentReference
 from function.api.runtimeconfig import RoutingConfig
 from function.build.gateway import build_http_route
+from function.kube import views
 from function.kube.contract import Desired, Observed
-from function.kube.objects import find_condition, status_of
+from function.kube.views import ParentRef, route_parents
 from function.rules import labels, naming
 from function.rules.routepath import RoutePathError, render_path
 from function.rules.status import ConditionType, Health, Reason, State
@@ -108,13 +109,8 @@ def route_health(
         return ConditionType.HTTP_ROUTE_READY.progressing(
             Reason.CREATING, "the HTTPRoute is being created"
         )
-    parents = status_of(route).get("parents")
     ours = next(
-        (
-            p
-            for p in (parents if isinstance(parents, list) else [])
-            if isinstance(p, dict) and _same_parent(p.get("parentRef"), parent, namespace)
-        ),
+        (p for p in route_parents(route) if p.ref.same_as(ParentRef.read(parent), namespace)),
         None,
     )
     gateway = f"Gateway {parent.get('name')!s}"
@@ -123,19 +119,19 @@ def route_health(
             Reason.ROUTE_PENDING,
             f"{gateway} has not reported on the HTTPRoute yet",
         )
-    accepted = find_condition(ours.get("conditions"), "Accepted")
-    if accepted.get("status") == "False":
+    accepted = views.find(ours.conditions, "Accepted")
+    if accepted is not None and accepted.is_false:
         return ConditionType.HTTP_ROUTE_READY.failed(
-            str(accepted.get("reason") or "NotAccepted"),
-            f"{gateway} rejected the HTTPRoute: {accepted.get('message', '')}",
+            accepted.reason or "NotAccepted",
+            f"{gateway} rejected the HTTPRoute: {accepted.message}",
         )
-    resolved = find_condition(ours.get("conditions"), "ResolvedRefs")
-    if resolved.get("status") == "False":
+    resolved = views.find(ours.conditions, "ResolvedRefs")
+    if resolved is not None and resolved.is_false:
         return ConditionType.HTTP_ROUTE_READY.progressing(
             Reason.ROUTE_BACKEND_UNRESOLVED,
-            f"{gateway} cannot resolve the backend yet: {resolved.get('message', '')}",
+            f"{gateway} cannot resolve the backend yet: {resolved.message}",
         )
-    if accepted.get("status") == "True":
+    if accepted is not None and accepted.is_true:
         return ConditionType.HTTP_ROUTE_READY.ready(
             Reason.ROUTE_ACCEPTED, f"{gateway} accepted the HTTPRoute"
         )
@@ -153,16 +149,6 @@ def _default_path(observed: Observed) -> str:
         )
         raise RoutePathError(msg)
     return render_path(f"/{observed.namespace}/{uid}", {})
-
-
-def _same_parent(ref: JsonValue, parent: Mapping[str, JsonValue], namespace: str) -> bool:
-    if not isinstance(ref, dict):
-        return False
-    return (
-        ref.get("name") == parent.get("name")
-        and (ref.get("namespace") or namespace) == (parent.get("namespace") or namespace)
-        and (ref.get("sectionName") == parent.get("sectionName"))
-    )
 
 
 def _pick(service: RoutingConfig | None, config: RoutingConfig | None, field: str) -> object:

@@ -33,8 +33,9 @@ from function.compose.refs import Model
 from function.compose.template import slots
 from function.kube.contract import Desired, Observed, Requirement, keep
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
-from function.kube.objects import find_condition, name_of, status_of
+from function.kube.objects import name_of, status_of
 from function.kube.parse import parse_status
+from function.kube.views import condition_of
 from function.rules import discovery, labels
 from function.rules.merge import secret_names
 from function.rules.runtimeconfig import RuntimeConfig
@@ -211,8 +212,8 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
             state=replace_state(state, completed=True, last_failure_reason=None),
         )
     if state_of_job is JobState.FAILED:
-        failed = find_condition(status_of(current).get("conditions"), "Failed")
-        why = str(failed.get("message") or failed.get("reason") or "the Job failed")
+        failed = condition_of(current, "Failed")
+        why = (failed.message or failed.reason if failed else "") or "the Job failed"
         tail = pod_message(pods, CONTAINER, "Failed")
         detail = f"{why}; the dry-run said: {tail.strip()[-500:]}" if tail else why
         return _failed(
@@ -361,7 +362,8 @@ def _gpu_inputs(spec: ClusterServiceTemplateSpec) -> Sequence[str | int | None]:
 
 
 def _failure_time(observed: Observed, job: Manifest) -> str:
-    when = find_condition(status_of(job).get("conditions"), "Failed").get("lastTransitionTime")
+    failed = condition_of(job, "Failed")
+    when = failed.last_transition_time if failed else None
     return min(discovery.timestamp(when) or observed.now, observed.now).isoformat()
 
 

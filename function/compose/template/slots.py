@@ -27,7 +27,8 @@ from function.build import Manifest
 from function.kube.claims import COMPOSITE_PREFIX, as_claim
 from function.kube.contract import Observed, Requirement
 from function.kube.jobs import JobState, job_state
-from function.kube.objects import find_condition, metadata_of, name_of, status_of
+from function.kube.objects import metadata_of, name_of
+from function.kube.views import condition_of
 from function.rules import discovery, labels
 from function.rules.status import ConditionType, Reason
 
@@ -128,9 +129,9 @@ def _queued(template: Manifest, now: datetime) -> bool:
     spec = template.get("spec")
     if isinstance(spec, dict) and spec.get("modelSources"):
         return False
-    discovered = find_condition(status_of(template).get("conditions"), ConditionType.DISCOVERED)
-    if discovered:
-        return discovered.get("reason") in _QUEUED_REASONS
+    discovered = condition_of(template, ConditionType.DISCOVERED)
+    if discovered is not None:
+        return discovered.reason in _QUEUED_REASONS
     created = _created(meta)
     return created is None or now - created < NEW_TEMPLATE_GRACE
 
