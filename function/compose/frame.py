@@ -77,11 +77,10 @@ def finish(
     The XR is Ready exactly when the headline is a ready one; Crossplane would otherwise call it
     Ready as soon as all it composed is, so a service that composed nothing yet would read Ready.
     """
-    generation = observed.metadata.get("generation")
-    if isinstance(generation, int):
+    if observed.generation is not None:
         # Which spec this status describes, so GitOps tools can tell a status that is not caught
         # up yet from a current one.
-        status = status.model_copy(update={"observed_generation": generation})
+        status = status.model_copy(update={"observed_generation": observed.generation})
     comp.status = status.model_dump(mode="json", by_alias=True, exclude_none=True)
     comp.ready = headline in READY_HEADLINES
 

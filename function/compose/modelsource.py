@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from pydantic import JsonValue
-
 from function.api.meta import Kind
 from function.api.model import ModelSpec, ModelStatusValue
 from function.api.modelsource import ClusterModelSourceSpec, ClusterModelSourceStatus, FilterStatus
@@ -41,6 +39,7 @@ from function.kube.contract import (
 from function.kube.lookup import Listing
 from function.kube.objects import aim_status, metadata_of, name_of
 from function.kube.parse import parse_spec, parse_status
+from function.kube.views import string_at
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.listing import ListingAnswer, ListingRequest
@@ -86,7 +85,7 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
         parse_status(observed.composite, ClusterModelSourceStatus) or ClusterModelSourceStatus()
     )
     interval = _seconds(spec.sync_interval)
-    generation = observed.metadata.get("generation")
+    generation = observed.generation
     wait = _due_in(record, observed.now, interval, generation)
     sync_health: Health | None = None
     if wait <= 0:
@@ -122,7 +121,7 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
 
 
 def _due_in(
-    record: ClusterModelSourceStatus, now: datetime, interval: int, generation: JsonValue
+    record: ClusterModelSourceStatus, now: datetime, interval: int, generation: int | None
 ) -> int:
     """Seconds until the next sync; 0 or less: now (never synced, or the spec changed)."""
     last = timestamp(record.last_sync_time)
@@ -248,12 +247,11 @@ def _plan(
         skipped.append(f"{over} more image(s): spec.maxModels ({spec.max_models}) is reached")
     if len(skipped) > MAX_SKIPPED:
         skipped = [*skipped[: MAX_SKIPPED - 1], f"and {len(skipped) - MAX_SKIPPED + 1} more"]
-    generation = observed.metadata.get("generation")
     record = ClusterModelSourceStatus(
         available_models=len(first),
         models_limit_reached=over > 0,
         last_sync_time=rfc3339(observed.now),
-        synced_generation=generation if isinstance(generation, int) else None,
+        synced_generation=observed.generation,
         filters=statuses or None,
         skipped=skipped or None,
     )
@@ -282,9 +280,7 @@ def _model(source: str, name: str, match: Match, spec: ClusterModelSourceSpec) -
 
 
 def _image(model: Manifest) -> str:
-    spec = model.get("spec")
-    image = spec.get("image") if isinstance(spec, dict) else None
-    return image if isinstance(image, str) else ""
+    return string_at(model, "spec", "image") or ""
 
 
 def _filters_health(record: ClusterModelSourceStatus, discovered: int) -> Health:

@@ -64,6 +64,12 @@ class Observed:
         """The XR's namespace; empty for cluster-scoped XRs."""
         return str(self.metadata.get("namespace", ""))
 
+    @property
+    def generation(self) -> int | None:
+        """The XR's metadata.generation: which version of its spec this call composes."""
+        generation = self.metadata.get("generation")
+        return generation if isinstance(generation, int) else None
+
 
 class ConditionStatus(StrEnum):
     """Kubernetes condition status."""

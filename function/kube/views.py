@@ -145,3 +145,19 @@ def phase_of(obj: Mapping[str, JsonValue] | None) -> str | None:
     """`status.phase` (a PersistentVolumeClaim's, a Pod's); None when it has none."""
     phase = status_of(obj).get("phase")
     return phase if isinstance(phase, str) else None
+
+
+def field_at(obj: Mapping[str, JsonValue] | None, key: str, *path: str) -> JsonValue:
+    """The value at `key, *path` (`"spec", "model", "image"`), None where the path does not lead."""
+    node = obj.get(key) if obj is not None else None
+    for step in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(step)
+    return node
+
+
+def string_at(obj: Mapping[str, JsonValue] | None, key: str, *path: str) -> str | None:
+    """The string at `key, *path`, None where there is none (absent, or not a string)."""
+    value = field_at(obj, key, *path)
+    return value if isinstance(value, str) else None

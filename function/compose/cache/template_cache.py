@@ -56,6 +56,7 @@ from function.kube.contract import (
 from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution
 from function.kube.objects import aim_status, labels_of, name_of, owner_references
 from function.kube.parse import parse_spec, parse_status
+from function.kube.views import field_at, string_at
 from function.rules import caching, labels
 from function.rules.discovery import rfc3339, timestamp
 from function.rules.merge import merged_env
@@ -331,12 +332,11 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
 ) -> _Cache:
     """Reuse a standalone cache of this source, or compose one."""
     for candidate in listed:
-        cache_spec = candidate.get("spec")
         owners = owner_references(candidate)
         if (
-            isinstance(cache_spec, dict)
-            and cache_spec.get("sourceUri") == source.source_uri
-            and cache_spec.get("storageClassName") == spec.storage_class_name
+            isinstance(field_at(candidate, "spec"), dict)
+            and string_at(candidate, "spec", "sourceUri") == source.source_uri
+            and field_at(candidate, "spec", "storageClassName") == spec.storage_class_name
             and not owners
         ):
             previous = parse_status(candidate, ModelCacheStatus)

@@ -31,7 +31,7 @@ from function.kube.contract import (
 from function.kube.lookup import Listing
 from function.kube.objects import aim_status, name_of
 from function.kube.parse import parse_spec
-from function.kube.views import condition_of
+from function.kube.views import condition_of, string_at
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
 
@@ -179,8 +179,7 @@ def _template_statuses(
         if key.startswith(_TEMPLATE_PREFIX):
             statuses[name_of(current)] = aim_status(current)
     for tpl in listed or ():
-        tpl_spec = tpl.get("spec")
-        if isinstance(tpl_spec, dict) and tpl_spec.get("modelName") == observed.name:
+        if string_at(tpl, "spec", "modelName") == observed.name:
             statuses[name_of(tpl)] = aim_status(tpl)
     return statuses
 
@@ -194,11 +193,7 @@ def _unknown_accelerators(
     the model names that accelerator too, as the fix is in the image or the GPU table.
     """
     composed = [m for k, m in observed.resources.items() if k.startswith(_TEMPLATE_PREFIX)]
-    others = [
-        t
-        for t in listed or ()
-        if isinstance(t.get("spec"), dict) and t["spec"].get("modelName") == observed.name  # type: ignore[union-attr]
-    ]
+    others = [t for t in listed or () if string_at(t, "spec", "modelName") == observed.name]
     found: dict[str, str] = {}
     for tpl in [*composed, *others]:
         failure = condition_of(tpl, "Failure")

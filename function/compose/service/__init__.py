@@ -27,6 +27,7 @@ from function.kube.contract import Composition, Desired, Observed, Requirement, 
 from function.kube.lookup import Found
 from function.kube.objects import inference_service_ready, name_of
 from function.kube.parse import parse_spec
+from function.kube.views import string_at
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL, pods_health
 from function.rules.runtimeconfig import RuntimeConfig
@@ -224,9 +225,7 @@ def _explicit_template_model(observed: Observed, spec: AIMServiceSpec) -> str | 
         observed.required
     )
     if isinstance(found, Found):
-        tpl_spec = found.manifest.get("spec")
-        name = tpl_spec.get("modelName") if isinstance(tpl_spec, dict) else None
-        return name if isinstance(name, str) else None
+        return string_at(found.manifest, "spec", "modelName")
     return None
 
 

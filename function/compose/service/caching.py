@@ -63,6 +63,7 @@ from function.kube.objects import (
 )
 from function.kube.owners import with_co_owners
 from function.kube.parse import parse_status
+from function.kube.views import string_at
 from function.rules import caching, labels, naming
 from function.rules.discovery import timestamp
 from function.rules.merge import merged_env
@@ -372,8 +373,7 @@ def _available_cache(
     Model caches of a template cache past its retention do not count.
     """
     for cache in listed:
-        spec = cache.get("spec")
-        if not isinstance(spec, dict) or spec.get("sourceUri") != uri:
+        if string_at(cache, "spec", "sourceUri") != uri:
             continue
         status = parse_status(cache, ModelCacheStatus)
         if (

@@ -36,6 +36,7 @@ from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
 from function.kube.objects import controller_uid, labels_of, name_of, uid_of
 from function.kube.owners import with_co_owners
 from function.kube.parse import parse_spec, parse_status
+from function.kube.views import field_at
 from function.rules import labels, naming
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
@@ -139,7 +140,7 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
         (Kind.MODEL, Scope.NAMESPACE, namespaced),
         (Kind.CLUSTER_MODEL, Scope.CLUSTER, cluster),
     ):
-        matches = [m for m in objects if _spec_field(m, "image") == image]
+        matches = [m for m in objects if field_at(m, "spec", "image") == image]
         # A model the platform team made is the catalog; one a service composed is a stopgap.
         matches = [m for m in matches if not _composed_by_a_service(m)] or matches
         if template_model is not None and len(matches) > 1:
@@ -199,7 +200,7 @@ def _custom(
         )
     wanted = _source_keys(custom.model_sources)
     for m in namespaced:
-        if _spec_field(m, "image") != custom.base_image:
+        if field_at(m, "spec", "image") != custom.base_image:
             continue
         try:
             candidate = parse_spec(m, ModelSpec)
@@ -442,8 +443,3 @@ def _source_keys(sources: Sequence[ModelSource]) -> list[tuple[str, str, str | N
         )
         for s in sources
     ]
-
-
-def _spec_field(obj: Manifest, key: str) -> object:
-    spec = obj.get("spec")
-    return spec.get(key) if isinstance(spec, dict) else None

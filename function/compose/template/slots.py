@@ -28,7 +28,7 @@ from function.kube.claims import COMPOSITE_PREFIX, as_claim
 from function.kube.contract import Observed, Requirement
 from function.kube.jobs import JobState, job_state
 from function.kube.objects import metadata_of, name_of
-from function.kube.views import condition_of
+from function.kube.views import condition_of, field_at, string_at
 from function.rules import discovery, labels
 from function.rules.status import ConditionType, Reason
 
@@ -121,13 +121,9 @@ def waiting_message(slot: Slot) -> str:
 def _queued(template: Manifest, now: datetime) -> bool:
     """Whether another template waits for a slot (or has just taken one) as it is listed."""
     meta = metadata_of(template)
-    annotations = meta.get("annotations")
-    if meta.get("deletionTimestamp") or (
-        isinstance(annotations, dict) and annotations.get(_PAUSED) == "true"
-    ):
+    if meta.get("deletionTimestamp") or field_at(meta, "annotations", _PAUSED) == "true":
         return False
-    spec = template.get("spec")
-    if isinstance(spec, dict) and spec.get("modelSources"):
+    if field_at(template, "spec", "modelSources"):
         return False
     discovered = condition_of(template, ConditionType.DISCOVERED)
     if discovered is not None:
@@ -137,11 +133,9 @@ def _queued(template: Manifest, now: datetime) -> bool:
 
 
 def _identity(template: Manifest) -> Identity:
-    meta = metadata_of(template)
-    namespace = meta.get("namespace")
     return (
         str(template.get("kind", "")),
-        namespace if isinstance(namespace, str) else "",
+        string_at(template, "metadata", "namespace") or "",
         name_of(template),
     )
 
