@@ -138,9 +138,7 @@ def _context(observed: Observed) -> _Context:
     if config is None:
         # The runtime config may list pull secrets; inspect only once it is known.
         meta = metadata.MetadataOutcome(
-            Health(
-                ConditionType.METADATA_EXTRACTED,
-                State.PENDING,
+            ConditionType.METADATA_EXTRACTED.pending(
                 Reason.WAITING,
                 "waiting for the runtime config, which may list image pull secrets",
             )

@@ -21,7 +21,7 @@ from function.rules.gpu import (
     node_gpu_models,
     normalize_model,
 )
-from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.status import ConditionType, Health, Reason
 
 NODES: Final = "nodes"
 RECHECK_S: Final = 300
@@ -97,9 +97,7 @@ def unknown_accelerator(hardware: Hardware | None, profile: Profile | None) -> H
     meta = profile.metadata if profile else None
     wanted = hardware.gpu.requests if hardware and hardware.gpu else None
     if meta is not None and meta.gpu_count == 0 and not meta.gpu and wanted:
-        return Health(
-            ConditionType.DISCOVERED,
-            State.FAILED,
+        return ConditionType.DISCOVERED.failed(
             Reason.UNKNOWN_ACCELERATOR,
             f"the image's profile runs on CPUs, but the template asks for {wanted} GPU(s) "
             "(spec.hardware.gpu): the image has no profile for that GPU; choose a GPU model it "
@@ -107,9 +105,7 @@ def unknown_accelerator(hardware: Hardware | None, profile: Profile | None) -> H
         )
     if meta is None or not meta.gpu or known_model(meta.gpu) is not None:
         return None
-    return Health(
-        ConditionType.DISCOVERED,
-        State.FAILED,
+    return ConditionType.DISCOVERED.failed(
         Reason.UNKNOWN_ACCELERATOR,
         f"the image's profile is for accelerator {meta.gpu!r}, which is no AMD GPU model this "
         f"platform can place pods on (known: {', '.join(DEVICE_IDS)}); run the template on a "
