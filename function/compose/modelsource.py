@@ -37,8 +37,8 @@ from function.kube.contract import (
     keep,
 )
 from function.kube.lookup import Listing
-from function.kube.objects import aim_status, metadata_of, name_of
-from function.kube.parse import parse_spec, parse_status
+from function.kube.objects import metadata_of, name_of
+from function.kube.parse import has_headline, parse_spec, parse_status
 from function.kube.views import string_at
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
@@ -78,7 +78,7 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
     comp.requirements = [*secret_requirements(secret_names, namespace), _CATALOG.requirement()]
     own = {k: v for k, v in observed.resources.items() if k.startswith(MODEL_PREFIX)}
     for key, current in own.items():
-        comp.resources[key] = keep(current, ready=aim_status(current) == ModelStatusValue.READY)
+        comp.resources[key] = keep(current, ready=has_headline(current, ModelStatusValue.READY))
 
     # What the last sync found, kept in status until the next one (unreadable: none yet).
     record = (

@@ -85,3 +85,8 @@ def parse_headline(manifest: Manifest | None, values: type[HeadlineT]) -> Headli
         return values(value)
     except ValueError:
         return None
+
+
+def has_headline(manifest: Manifest | None, value: StrEnum) -> bool:
+    """Whether an AIM object's `status.status` is `value` (its kind's Ready or Available)."""
+    return parse_headline(manifest, type(value)) is value

@@ -54,8 +54,8 @@ from function.kube.contract import (
     keep,
 )
 from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution
-from function.kube.objects import aim_status, labels_of, name_of, owner_references
-from function.kube.parse import parse_spec, parse_status
+from function.kube.objects import labels_of, name_of, owner_references
+from function.kube.parse import has_headline, parse_headline, parse_spec, parse_status
 from function.kube.views import field_at, string_at
 from function.rules import caching, labels
 from function.rules.discovery import rfc3339, timestamp
@@ -73,7 +73,7 @@ class _Cache:
 
     name: str
     source_uri: str
-    status: str | None
+    status: CacheStatusValue | None
     pvc: str | None
 
 
@@ -114,7 +114,8 @@ def compose_template_cache(observed: Observed) -> Composition:
             break  # dropping them deletes them, PVCs and weights included
         if key.startswith(MODEL_CACHE_PREFIX) and key not in comp.resources:
             comp.resources[key] = keep(
-                current, ready=aim_status(current) == CacheStatusValue.AVAILABLE
+                current,
+                ready=has_headline(current, CacheStatusValue.AVAILABLE),
             )
 
     cache_health = kept.health or _caches_health(
@@ -138,9 +139,7 @@ def compose_template_cache(observed: Observed) -> Composition:
             CacheEntry(
                 name=c.name,
                 source_uri=c.source_uri,
-                status=CacheStatusValue(c.status)
-                if c.status in _VALUES
-                else CacheStatusValue.PENDING,
+                status=c.status or CacheStatusValue.PENDING,
                 persistent_volume_claim=c.pvc,
             )
             for c in caches
@@ -150,7 +149,6 @@ def compose_template_cache(observed: Observed) -> Composition:
     return frame.finish(status, status.status)
 
 
-_VALUES: Final = frozenset(v.value for v in CacheStatusValue)
 _SERVICES: Final = "services"
 _USERS_SHOWN: Final = 5
 
@@ -334,8 +332,7 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
     for candidate in listed:
         owners = owner_references(candidate)
         if (
-            isinstance(field_at(candidate, "spec"), dict)
-            and string_at(candidate, "spec", "sourceUri") == source.source_uri
+            string_at(candidate, "spec", "sourceUri") == source.source_uri
             and field_at(candidate, "spec", "storageClassName") == spec.storage_class_name
             and not owners
         ):
@@ -343,7 +340,7 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
             return _Cache(
                 name_of(candidate),
                 source.source_uri,
-                aim_status(candidate),
+                parse_headline(candidate, CacheStatusValue),
                 previous.persistent_volume_claim if previous else None,
             )
     inline = _inline_source(template.model_sources, source.source_uri)
@@ -372,13 +369,13 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
             },
             spec=model_cache,
         ),
-        ready=aim_status(current) == CacheStatusValue.AVAILABLE,
+        ready=has_headline(current, CacheStatusValue.AVAILABLE),
     )
     previous = parse_status(current, ModelCacheStatus) if current is not None else None
     return _Cache(
         name,
         source.source_uri,
-        aim_status(current),
+        parse_headline(current, CacheStatusValue),
         previous.persistent_volume_claim if previous else None,
     )
 

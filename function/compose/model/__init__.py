@@ -29,8 +29,8 @@ from function.kube.contract import (
     keep,
 )
 from function.kube.lookup import Listing
-from function.kube.objects import aim_status, name_of
-from function.kube.parse import parse_spec
+from function.kube.objects import name_of
+from function.kube.parse import has_headline, parse_headline, parse_spec
 from function.kube.views import condition_of, string_at
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
@@ -77,7 +77,8 @@ def compose_model(observed: Observed) -> Composition | Inspect:
         # A deployment that left the image's labels keeps its template: services may use it.
         if key.startswith(_TEMPLATE_PREFIX) and key not in comp.resources:
             comp.resources[key] = keep(
-                current, ready=aim_status(current) == TemplateStatusValue.AVAILABLE
+                current,
+                ready=has_headline(current, TemplateStatusValue.AVAILABLE),
             )
 
     gap = _metadata_gap(meta)
@@ -170,15 +171,15 @@ def _template_statuses(
     observed: Observed,
     planned: Mapping[str, Manifest],
     listed: tuple[Manifest, ...] | None,
-) -> dict[str, str | None]:
+) -> dict[str, TemplateStatusValue | None]:
     """`status.status` of every template of this model: composed by it, or made by anyone else."""
-    statuses: dict[str, str | None] = dict.fromkeys(planned)
+    statuses: dict[str, TemplateStatusValue | None] = dict.fromkeys(planned)
     for key, current in observed.resources.items():
         if key.startswith(_TEMPLATE_PREFIX):
-            statuses[name_of(current)] = aim_status(current)
+            statuses[name_of(current)] = parse_headline(current, TemplateStatusValue)
     for tpl in listed or ():
         if string_at(tpl, "spec", "modelName") == observed.name:
-            statuses[name_of(tpl)] = aim_status(tpl)
+            statuses[name_of(tpl)] = parse_headline(tpl, TemplateStatusValue)
     return statuses
 
 
@@ -235,7 +236,7 @@ def _metadata_gap(meta: metadata.MetadataOutcome) -> Health | None:
 
 
 def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation table
-    statuses: Mapping[str, str | None],
+    statuses: Mapping[str, TemplateStatusValue | None],
     *,
     gap: Health | None,
     expected: bool,
@@ -358,7 +359,9 @@ def _templates_auto_generated(  # noqa: PLR0911 - one return per case, in the or
     )
 
 
-def _named(statuses: Mapping[str, str | None], why: Mapping[str, str] | None = None) -> str:
+def _named(
+    statuses: Mapping[str, TemplateStatusValue | None], why: Mapping[str, str] | None = None
+) -> str:
     notes = why or {}
     others = [
         f"{n} ({s or 'no status yet'}{': ' + notes[n] if n in notes else ''})"

@@ -53,7 +53,6 @@ from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.contract import Desired, Observed, Requirement, keep
 from function.kube.lookup import Listing
 from function.kube.objects import (
-    aim_status,
     controller_ref,
     controller_uid,
     labels_of,
@@ -62,7 +61,7 @@ from function.kube.objects import (
     uid_of,
 )
 from function.kube.owners import with_co_owners
-from function.kube.parse import parse_status
+from function.kube.parse import has_headline, parse_status
 from function.kube.views import string_at
 from function.rules import caching, labels, naming
 from function.rules.discovery import timestamp
@@ -309,7 +308,7 @@ def _ours(observed: Observed, manifest: Manifest, current: Manifest) -> Desired:
 
     Its users are the services whose `status.templateCache` names it.
     """
-    kept = keep(manifest, ready=aim_status(current) == CacheStatusValue.AVAILABLE)
+    kept = keep(manifest, ready=has_headline(current, CacheStatusValue.AVAILABLE))
     listed = services(observed.namespace).items(observed.required)
     users = None if listed is None else [s for s in listed if relied_on(s) == name_of(current)]
     owned = with_co_owners(kept.manifest, current, users, observed.composite)

@@ -26,8 +26,8 @@ from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
 from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.lookup import Absent, Lookup, Pending
-from function.kube.objects import aim_status, labels_of
-from function.kube.parse import parse_spec
+from function.kube.objects import labels_of
+from function.kube.parse import has_headline, parse_headline, parse_spec
 from function.rules import labels
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
@@ -84,7 +84,9 @@ def compose_template(observed: Observed) -> Composition:
     if cache is not None:
         comp.resources[TEMPLATE_CACHE] = cache
     warm = (
-        lifecycle.CacheWarm(observed.name, aim_status(observed.resources.get(TEMPLATE_CACHE)))
+        lifecycle.CacheWarm(
+            observed.name, parse_headline(observed.resources.get(TEMPLATE_CACHE), CacheStatusValue)
+        )
         if cache is not None
         else None
     )
@@ -129,7 +131,7 @@ def _template_cache(
     caching = spec.caching if isinstance(spec, ServiceTemplateSpec) else None
     if caching is None or not caching.enabled:
         return None
-    ready = aim_status(current) == CacheStatusValue.AVAILABLE
+    ready = has_headline(current, CacheStatusValue.AVAILABLE)
     if not available:
         return keep(current, ready=ready) if current is not None else None
     cache = TemplateCacheSpec(
