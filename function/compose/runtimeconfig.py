@@ -208,8 +208,7 @@ def _overrides(name: str, configs: Sequence[Manifest]) -> dict[str, ModelCreatio
     for config in configs:
         if name_of(config) != name:
             continue
-        raw = config.get("spec")
-        model = raw.get("model") if isinstance(raw, dict) else None
+        model = field_at(config, "spec", "model")
         if not isinstance(model, dict) or "creationScope" not in model:
             out[_namespace(config)] = None
             continue

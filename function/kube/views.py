@@ -147,9 +147,9 @@ def phase_of(obj: Mapping[str, JsonValue] | None) -> str | None:
     return phase if isinstance(phase, str) else None
 
 
-def field_at(obj: Mapping[str, JsonValue] | None, key: str, *path: str) -> JsonValue:
+def field_at(obj: Mapping[str, JsonValue] | JsonValue, key: str, *path: str) -> JsonValue:
     """The value at `key, *path` (`"spec", "model", "image"`), None where the path does not lead."""
-    node = obj.get(key) if obj is not None else None
+    node = obj.get(key) if isinstance(obj, Mapping) else None
     for step in path:
         if not isinstance(node, dict):
             return None
@@ -157,7 +157,7 @@ def field_at(obj: Mapping[str, JsonValue] | None, key: str, *path: str) -> JsonV
     return node
 
 
-def string_at(obj: Mapping[str, JsonValue] | None, key: str, *path: str) -> str | None:
+def string_at(obj: Mapping[str, JsonValue] | JsonValue, key: str, *path: str) -> str | None:
     """The string at `key, *path`, None where there is none (absent, or not a string)."""
     value = field_at(obj, key, *path)
     return value if isinstance(value, str) else None

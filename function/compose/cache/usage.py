@@ -19,7 +19,7 @@ from function.api.service import AIMServiceStatus
 from function.build import Manifest
 from function.kube.contract import Observed, Requirement
 from function.kube.parse import parse_status
-from function.kube.views import condition_of
+from function.kube.views import condition_of, field_at, string_at
 from function.rules.discovery import rfc3339, timestamp
 
 INFERENCE_SERVICES: Final = "inference-services"
@@ -68,13 +68,14 @@ def relied_on(service: Manifest) -> str | None:
 
 
 def _claims(isvc: Mapping[str, JsonValue]) -> set[str]:
-    spec = isvc.get("spec")
-    predictor = spec.get("predictor") if isinstance(spec, dict) else None
-    volumes = predictor.get("volumes") if isinstance(predictor, dict) else None
+    volumes = field_at(isvc, "spec", "predictor", "volumes")
     found = set()
     for volume in volumes[:_MAX_VOLUMES] if isinstance(volumes, list) else ():
-        claim = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
-        name = claim.get("claimName") if isinstance(claim, dict) else None
-        if isinstance(name, str):
+        name = (
+            string_at(volume, "persistentVolumeClaim", "claimName")
+            if isinstance(volume, dict)
+            else None
+        )
+        if name is not None:
             found.add(name)
     return found

@@ -17,7 +17,7 @@ from function.api.runtimeconfig import RoutingConfig
 from function.build.gateway import build_http_route
 from function.kube import views
 from function.kube.contract import Desired, Observed
-from function.kube.views import ParentRef, route_parents
+from function.kube.views import ParentRef, route_parents, string_at
 from function.rules import labels, naming
 from function.rules.routepath import RoutePathError, render_path
 from function.rules.status import ConditionType, Health, Reason, State
@@ -141,8 +141,8 @@ def route_health(
 
 
 def _default_path(observed: Observed) -> str:
-    uid = observed.metadata.get("uid")
-    if not isinstance(uid, str) or not uid:
+    uid = string_at(observed.composite, "metadata", "uid")
+    if not uid:
         msg = (
             "the default path /<namespace>/<uid> needs metadata.uid, which objects read from a "
             "file do not have; set spec.routing.pathTemplate"
