@@ -57,7 +57,7 @@ def test_a_condition_is_read_whatever_else_the_list_holds(case: ConditionCase) -
 
 def test_a_route_parent_matches_its_listener_in_the_routes_namespace() -> None:
     """An unset parentRef namespace is the route's own, as the Gateway API says."""
-    route = {
+    route: dict[str, Any] = {
         "status": {
             "parents": [
                 "junk",
