@@ -33,7 +33,7 @@ from function.compose.refs import Model
 from function.compose.template import slots
 from function.kube.contract import Desired, Observed, Requirement, keep
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
-from function.kube.objects import name_of, status_of
+from function.kube.objects import name_of
 from function.kube.parse import parse_status
 from function.kube.views import condition_of
 from function.rules import discovery, labels
@@ -330,15 +330,13 @@ def _job(  # noqa: PLR0913 - everything a discovery Job is made of
     ):
         if value:
             env.append({"name": key, "value": str(value)})
-    entrypoint = status_of(model.manifest).get("imageEntrypoint")
     return build_discovery_job(
         name=name,
         namespace=namespace,
         labels={**slots.JOB_LABELS, labels.TEMPLATE: labels.value(observed.name)},
         image=model.spec.image,
-        entrypoint=[str(a) for a in entrypoint]
-        if isinstance(entrypoint, list) and entrypoint
-        else observed.settings.discovery_entrypoint,
+        # The model read it from the image's config with its labels.
+        entrypoint=model.status.image_entrypoint or observed.settings.discovery_entrypoint,
         env=env,
         # The Job pulls the model's image: the secrets of the template, the model and the
         # runtime config all apply, and the first service account named, in that order.
