@@ -15,6 +15,7 @@ from pydantic import JsonValue
 from function.build import Manifest
 from function.kube.contract import Observed, Requirement
 from function.kube.objects import find_condition, name_of, status_of
+from function.kube.views import phase_of
 
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 
@@ -62,7 +63,7 @@ def pods_requirement(
 def pod_message(pods: Sequence[Manifest] | None, container: str, phase: str) -> str | None:
     """The termination message of `container` in the first Pod in `phase`."""
     for pod in pods or ():
-        if status_of(pod).get("phase") == phase:
+        if phase_of(pod) == phase:
             message = terminated_message(pod, container)
             if message is not None:
                 return message
