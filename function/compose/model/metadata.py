@@ -21,7 +21,7 @@ from pydantic import JsonValue
 from function.api.model import ImageMetadata, ModelSpec, ModelStatus
 from function.build import Manifest
 from function.kube.contract import Observed, Requirement
-from function.kube.objects import status_of
+from function.kube.views import field_at, string_at
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.inspect import (
@@ -67,6 +67,24 @@ class ImageRecord:
     digest: str | None = None
     labels: Mapping[str, str] | None = None
     entrypoint: Sequence[str] = ()
+
+    @classmethod
+    def stored(cls, model: Manifest) -> ImageRecord | None:
+        """What the model's status kept of the image it inspected; None when it kept no labels.
+
+        Read field by field, each bounded as when inspected, so a status another writer broke
+        in one field still saves a registry call.
+        """
+        labels = field_at(model, "status", "imageLabels")
+        if not isinstance(labels, dict):
+            return None
+        digest = field_at(model, "status", "imageDigest")
+        return cls(
+            inspected_image=string_at(model, "status", "inspectedImage"),
+            digest=str(digest) if digest is not None else "",
+            labels=_string_map(labels),
+            entrypoint=_strings(field_at(model, "status", "imageEntrypoint")),
+        )
 
     def recorded_in(self, status: ModelStatus) -> ModelStatus:
         """`status` with this record in it."""
@@ -116,13 +134,10 @@ def decide(
             "are created from its labels",
         )
     )
-    stored = status_of(observed.composite)
-    if stored.get("inspectedImage") == spec.image and isinstance(stored.get("imageLabels"), dict):
+    stored = ImageRecord.stored(observed.composite)
+    if stored is not None and stored.inspected_image == spec.image:
         outcome = _from_inspection(
-            spec.image,
-            _string_map(stored.get("imageLabels")),
-            str(stored.get("imageDigest", "")),
-            _strings(stored.get("imageEntrypoint")),
+            spec.image, stored.labels or {}, stored.digest or "", stored.entrypoint
         )
         # Labels read before discovery was turned off still serve while they are usable; turning
         # it off is also how a user stops judging an image whose labels are not.
