@@ -40,7 +40,6 @@ from function.build.storage import (
     build_size_check_job,
 )
 from function.compose.cache import progress, usage
-from function.kube.contract import Composition, Desired, Observed, keep
 from function.kube.jobs import (
     JobState,
     attempt,
@@ -50,7 +49,7 @@ from function.kube.jobs import (
     waiting_problem,
 )
 from function.kube.objects import status_of
-from function.kube.parse import parse_spec, parse_status
+from function.kube.observed import Composition, Desired, Observed, keep, parse_spec, parse_status
 from function.rules import caching, labels, naming, quantity
 from function.rules.merge import merged_env, secret_names
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
