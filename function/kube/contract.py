@@ -153,7 +153,7 @@ class Composition:
 
     resources: dict[str, Desired] = field(default_factory=dict)
     status: Manifest = field(default_factory=dict)
-    """The XR's AIM status as the composer wrote it (`function.compose.frame.close` writes it)."""
+    """The XR's AIM status as the composer wrote it (`function.compose.frame.finish` writes it)."""
     ready: bool | None = None
     """Whether the XR is Ready: its AIM headline is a ready one. None for kinds without a
     headline (runtime configs), whose readiness Crossplane decides from what they compose."""
