@@ -19,7 +19,6 @@ from function.api.model import ModelStatusValue
 from function.api.service import ServiceStatusValue
 from function.api.template import TemplateStatusValue
 from function.kube.contract import Composition, Condition, Observed
-from function.kube.lookup import Lookup
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
 from function.rules.runtimeconfig import lookup as runtime_config_lookup
 from function.rules.runtimeconfig import resolve as resolve_runtime_config
@@ -42,7 +41,6 @@ class Frame:
     """One composer call on one XR: its runtime config, and the `Composition` being built."""
 
     observed: Observed
-    config_lookup: Lookup
     config_health: Health
     """The runtime config's component: the first of the healths a composer reports."""
     config: RuntimeConfig | None
@@ -97,7 +95,7 @@ def open_frame(
     """
     config_lookup = runtime_config_lookup(config_name, namespace)
     health, config = resolve_runtime_config(config_lookup, observed.required, condition)
-    frame = Frame(observed, config_lookup, health, config)
+    frame = Frame(observed, health, config)
     frame.comp.requirements += config_lookup.requirements()
     frame.comp.propagated_labels = propagated_labels(observed.metadata, config)
     return frame
