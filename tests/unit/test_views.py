@@ -51,6 +51,7 @@ CONDITION_CASES = [
 
 @table(CONDITION_CASES)
 def test_a_condition_is_read_whatever_else_the_list_holds(case: ConditionCase) -> None:
+    """Another controller's conditions never fail a composer, however they are written."""
     found = condition_of({"status": {"conditions": case.conditions}}, "Ready")
     assert (found.status if found else None) == case.want_status, case.reason
 
@@ -85,6 +86,7 @@ def test_autoscaler_counts_that_are_not_integers_read_as_unknown() -> None:
 
 
 def test_a_field_is_read_by_path_and_absent_where_the_path_breaks() -> None:
+    """A field of another object is read only where every step of its path is an object."""
     obj: dict[str, Any] = {"spec": {"model": {"image": "img"}, "list": [1]}}
     assert string_at(obj, "spec", "model", "image") == "img"
     assert string_at(obj, "spec", "list", "x") is None, "a list is not an object"
