@@ -75,12 +75,19 @@ def finish(
     The XR is Ready exactly when the headline is a ready one; Crossplane would otherwise call it
     Ready as soon as all it composed is, so a service that composed nothing yet would read Ready.
     """
+    stamp(comp, observed, status)
+    comp.ready = headline in READY_HEADLINES
+
+
+def stamp(comp: Composition, observed: Observed, status: ObservedStatus) -> None:
+    """Write the XR's status for this generation; alone for kinds without a headline.
+
+    Every kind says which spec its status describes, so GitOps tools can tell a status that is
+    not caught up yet from a current one.
+    """
     if observed.generation is not None:
-        # Which spec this status describes, so GitOps tools can tell a status that is not caught
-        # up yet from a current one.
         status = status.model_copy(update={"observed_generation": observed.generation})
     comp.status = status.model_dump(mode="json", by_alias=True, exclude_none=True)
-    comp.ready = headline in READY_HEADLINES
 
 
 def open_frame(

@@ -26,9 +26,11 @@ from function.api.runtimeconfig import (
     ClusterRuntimeConfigSpec,
     ModelCreationScope,
     RuntimeConfigSpec,
+    RuntimeConfigStatus,
 )
 from function.build import Manifest
 from function.build.aim import build_aim_object
+from function.compose.frame import stamp
 from function.compose.service.model import AUTO_CREATED_LABELS, image_model_spec
 from function.errors import InvalidSpecError
 from function.kube.contract import (
@@ -65,9 +67,12 @@ def compose_runtime_config(observed: Observed) -> Composition:
     """Validate a runtime config; a cluster one composes the cluster models it is asked for."""
     if observed.kind == Kind.RUNTIME_CONFIG:
         parse_spec(observed.composite, RuntimeConfigSpec)
-        return Composition()
-    spec = parse_spec(observed.composite, ClusterRuntimeConfigSpec)
-    return _cluster_models(observed, spec)
+        comp = Composition()
+    else:
+        comp = _cluster_models(observed, parse_spec(observed.composite, ClusterRuntimeConfigSpec))
+    # No headline: Crossplane decides readiness from what a cluster config composes.
+    stamp(comp, observed, RuntimeConfigStatus())
+    return comp
 
 
 @dataclass
