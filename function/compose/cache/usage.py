@@ -45,7 +45,7 @@ def last_used(observed: Observed, pvc: str | None, previous: str | None) -> str 
     """The latest start of a service mounting `pvc`, or `previous` when none is later."""
     best = timestamp(previous) if previous else None
     for isvc in observed.required.get(INFERENCE_SERVICES) or ():
-        if pvc is None or not isinstance(isvc, dict) or pvc not in _claims(isvc):
+        if pvc is None or pvc not in _claims(isvc):
             continue
         ready = condition_of(isvc, "Ready")
         if ready is None or not ready.is_true:
@@ -71,11 +71,7 @@ def _claims(isvc: Mapping[str, JsonValue]) -> set[str]:
     volumes = field_at(isvc, "spec", "predictor", "volumes")
     found = set()
     for volume in volumes[:_MAX_VOLUMES] if isinstance(volumes, list) else ():
-        name = (
-            string_at(volume, "persistentVolumeClaim", "claimName")
-            if isinstance(volume, dict)
-            else None
-        )
+        name = string_at(volume, "persistentVolumeClaim", "claimName")
         if name is not None:
             found.add(name)
     return found

@@ -395,8 +395,7 @@ def _filled_by(cache: Manifest) -> str | None:
     if ref.get("kind") == Kind.TEMPLATE_CACHE:
         return str(ref.get("name"))
     if ref.get("kind") == COMPOSITE_PREFIX + Kind.TEMPLATE_CACHE:
-        label = labels_of(cache).get(labels.TEMPLATE_CACHE)
-        return label if isinstance(label, str) and label else None
+        return string_at(cache, "metadata", "labels", labels.TEMPLATE_CACHE) or None
     return None
 
 

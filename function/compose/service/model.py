@@ -33,7 +33,7 @@ from function.compose.refs import Model, resolved_model
 from function.errors import InvalidSpecError
 from function.kube.contract import Desired, Observed, Requirement
 from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
-from function.kube.objects import controller_uid, labels_of, name_of, uid_of
+from function.kube.objects import controller_uid, labels_of, metadata_of, name_of, uid_of
 from function.kube.owners import with_co_owners
 from function.kube.parse import parse_spec, parse_status
 from function.kube.views import field_at
@@ -349,10 +349,9 @@ def _model_manifest(
 
 
 def _named(manifest: Manifest, name: str) -> Manifest:
-    meta = manifest.get("metadata")
-    if not name or not isinstance(meta, dict) or meta.get("name") == name:
+    if not name or name_of(manifest) == name:
         return manifest
-    return {**manifest, "metadata": {**meta, "name": name}}
+    return {**manifest, "metadata": {**metadata_of(manifest), "name": name}}
 
 
 def _with_co_owners(observed: Observed, manifest: Manifest, composed: Manifest) -> Manifest:

@@ -22,8 +22,9 @@ from function.compose.refs import Template as TemplateOf
 from function.errors import InvalidSpecError
 from function.kube.contract import Desired, Observed, Requirement
 from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
-from function.kube.objects import labels_of, name_of
+from function.kube.objects import name_of
 from function.kube.parse import parse_spec, parse_status
+from function.kube.views import string_at
 from function.rules import labels, naming
 from function.rules.merge import cpu_above_limit, merge_hardware
 from function.rules.placement import placement
@@ -335,8 +336,8 @@ def _sticky(observed: Observed) -> str | None:
     """
     derived = observed.resources.get(DERIVED_TEMPLATE)
     if derived is not None:
-        base = labels_of(derived).get(labels.BASE_TEMPLATE)
-        if isinstance(base, str):
+        base = string_at(derived, "metadata", "labels", labels.BASE_TEMPLATE)
+        if base is not None:
             return base
     status = parse_status(observed.composite, AIMServiceStatus)
     if status is not None and status.resolved_template is not None:
