@@ -13,7 +13,7 @@ from function.compose.modelsource import compose_model_source
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.service import compose_service
 from function.compose.template import compose_template
-from function.kube.observed import AskRegistry, Composition, Observed
+from function.kube.contract import AskRegistry, Composition, Observed
 
 
 class Composer(Protocol):

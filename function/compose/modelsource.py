@@ -19,25 +19,24 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from pydantic import JsonValue
-
 from function.api.meta import Kind, Manifest
 from function.api.model import ModelSpec, ModelStatusValue
 from function.api.modelsource import ClusterModelSourceSpec, ClusterModelSourceStatus, FilterStatus
 from function.build.aim import build_aim_object
+from function.compose.frame import finish
 from function.compose.model import HEADLINE
 from function.compose.model.metadata import secret_requirements
-from function.kube.lookup import Listing
-from function.kube.objects import aim_status, metadata_of, name_of
-from function.kube.observed import (
+from function.kube.contract import (
     Composition,
     Desired,
     ListRegistry,
     Observed,
     keep,
-    parse_spec,
-    parse_status,
 )
+from function.kube.lookup import Listing
+from function.kube.objects import metadata_of, name_of
+from function.kube.parse import has_headline, parse_spec, parse_status
+from function.kube.views import string_at
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.filters import Filter, FilterError, Match, matched, read_filters
@@ -84,14 +83,14 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
     comp.requirements = [*secret_requirements(secret_names, namespace), _CATALOG.requirement()]
     own = {k: v for k, v in observed.resources.items() if k.startswith(MODEL_PREFIX)}
     for key, current in own.items():
-        comp.resources[key] = keep(current, ready=aim_status(current) == ModelStatusValue.READY)
+        comp.resources[key] = keep(current, ready=has_headline(current, ModelStatusValue.READY))
 
     # What the last sync found, kept in status until the next one (unreadable: none yet).
     record = (
         parse_status(observed.composite, ClusterModelSourceStatus) or ClusterModelSourceStatus()
     )
     interval = _seconds(spec.sync_interval)
-    generation = observed.metadata.get("generation")
+    generation = observed.generation
     wait = _due_in(record, observed.now, interval, generation)
     sync_health: Health | None = None
     if wait <= 0:
@@ -120,14 +119,14 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
     models_ready = all(d.ready for d in comp.resources.values())
     recheck = settings.ready_recheck_s if models_ready else settings.waiting_recheck_s
     comp.ttl_seconds = max(min(wait, recheck), 1)
-    comp.status = record.model_copy(
-        update={"status": HEADLINE[state], "discovered_models": discovered}
-    ).model_dump(mode="json", by_alias=True, exclude_none=True)
+    headline = HEADLINE[state]
+    status = record.model_copy(update={"status": headline, "discovered_models": discovered})
+    finish(comp, observed, status, headline)
     return comp
 
 
 def _due_in(
-    record: ClusterModelSourceStatus, now: datetime, interval: int, generation: JsonValue
+    record: ClusterModelSourceStatus, now: datetime, interval: int, generation: int | None
 ) -> int:
     """Seconds until the next sync; 0 or less: now (never synced, or the spec changed)."""
     last = timestamp(record.last_sync_time)
@@ -148,15 +147,18 @@ def _sync(
     """List the registry (via `ListRegistry`) and plan the models; a Health if it cannot yet."""
     catalog = _CATALOG.items(observed.required)
     if catalog is None:
-        return _health(State.PENDING, Reason.RESOLVING, "reading the cluster's model catalog")
+        return ConditionType.REGISTRY_SYNCED.pending(
+            Reason.RESOLVING, "reading the cluster's model catalog"
+        )
     secrets: list[Manifest] = []
     for name in secret_names:
         found = observed.required.get(f"pull-secret-{name}")
         if found is None:
-            return _health(State.PENDING, Reason.RESOLVING, f"looking up pull secret {name!r}")
+            return ConditionType.REGISTRY_SYNCED.pending(
+                Reason.RESOLVING, f"looking up pull secret {name!r}"
+            )
         if not found:
-            return _health(
-                State.FAILED,
+            return ConditionType.REGISTRY_SYNCED.failed(
                 Reason.SECRET_NOT_FOUND,
                 f"spec.imagePullSecrets: secret {name!r} does not exist in namespace "
                 f"{namespace!r}; create it (kubectl create secret docker-registry -n "
@@ -170,7 +172,9 @@ def _sync(
             try:
                 credential = credential_for(f.registry, secrets)
             except SecretFormatError as e:
-                return _health(State.FAILED, Reason.SECRET_INVALID, f"spec.imagePullSecrets: {e}")
+                return ConditionType.REGISTRY_SYNCED.failed(
+                    Reason.SECRET_INVALID, f"spec.imagePullSecrets: {e}"
+                )
             query = f.query(credential)
             if query is not None:
                 queries.append(query)
@@ -248,12 +252,11 @@ def _plan(
         skipped.append(f"{over} more image(s): spec.maxModels ({spec.max_models}) is reached")
     if len(skipped) > MAX_SKIPPED:
         skipped = [*skipped[: MAX_SKIPPED - 1], f"and {len(skipped) - MAX_SKIPPED + 1} more"]
-    generation = observed.metadata.get("generation")
     record = ClusterModelSourceStatus(
         available_models=len(first),
         models_limit_reached=over > 0,
         last_sync_time=rfc3339(observed.now),
-        synced_generation=generation if isinstance(generation, int) else None,
+        synced_generation=observed.generation,
         filters=statuses or None,
         skipped=skipped or None,
     )
@@ -282,15 +285,15 @@ def _model(source: str, name: str, match: Match, spec: ClusterModelSourceSpec) -
 
 
 def _image(model: Manifest) -> str:
-    spec = model.get("spec")
-    image = spec.get("image") if isinstance(spec, dict) else None
-    return image if isinstance(image, str) else ""
+    return string_at(model, "spec", "image") or ""
 
 
 def _filters_health(record: ClusterModelSourceStatus, discovered: int) -> Health:
     """The last sync as one component: every filter listed, some failed, or all failed."""
     if record.last_sync_time is None:
-        return _health(State.PENDING, Reason.RESOLVING, "the registry has not been listed yet")
+        return ConditionType.REGISTRY_SYNCED.pending(
+            Reason.RESOLVING, "the registry has not been listed yet"
+        )
     filters = record.filters or []
     failed = [f for f in filters if f.error]
     found = (
@@ -299,17 +302,17 @@ def _filters_health(record: ClusterModelSourceStatus, discovered: int) -> Health
     )
     if not failed:
         notes = "; ".join(f.note for f in filters if f.note)
-        return _health(
-            State.READY,
+        return ConditionType.REGISTRY_SYNCED.ready(
             Reason.ALL_FILTERS_SUCCEEDED,
             f"{len(filters)} filter(s) listed at {record.last_sync_time}: {found}"
             + (f" ({notes})" if notes else ""),
         )
     errors = "; ".join(f"{f.image}: {f.error}" for f in failed[:_MAX_NAMED])
     if len(failed) == len(filters):
-        return _health(State.FAILED, Reason.ALL_FILTERS_FAILED, f"every filter failed: {errors}")
-    return _health(
-        State.DEGRADED,
+        return ConditionType.REGISTRY_SYNCED.failed(
+            Reason.ALL_FILTERS_FAILED, f"every filter failed: {errors}"
+        )
+    return ConditionType.REGISTRY_SYNCED.degraded(
         Reason.SOME_FILTERS_FAILED,
         f"{len(failed)} of {len(filters)} filter(s) failed ({errors}); {found}",
     )
@@ -356,7 +359,3 @@ def _seconds(interval: str) -> int:
     """`1h30m` in seconds (the XRD's pattern admits only h, m, s parts)."""
     total = sum(int(n) * _UNITS[u] for n, u in re.findall(r"([0-9]+)(h|m|s)", interval))
     return max(total, 60)
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.REGISTRY_SYNCED, state, reason, message)

@@ -19,26 +19,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 
 from function.api.meta import API_VERSION, Kind, Manifest
 from function.api.runtimeconfig import (
     ClusterRuntimeConfigSpec,
     ModelCreationScope,
     RuntimeConfigSpec,
+    RuntimeConfigStatus,
 )
 from function.build.aim import build_aim_object
+from function.compose.frame import stamp
 from function.compose.service.model import AUTO_CREATED_LABELS, image_model_spec
 from function.errors import InvalidSpecError
-from function.kube.objects import metadata_of, name_of
-from function.kube.observed import (
+from function.kube.contract import (
     Composition,
     Desired,
     Observed,
     Requirement,
     keep,
-    parse_spec,
 )
+from function.kube.objects import metadata_of, name_of
+from function.kube.parse import parse_spec
+from function.kube.views import field_at, string_at
 from function.rules import naming
 from function.rules.runtimeconfig import DEFAULT_NAME, creation_scope
 from function.rules.status import Condition, ConditionStatus, ConditionType, Reason
@@ -61,9 +64,12 @@ def compose_runtime_config(observed: Observed) -> Composition:
     """Validate a runtime config; a cluster one composes the cluster models it is asked for."""
     if observed.kind == Kind.RUNTIME_CONFIG:
         parse_spec(observed.composite, RuntimeConfigSpec)
-        return Composition()
-    spec = parse_spec(observed.composite, ClusterRuntimeConfigSpec)
-    return _cluster_models(observed, spec)
+        comp = Composition()
+    else:
+        comp = _cluster_models(observed, parse_spec(observed.composite, ClusterRuntimeConfigSpec))
+    # No headline: Crossplane decides readiness from what a cluster config composes.
+    stamp(comp, observed, RuntimeConfigStatus())
+    return comp
 
 
 @dataclass
@@ -186,12 +192,10 @@ def _needs(  # noqa: PLR0913 - the lists one decision reads
 
 def _resolved_to(service: Manifest, image: str) -> bool:
     """Whether the service serves the model this config composes for its image already."""
-    status = service.get("status")
-    ref = status.get("resolvedModel") if isinstance(status, dict) else None
-    if not isinstance(ref, dict) or ref.get("kind") != Kind.CLUSTER_MODEL:
+    if string_at(service, "status", "resolvedModel", "kind") != Kind.CLUSTER_MODEL:
         return False
     try:
-        return ref.get("name") == naming.auto_model_name(image)
+        return field_at(service, "status", "resolvedModel", "name") == naming.auto_model_name(image)
     except ValueError:
         return False
 
@@ -206,8 +210,7 @@ def _overrides(name: str, configs: Sequence[Manifest]) -> dict[str, ModelCreatio
     for config in configs:
         if name_of(config) != name:
             continue
-        raw = config.get("spec")
-        model = raw.get("model") if isinstance(raw, dict) else None
+        model = field_at(config, "spec", "model")
         if not isinstance(model, dict) or "creationScope" not in model:
             out[_namespace(config)] = None
             continue
@@ -247,27 +250,17 @@ def _requirement(key: str, kind: Kind) -> Requirement:
     return Requirement(key, API_VERSION, kind)
 
 
-def _spec(obj: Manifest) -> Mapping[str, JsonValue]:
-    spec = obj.get("spec")
-    return spec if isinstance(spec, dict) else {}
-
-
 def _image(model: Manifest) -> str | None:
-    image = _spec(model).get("image")
-    return image if isinstance(image, str) else None
+    return string_at(model, "spec", "image")
 
 
 def _service_image(service: Manifest) -> str | None:
-    model = _spec(service).get("model")
-    image = model.get("image") if isinstance(model, dict) else None
-    return image if isinstance(image, str) and image else None
+    return string_at(service, "spec", "model", "image") or None
 
 
 def _runtime_config_name(service: Manifest) -> str:
-    name = _spec(service).get("runtimeConfigName")
-    return name if isinstance(name, str) and name else DEFAULT_NAME
+    return string_at(service, "spec", "runtimeConfigName") or DEFAULT_NAME
 
 
 def _namespace(obj: Manifest) -> str:
-    namespace = metadata_of(obj).get("namespace")
-    return namespace if isinstance(namespace, str) else ""
+    return string_at(obj, "metadata", "namespace") or ""

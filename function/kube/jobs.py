@@ -13,8 +13,9 @@ from typing import Final
 from pydantic import JsonValue
 
 from function.api.meta import Manifest
+from function.kube.contract import Observed, Requirement
 from function.kube.objects import find_condition, name_of, status_of
-from function.kube.observed import Observed, Requirement
+from function.kube.views import phase_of
 from function.rules.pods import PULL_FAILURES, START_FAILURES
 
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
@@ -63,7 +64,7 @@ def pods_requirement(
 def pod_message(pods: Sequence[Manifest] | None, container: str, phase: str) -> str | None:
     """The termination message of `container` in the first Pod in `phase`."""
     for pod in pods or ():
-        if status_of(pod).get("phase") == phase:
+        if phase_of(pod) == phase:
             message = terminated_message(pod, container)
             if message is not None:
                 return message

@@ -10,17 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, JsonValue
 
 from function.api.common import ResolvedReference
 from function.api.meta import API_VERSION, Kind, Manifest, Scope
+from function.kube.contract import Requirement
 from function.kube.convert import FieldPath, required_where
-from function.kube.objects import aim_status, labels_of, metadata_of, name_of
-from function.kube.observed import Requirement
+from function.kube.objects import labels_of, metadata_of, name_of
+from function.kube.parse import parse_headline, parse_status
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
+StatusT = TypeVar("StatusT", bound=BaseModel)
+HeadlineT = TypeVar("HeadlineT", bound=StrEnum)
 
 
 @dataclass(frozen=True)
@@ -131,13 +135,20 @@ class Listing:
 
 
 @dataclass(frozen=True)
-class Resolved(Generic[SpecT]):
-    """An AIM object a reference resolved to, with its parsed spec."""
+class Resolved(Generic[SpecT, StatusT, HeadlineT]):
+    """An AIM object a reference resolved to, with its spec and status parsed once.
+
+    Build one with `resolved`, which parses the status.
+    """
 
     manifest: Manifest
     kind: Kind
     scope: Scope
     spec: SpecT
+    status: StatusT
+    """Its status as its composer last wrote it; the model's defaults when it has none readable."""
+    headline: HeadlineT | None
+    """Its `status.status`, None until its composer reported one."""
 
     @property
     def name(self) -> str:
@@ -148,11 +159,6 @@ class Resolved(Generic[SpecT]):
     def labels(self) -> Mapping[str, JsonValue]:
         """The object's labels."""
         return labels_of(self.manifest)
-
-    @property
-    def status(self) -> str | None:
-        """Its `status.status`, None until its composer reported one."""
-        return aim_status(self.manifest)
 
     def reference(self) -> ResolvedReference:
         """How status records it."""
@@ -166,3 +172,23 @@ class Resolved(Generic[SpecT]):
             kind=self.kind,
             uid=uid if isinstance(uid, str) else None,
         )
+
+
+def resolved(  # noqa: PLR0913 - the object, where it was found, and the three types it parses to
+    manifest: Manifest,
+    kind: Kind,
+    scope: Scope,
+    spec: SpecT,
+    *,
+    status: type[StatusT],
+    headline: type[HeadlineT],
+) -> Resolved[SpecT, StatusT, HeadlineT]:
+    """`manifest`, whose spec parsed as `spec`, with its status parsed as `status`/`headline`."""
+    return Resolved(
+        manifest,
+        kind,
+        scope,
+        spec,
+        parse_status(manifest, status) or status(),
+        parse_headline(manifest, headline),
+    )

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from function.kube.observed import Notice
+from function.kube.contract import Notice
 from function.rules.status import Condition, ConditionStatus
 
 

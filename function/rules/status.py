@@ -72,6 +72,30 @@ class ConditionType(StrEnum):
     AUTO_CREATED_MODELS = "AutoCreatedModels"
     """Which AIMClusterModels a cluster runtime config keeps for services; never a headline."""
 
+    def health(self, state: State, reason: str, message: str) -> Health:
+        """This condition's `Health` in `state`, and why."""
+        return Health(self, state, reason, message)
+
+    def failed(self, reason: str, message: str) -> Health:
+        """Failed: the user must change something."""
+        return Health(self, State.FAILED, reason, message)
+
+    def degraded(self, reason: str, message: str) -> Health:
+        """Degraded: something that worked is broken, or only part can work."""
+        return Health(self, State.DEGRADED, reason, message)
+
+    def pending(self, reason: str, message: str) -> Health:
+        """Pending: waiting for something upstream."""
+        return Health(self, State.PENDING, reason, message)
+
+    def progressing(self, reason: str, message: str) -> Health:
+        """Progressing: our own objects exist and are on their way."""
+        return Health(self, State.PROGRESSING, reason, message)
+
+    def ready(self, reason: str, message: str) -> Health:
+        """Ready."""
+        return Health(self, State.READY, reason, message)
+
 
 class Reason(StrEnum):
     """Machine-readable reasons for AIM conditions."""
@@ -247,6 +271,7 @@ class Reported(Protocol):
 
     conditions: list[Condition]
     warnings: list[str]
+    ready: bool | None
 
 
 def report(
@@ -259,14 +284,17 @@ def report(
     """End a composer the one way they all end, returning the worst state (for the headline).
 
     A condition per component (then `also`), and a warning event for each component that failed
-    or degraded (after `warnings`).
+    or degraded (after `warnings`). The XR is Ready when every component is, unless the
+    composer's headline says otherwise (`function.compose.frame.finish`).
     """
     comp.conditions = [*(h.to_condition() for h in healths), *also]
     comp.warnings = [
         *warnings,
         *(h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}),
     ]
-    return worst(healths)
+    state = worst(healths)
+    comp.ready = state is State.READY
+    return state
 
 
 def worst(healths: Iterable[Health]) -> State:

@@ -202,36 +202,36 @@ def test_same_request_gives_byte_identical_response() -> None:
 
 @dataclass(frozen=True)
 class ReadyCase(Case):
-    headline: str | None
+    composed: bool | None
     ready: int
 
 
 READY_CASES = [
-    ReadyCase("running", "a service that serves", "Running", fnv1.READY_TRUE),
-    ReadyCase("ready", "a model with a template that serves", "Ready", fnv1.READY_TRUE),
-    ReadyCase("available", "a template or cache that can be used", "Available", fnv1.READY_TRUE),
     ReadyCase(
-        "pending",
+        "ready",
+        "a service that serves, a template that can be used",
+        composed=True,
+        ready=fnv1.READY_TRUE,
+    ),
+    ReadyCase(
+        "not-ready",
         "everything composed may be ready, but the object is not",
-        "Pending",
-        fnv1.READY_FALSE,
+        composed=False,
+        ready=fnv1.READY_FALSE,
     ),
-    ReadyCase(
-        "degraded", "a degraded object is not Ready to Crossplane", "Degraded", fnv1.READY_FALSE
-    ),
-    ReadyCase("not-available", "a template no node can run", "NotAvailable", fnv1.READY_FALSE),
     ReadyCase("no-headline", "runtime configs: Crossplane decides", None, fnv1.READY_UNSPECIFIED),
 ]
 
 
 @table(READY_CASES)
-def test_the_xr_is_ready_only_when_its_aim_status_says_so(case: ReadyCase) -> None:
-    """Crossplane's Ready follows the AIM headline, not merely "everything composed is ready":
-    a service that has composed nothing yet is not Ready. Without a headline (runtime configs)
-    Crossplane decides from the composed resources."""
+def test_the_xr_is_ready_only_when_its_composer_says_so(case: ReadyCase) -> None:
+    """Crossplane's Ready follows the composer's answer (its AIM headline, function/compose/
+    frame.py), not merely "everything composed is ready": a service that has composed nothing
+    yet is not Ready. Without an answer (runtime configs) Crossplane decides from the composed
+    resources."""
 
     def composer(_: Observed) -> Composition:
-        return Composition(status={"status": case.headline} if case.headline else {})
+        return Composition(ready=case.composed)
 
     rsp = run(FunctionRunner({"K": composer}), request("K"))
     assert rsp.desired.composite.ready == case.ready, case.reason
@@ -314,13 +314,24 @@ def test_a_fatal_result_leaves_the_observed_generation_behind() -> None:
 @dataclass(frozen=True)
 class TtlCase(Case):
     headline: str
+    ready: bool
     ttl: int
 
 
 TTL_CASES = [
-    TtlCase("pending", "waiting for another object: composed again soon", "Pending", 3),
-    TtlCase("failed", "a fix may be made to another object: noticed soon", "Failed", 3),
-    TtlCase("running", "settled: rechecked for what it reads changing, rarely", "Running", 30),
+    TtlCase(
+        "pending", "waiting for another object: composed again soon", "Pending", ready=False, ttl=3
+    ),
+    TtlCase(
+        "failed", "a fix may be made to another object: noticed soon", "Failed", ready=False, ttl=3
+    ),
+    TtlCase(
+        "running",
+        "settled: rechecked for what it reads changing, rarely",
+        "Running",
+        ready=True,
+        ttl=30,
+    ),
 ]
 
 
@@ -329,7 +340,7 @@ def test_an_object_that_waits_is_composed_again_soon(case: TtlCase) -> None:
     """Crossplane 2.3 does not watch looked-up objects, so the TTL is how a wait ends."""
 
     def composer(_: Observed) -> Composition:
-        return Composition(status={"status": case.headline})
+        return Composition(status={"status": case.headline}, ready=case.ready)
 
     settings = Settings(waiting_recheck_s=3, ready_recheck_s=30)
     runner = FunctionRunner({"AIMService": composer}, settings=settings)

@@ -16,7 +16,7 @@ from pydantic import JsonValue
 
 from function.api.cache import Verification
 from function.api.meta import Manifest
-from function.kube.observed import Requirement
+from function.kube.contract import Requirement
 from function.rules import jsontext, quantity
 from function.rules.discovery import rfc3339, timestamp
 

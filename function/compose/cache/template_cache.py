@@ -35,30 +35,29 @@ from function.api.template import (
     ClusterServiceTemplateSpec,
     DiscoveredSource,
     ServiceTemplateSpec,
-    TemplateStatus,
     TemplateStatusValue,
 )
 from function.build.aim import build_aim_object
 from function.compose.cache.model_cache import CACHE_HEADLINE
 from function.compose.cache.usage import relied_on
-from function.compose.config_lookup import lookup as runtime_config_lookup
-from function.compose.config_lookup import resolve as resolve_runtime_config
+from function.compose.frame import open_frame
+from function.compose.refs import Template, resolved_template
 from function.errors import InvalidSpecError
-from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution, Resolved
-from function.kube.objects import aim_status, labels_of, name_of, owner_references
-from function.kube.observed import (
+from function.kube.contract import (
     Composition,
     Desired,
     Observed,
     Requirement,
     keep,
-    parse_spec,
-    parse_status,
 )
+from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution
+from function.kube.objects import labels_of, name_of, owner_references
+from function.kube.parse import has_headline, parse_headline, parse_spec, parse_status
+from function.kube.views import field_at, string_at
 from function.rules import caching, labels
 from function.rules.discovery import rfc3339, timestamp
 from function.rules.merge import merged_env
-from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
+from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import (
     Condition,
     ConditionStatus,
@@ -66,7 +65,6 @@ from function.rules.status import (
     Health,
     Reason,
     State,
-    report,
 )
 
 MODEL_CACHE_PREFIX: Final = "model-cache-"
@@ -79,22 +77,20 @@ class _Cache:
 
     name: str
     source_uri: str
-    status: str | None
+    status: CacheStatusValue | None
     pvc: str | None
 
 
 def compose_template_cache(observed: Observed) -> Composition:
     """Compose one AIMTemplateCache."""
     spec = parse_spec(observed.composite, TemplateCacheSpec)
-    comp = Composition()
-    reqs, resolution = _template(observed, spec)
-    listing = Listing(_MODEL_CACHES.key, Kind.MODEL_CACHE, observed.namespace)
     # The runtime config is read for label propagation and retention only: the model caches
     # resolve it themselves for everything they run, and report a missing one.
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
-    comp.requirements += [*reqs, listing.requirement(), *config_lookup.requirements()]
-    config_health, config = resolve_runtime_config(config_lookup, observed.required)
-    comp.propagated_labels = propagated_labels(observed.metadata, config)
+    frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
+    comp, config_health, config = frame.comp, frame.config_health, frame.config
+    reqs, resolution = _template(observed, spec)
+    listing = Listing(_MODEL_CACHES.key, Kind.MODEL_CACHE, observed.namespace)
+    comp.requirements += [*reqs, listing.requirement()]
     kept = _retention(observed, comp, config, config_waiting=config_health.state is State.PENDING)
 
     template, template_health = _template_health(spec, resolution)
@@ -106,7 +102,6 @@ def compose_template_cache(observed: Observed) -> Composition:
         and listed is not None
         and not kept.expired
     ):
-        status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
         caches = [
             _cache_for(
                 observed,
@@ -116,27 +111,28 @@ def compose_template_cache(observed: Observed) -> Composition:
                 listed=listed,
                 comp=comp,
             )
-            for source in status.model_sources or ()
+            for source in template.status.model_sources or ()
         ]
     for key, current in observed.resources.items():
         if kept.expired:
             break  # dropping them deletes them, PVCs and weights included
         if key.startswith(MODEL_CACHE_PREFIX) and key not in comp.resources:
             comp.resources[key] = keep(
-                current, ready=aim_status(current) == CacheStatusValue.AVAILABLE
+                current,
+                ready=has_headline(current, CacheStatusValue.AVAILABLE),
             )
 
     cache_health = kept.health or _caches_health(
         caches, waiting=template_health.state is not State.READY
     )
     healths = [template_health, cache_health]
-    state = report(comp, healths, also=kept.conditions)
+    state = frame.report(healths, also=kept.conditions)
     if kept.seconds_left is not None:
         # Composed again when the retention ends, or at the usual recheck if that comes first.
         settings = observed.settings
         usual = settings.ready_recheck_s if state is State.READY else settings.waiting_recheck_s
         comp.ttl_seconds = min(kept.seconds_left, usual)
-    comp.status = TemplateCacheStatus(
+    status = TemplateCacheStatus(
         status=CACHE_HEADLINE[state],
         resolved_runtime_config=config.ref if config else None,
         unused_since=kept.unused_since,
@@ -147,19 +143,16 @@ def compose_template_cache(observed: Observed) -> Composition:
             CacheEntry(
                 name=c.name,
                 source_uri=c.source_uri,
-                status=CacheStatusValue(c.status)
-                if c.status in _VALUES
-                else CacheStatusValue.PENDING,
+                status=c.status or CacheStatusValue.PENDING,
                 persistent_volume_claim=c.pvc,
             )
             for c in caches
         ]
         or None,
-    ).model_dump(mode="json", by_alias=True, exclude_none=True)
-    return comp
+    )
+    return frame.finish(status, status.status)
 
 
-_VALUES: Final = frozenset(v.value for v in CacheStatusValue)
 _SERVICES: Final = "services"
 _USERS_SHOWN: Final = 5
 
@@ -259,7 +252,7 @@ def _retention(
                 ConditionType.RETAINED, ConditionStatus.FALSE, Reason.RETENTION_EXPIRED, message
             ),
         ),
-        health=_cache_health(State.PENDING, Reason.RETENTION_EXPIRED, message),
+        health=ConditionType.CACHE_READY.pending(Reason.RETENTION_EXPIRED, message),
     )
 
 
@@ -282,18 +275,19 @@ def _template(observed: Observed, spec: TemplateCacheSpec) -> tuple[list[Require
 
 def _template_health(
     spec: TemplateCacheSpec, resolution: Resolution
-) -> tuple[Resolved[ClusterServiceTemplateSpec] | None, Health]:
+) -> tuple[Template[ClusterServiceTemplateSpec] | None, Health]:
     name = spec.template_name
     if isinstance(resolution, Pending):
-        return None, _health(State.PENDING, Reason.RESOLVING, f"looking up template {name!r}")
+        return None, ConditionType.TEMPLATE_READY.pending(
+            Reason.RESOLVING, f"looking up template {name!r}"
+        )
     if isinstance(resolution, Absent):
         where = {
             None: "in the namespace or cluster scope",
             TemplateScope.NAMESPACE: "in the namespace (spec.templateScope: Namespace)",
             TemplateScope.CLUSTER: "in cluster scope (spec.templateScope: Cluster)",
         }[spec.template_scope]
-        return None, _health(
-            State.FAILED,
+        return None, ConditionType.TEMPLATE_READY.failed(
             Reason.TEMPLATE_NOT_FOUND,
             f"spec.templateName: no template {name!r} {where}; create it or fix the name",
         )
@@ -306,12 +300,14 @@ def _template_health(
     try:
         tpl_spec: ClusterServiceTemplateSpec = parse_spec(resolution.manifest, model)
     except InvalidSpecError as e:
-        return None, _health(State.FAILED, Reason.TEMPLATE_INVALID, f"template {name!r}: {e}")
-    template = Resolved(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)
-    status = template.status
+        return None, ConditionType.TEMPLATE_READY.failed(
+            Reason.TEMPLATE_INVALID, f"template {name!r}: {e}"
+        )
+    template = resolved_template(resolution.manifest, resolution.kind, resolution.scope, tpl_spec)
+    status = template.headline
     if status == TemplateStatusValue.AVAILABLE:
-        return template, _health(
-            State.READY, Reason.RESOLVED, f"{template.kind} {name!r} is Available"
+        return template, ConditionType.TEMPLATE_READY.ready(
+            Reason.RESOLVED, f"{template.kind} {name!r} is Available"
         )
     state = (
         State.FAILED
@@ -319,7 +315,7 @@ def _template_health(
         else State.PENDING
     )
     reason = Reason.TEMPLATE_NOT_READY if state is State.FAILED else Reason.CACHE_WAITING
-    return template, _health(
+    return template, ConditionType.TEMPLATE_READY.health(
         state,
         reason,
         f"{template.kind} {name!r} is {status or 'not reconciled yet'}; caching starts once it "
@@ -338,19 +334,17 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
 ) -> _Cache:
     """Reuse a standalone cache of this source, or compose one."""
     for candidate in listed:
-        cache_spec = candidate.get("spec")
         owners = owner_references(candidate)
         if (
-            isinstance(cache_spec, dict)
-            and cache_spec.get("sourceUri") == source.source_uri
-            and cache_spec.get("storageClassName") == spec.storage_class_name
+            string_at(candidate, "spec", "sourceUri") == source.source_uri
+            and field_at(candidate, "spec", "storageClassName") == spec.storage_class_name
             and not owners
         ):
             previous = parse_status(candidate, ModelCacheStatus)
             return _Cache(
                 name_of(candidate),
                 source.source_uri,
-                aim_status(candidate),
+                parse_headline(candidate, CacheStatusValue),
                 previous.persistent_volume_claim if previous else None,
             )
     inline = _inline_source(template.model_sources, source.source_uri)
@@ -379,13 +373,13 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
             },
             spec=model_cache,
         ),
-        ready=aim_status(current) == CacheStatusValue.AVAILABLE,
+        ready=has_headline(current, CacheStatusValue.AVAILABLE),
     )
     previous = parse_status(current, ModelCacheStatus) if current is not None else None
     return _Cache(
         name,
         source.source_uri,
-        aim_status(current),
+        parse_headline(current, CacheStatusValue),
         previous.persistent_volume_claim if previous else None,
     )
 
@@ -396,30 +390,25 @@ def _inline_source(sources: Sequence[ModelSource] | None, uri: str) -> ModelSour
 
 def _caches_health(caches: Sequence[_Cache], *, waiting: bool) -> Health:
     if waiting:
-        return _cache_health(State.PENDING, Reason.CACHE_WAITING, "waiting for the template")
+        return ConditionType.CACHE_READY.pending(Reason.CACHE_WAITING, "waiting for the template")
     if not caches:
-        return _cache_health(State.PENDING, Reason.CACHES_CREATING, "no model sources listed yet")
+        return ConditionType.CACHE_READY.pending(
+            Reason.CACHES_CREATING, "no model sources listed yet"
+        )
     failed = [c.name for c in caches if c.status == CacheStatusValue.FAILED]
     if failed:
-        return _cache_health(
-            State.FAILED, Reason.CACHE_FAILED, f"model caches failed: {', '.join(failed)}"
+        return ConditionType.CACHE_READY.failed(
+            Reason.CACHE_FAILED, f"model caches failed: {', '.join(failed)}"
         )
     waiting_for = [
         f"{c.name} ({c.status or 'new'})" for c in caches if c.status != CacheStatusValue.AVAILABLE
     ]
     if waiting_for:
-        return _cache_health(
-            State.PROGRESSING,
+        return ConditionType.CACHE_READY.progressing(
             Reason.CACHES_NOT_READY,
             f"{len(caches) - len(waiting_for)}/{len(caches)} model caches Available; waiting for "
             + ", ".join(waiting_for),
         )
-    return _cache_health(State.READY, Reason.CACHES_READY, f"{len(caches)} model caches Available")
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.TEMPLATE_READY, state, reason, message)
-
-
-def _cache_health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.CACHE_READY, state, reason, message)
+    return ConditionType.CACHE_READY.ready(
+        Reason.CACHES_READY, f"{len(caches)} model caches Available"
+    )

@@ -17,8 +17,9 @@ from pydantic import JsonValue
 
 from function.api.meta import Manifest
 from function.api.service import AIMServiceStatus
-from function.kube.objects import find_condition, status_of
-from function.kube.observed import Observed, Requirement, parse_status
+from function.kube.contract import Observed, Requirement
+from function.kube.parse import parse_status
+from function.kube.views import condition_of, field_at, string_at
 from function.rules.discovery import rfc3339, timestamp
 
 INFERENCE_SERVICES: Final = "inference-services"
@@ -44,12 +45,12 @@ def last_used(observed: Observed, pvc: str | None, previous: str | None) -> str 
     """The latest start of a service mounting `pvc`, or `previous` when none is later."""
     best = timestamp(previous) if previous else None
     for isvc in observed.required.get(INFERENCE_SERVICES) or ():
-        if pvc is None or not isinstance(isvc, dict) or pvc not in _claims(isvc):
+        if pvc is None or pvc not in _claims(isvc):
             continue
-        ready = find_condition(status_of(isvc).get("conditions"), "Ready")
-        if ready.get("status") != "True":
+        ready = condition_of(isvc, "Ready")
+        if ready is None or not ready.is_true:
             continue
-        started = timestamp(ready.get("lastTransitionTime"))
+        started = timestamp(ready.last_transition_time)
         # Another controller's clock: a start after this call is not believed.
         if started is not None and started <= observed.now and (best is None or started > best):
             best = started
@@ -67,13 +68,10 @@ def relied_on(service: Manifest) -> str | None:
 
 
 def _claims(isvc: Mapping[str, JsonValue]) -> set[str]:
-    spec = isvc.get("spec")
-    predictor = spec.get("predictor") if isinstance(spec, dict) else None
-    volumes = predictor.get("volumes") if isinstance(predictor, dict) else None
+    volumes = field_at(isvc, "spec", "predictor", "volumes")
     found = set()
     for volume in volumes[:_MAX_VOLUMES] if isinstance(volumes, list) else ():
-        claim = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
-        name = claim.get("claimName") if isinstance(claim, dict) else None
-        if isinstance(name, str):
+        name = string_at(volume, "persistentVolumeClaim", "claimName")
+        if name is not None:
             found.add(name)
     return found

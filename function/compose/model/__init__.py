@@ -16,20 +16,20 @@ from typing import Final
 from function.api.meta import Kind, Manifest
 from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceType
 from function.api.template import TemplateStatusValue
-from function.compose.config_lookup import lookup as runtime_config_lookup
-from function.compose.config_lookup import resolve as resolve_runtime_config
+from function.compose.frame import Frame, open_frame
 from function.compose.model import metadata, templates
-from function.kube.lookup import Listing
-from function.kube.objects import aim_status, find_condition, name_of, status_of
-from function.kube.observed import (
+from function.kube.contract import (
     Composition,
     Desired,
     Inspect,
     Observed,
     keep,
-    parse_spec,
 )
-from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
+from function.kube.lookup import Listing
+from function.kube.objects import name_of
+from function.kube.parse import has_headline, parse_headline, parse_spec
+from function.kube.views import condition_of, string_at
+from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import (
     Condition,
     ConditionStatus,
@@ -37,7 +37,6 @@ from function.rules.status import (
     Health,
     Reason,
     State,
-    report,
 )
 
 HEADLINE: Final = {
@@ -59,12 +58,10 @@ def compose_model(observed: Observed) -> Composition | Inspect:
     spec, meta = ctx.spec, ctx.metadata
     if meta.request is not None and observed.inspection is None:
         return Inspect(meta.request)
-    comp = Composition()
-    comp.propagated_labels = propagated_labels(observed.metadata, ctx.config)
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, _config_namespace(observed))
+    frame = ctx.frame
+    comp = frame.comp
     listing = _templates_listing(ctx.namespace)
     comp.requirements += [
-        *config_lookup.requirements(),
         *metadata.secret_requirements(_pull_secrets(ctx.spec, ctx.config), ctx.secret_namespace),
         listing.requirement(),
     ]
@@ -84,7 +81,8 @@ def compose_model(observed: Observed) -> Composition | Inspect:
         # A deployment that left the image's labels keeps its template: services may use it.
         if key.startswith(_TEMPLATE_PREFIX) and key not in comp.resources:
             comp.resources[key] = keep(
-                current, ready=aim_status(current) == TemplateStatusValue.AVAILABLE
+                current,
+                ready=has_headline(current, TemplateStatusValue.AVAILABLE),
             )
 
     gap = _metadata_gap(meta)
@@ -95,9 +93,8 @@ def compose_model(observed: Observed) -> Composition | Inspect:
         skipped=planned.skipped,
         why=_unknown_accelerators(observed, listed),
     )
-    healths = [ctx.config_health, meta.health, templates_health]
-    state = report(
-        comp,
+    healths = [frame.config_health, meta.health, templates_health]
+    state = frame.report(
         healths,
         also=[
             _templates_auto_generated(
@@ -115,9 +112,8 @@ def compose_model(observed: Observed) -> Composition | Inspect:
         source_type=SourceType.CUSTOM if spec.model_sources else SourceType.IMAGE,
         resolved_runtime_config=ctx.config.ref if ctx.config else None,
         templates=len(statuses),
-    ).model_dump(mode="json", exclude_none=True)
-    comp.status = {**status, **meta.status}
-    return comp
+    )
+    return frame.finish(meta.image.recorded_in(status) if meta.image else status, status.status)
 
 
 @dataclass(frozen=True)
@@ -125,32 +121,36 @@ class _Context:
     spec: ModelSpec
     namespace: str | None
     secret_namespace: str
-    config_health: Health
-    config: RuntimeConfig | None
+    frame: Frame
     metadata: metadata.MetadataOutcome
+
+    @property
+    def config(self) -> RuntimeConfig | None:
+        return self.frame.config
 
 
 def _context(observed: Observed) -> _Context:
     spec = parse_spec(observed.composite, ModelSpec)
     namespace = observed.namespace or None
     secret_namespace = namespace or observed.settings.system_namespace
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, _config_namespace(observed))
-    config_health, config = resolve_runtime_config(
-        config_lookup, observed.required, ConditionType.RUNTIME_RESOLVED
+    frame = open_frame(
+        observed,
+        spec.runtime_config_name,
+        _config_namespace(observed),
+        ConditionType.RUNTIME_RESOLVED,
     )
+    config = frame.config
     if config is None:
         # The runtime config may list pull secrets; inspect only once it is known.
         meta = metadata.MetadataOutcome(
-            Health(
-                ConditionType.METADATA_EXTRACTED,
-                State.PENDING,
+            ConditionType.METADATA_EXTRACTED.pending(
                 Reason.WAITING,
                 "waiting for the runtime config, which may list image pull secrets",
             )
         )
     else:
         meta = metadata.decide(observed, spec, _pull_secrets(spec, config), secret_namespace)
-    return _Context(spec, namespace, secret_namespace, config_health, config, meta)
+    return _Context(spec, namespace, secret_namespace, frame, meta)
 
 
 def _config_namespace(observed: Observed) -> str:
@@ -175,16 +175,15 @@ def _template_statuses(
     observed: Observed,
     planned: Mapping[str, Manifest],
     listed: tuple[Manifest, ...] | None,
-) -> dict[str, str | None]:
+) -> dict[str, TemplateStatusValue | None]:
     """`status.status` of every template of this model: composed by it, or made by anyone else."""
-    statuses: dict[str, str | None] = dict.fromkeys(planned)
+    statuses: dict[str, TemplateStatusValue | None] = dict.fromkeys(planned)
     for key, current in observed.resources.items():
         if key.startswith(_TEMPLATE_PREFIX):
-            statuses[name_of(current)] = aim_status(current)
+            statuses[name_of(current)] = parse_headline(current, TemplateStatusValue)
     for tpl in listed or ():
-        tpl_spec = tpl.get("spec")
-        if isinstance(tpl_spec, dict) and tpl_spec.get("modelName") == observed.name:
-            statuses[name_of(tpl)] = aim_status(tpl)
+        if string_at(tpl, "spec", "modelName") == observed.name:
+            statuses[name_of(tpl)] = parse_headline(tpl, TemplateStatusValue)
     return statuses
 
 
@@ -197,16 +196,12 @@ def _unknown_accelerators(
     the model names that accelerator too, as the fix is in the image or the GPU table.
     """
     composed = [m for k, m in observed.resources.items() if k.startswith(_TEMPLATE_PREFIX)]
-    others = [
-        t
-        for t in listed or ()
-        if isinstance(t.get("spec"), dict) and t["spec"].get("modelName") == observed.name  # type: ignore[union-attr]
-    ]
+    others = [t for t in listed or () if string_at(t, "spec", "modelName") == observed.name]
     found: dict[str, str] = {}
     for tpl in [*composed, *others]:
-        failure = find_condition(status_of(tpl).get("conditions"), "Failure")
-        if failure.get("status") == "True" and failure.get("reason") == Reason.UNKNOWN_ACCELERATOR:
-            found[name_of(tpl)] = str(failure.get("message") or "")[:_MAX_WHY]
+        failure = condition_of(tpl, "Failure")
+        if failure and failure.is_true and failure.reason == Reason.UNKNOWN_ACCELERATOR:
+            found[name_of(tpl)] = failure.message[:_MAX_WHY]
             if len(found) == _MAX_WHYS:  # the same few accelerators: enough to name them
                 break
     return found
@@ -224,19 +219,19 @@ def _metadata_gap(meta: metadata.MetadataOutcome) -> Health | None:
         return None
     if meta.health.reason == Reason.DISCOVERY_DISABLED:
         # None expected, but not because the image recommends none: it is not read at all.
-        return _health(
-            State.READY,
+        return ConditionType.TEMPLATES_READY.ready(
             Reason.NO_TEMPLATES_EXPECTED,
             "spec.discovery.enabled is false, so no templates are generated from the image; "
             "create them by hand",
         )
     if meta.health.state in {State.PENDING, State.PROGRESSING}:
-        return _health(State.PROGRESSING, Reason.AWAITING_METADATA, "waiting for the image labels")
+        return ConditionType.TEMPLATES_READY.progressing(
+            Reason.AWAITING_METADATA, "waiting for the image labels"
+        )
     if meta.health.state in {State.FAILED, State.DEGRADED}:
         cause = meta.health.message.split(":", 1)[0]
         # Pending, not failed: MetadataExtracted carries the failure and sets the headline.
-        return _health(
-            State.PENDING,
+        return ConditionType.TEMPLATES_READY.pending(
             Reason.METADATA_UNAVAILABLE,
             f"the image's metadata is unavailable ({cause}; see MetadataExtracted), so the "
             "deployments it recommends are unknown",
@@ -245,7 +240,7 @@ def _metadata_gap(meta: metadata.MetadataOutcome) -> Health | None:
 
 
 def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation table
-    statuses: Mapping[str, str | None],
+    statuses: Mapping[str, TemplateStatusValue | None],
     *,
     gap: Health | None,
     expected: bool,
@@ -262,8 +257,7 @@ def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation 
     unavailable = sum(v == TemplateStatusValue.NOT_AVAILABLE for v in values)
     available = sum(v == TemplateStatusValue.AVAILABLE for v in values)
     if skipped:
-        return _health(
-            State.DEGRADED,
+        return ConditionType.TEMPLATES_READY.degraded(
             Reason.DEPLOYMENT_SKIPPED,
             "; ".join(skipped) + "; the image's other deployments became templates",
         )
@@ -271,28 +265,35 @@ def _templates_health(  # noqa: PLR0911 - one return per row of the aggregation 
         if gap is not None:
             return gap
         if not expected:
-            return _health(
-                State.READY, Reason.NO_TEMPLATES_EXPECTED, "the image recommends no deployments"
+            return ConditionType.TEMPLATES_READY.ready(
+                Reason.NO_TEMPLATES_EXPECTED, "the image recommends no deployments"
             )
-        return _health(State.PROGRESSING, Reason.CREATING_TEMPLATES, "creating templates")
+        return ConditionType.TEMPLATES_READY.progressing(
+            Reason.CREATING_TEMPLATES, "creating templates"
+        )
     summary = f"{available}/{count} templates Available"
     if available == count:
-        return _health(State.READY, Reason.ALL_TEMPLATES_READY, summary)
+        return ConditionType.TEMPLATES_READY.ready(Reason.ALL_TEMPLATES_READY, summary)
     if failed == count:
-        return _health(State.FAILED, Reason.ALL_TEMPLATES_FAILED, summary + _named(statuses, why))
+        return ConditionType.TEMPLATES_READY.failed(
+            Reason.ALL_TEMPLATES_FAILED, summary + _named(statuses, why)
+        )
     if unavailable == count:
-        return _health(
-            State.DEGRADED,
+        return ConditionType.TEMPLATES_READY.degraded(
             Reason.NO_TEMPLATES_AVAILABLE,
             "no template's GPU is in the cluster" + _named(statuses, why),
         )
     if failed:
-        return _health(
-            State.DEGRADED, Reason.SOME_TEMPLATES_DEGRADED, summary + _named(statuses, why)
+        return ConditionType.TEMPLATES_READY.degraded(
+            Reason.SOME_TEMPLATES_DEGRADED, summary + _named(statuses, why)
         )
     if available and available + unavailable == count:
-        return _health(State.READY, Reason.SOME_TEMPLATES_READY, summary + _named(statuses, why))
-    return _health(State.PROGRESSING, Reason.TEMPLATES_PROGRESSING, summary + _named(statuses, why))
+        return ConditionType.TEMPLATES_READY.ready(
+            Reason.SOME_TEMPLATES_READY, summary + _named(statuses, why)
+        )
+    return ConditionType.TEMPLATES_READY.progressing(
+        Reason.TEMPLATES_PROGRESSING, summary + _named(statuses, why)
+    )
 
 
 def _templates_auto_generated(  # noqa: PLR0911 - one return per case, in the order they are checked
@@ -362,7 +363,9 @@ def _templates_auto_generated(  # noqa: PLR0911 - one return per case, in the or
     )
 
 
-def _named(statuses: Mapping[str, str | None], why: Mapping[str, str] | None = None) -> str:
+def _named(
+    statuses: Mapping[str, TemplateStatusValue | None], why: Mapping[str, str] | None = None
+) -> str:
     notes = why or {}
     others = [
         f"{n} ({s or 'no status yet'}{': ' + notes[n] if n in notes else ''})"
@@ -370,7 +373,3 @@ def _named(statuses: Mapping[str, str | None], why: Mapping[str, str] | None = N
         if s != TemplateStatusValue.AVAILABLE
     ]
     return f"; not Available: {', '.join(others)}" if others else ""
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.TEMPLATES_READY, state, reason, message)

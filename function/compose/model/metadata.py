@@ -13,15 +13,15 @@ without them is no AIM model image, and its model is Failed naming what is missi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Final
 
 from pydantic import JsonValue
 
 from function.api.meta import Manifest
-from function.api.model import ImageMetadata, ModelSpec
-from function.kube.objects import status_of
-from function.kube.observed import Observed, Requirement
+from function.api.model import ImageMetadata, ModelSpec, ModelStatus
+from function.kube.contract import Observed, Requirement
+from function.kube.views import field_at, string_at
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.inspect import (
@@ -48,8 +48,55 @@ class MetadataOutcome:
     health: Health
     metadata: ImageMetadata | None = None
     request: InspectionRequest | None = None
-    status: Mapping[str, JsonValue] = field(default_factory=dict)
+    image: ImageRecord | None = None
+    """What the model's status keeps of its image; None: nothing."""
     retry_after_s: int | None = None
+
+
+@dataclass(frozen=True)
+class ImageRecord:
+    """What a model's status keeps of its image.
+
+    The metadata is what `kubectl get` shows (the MODEL column); the image, digest, labels and
+    entrypoint as inspected let the next calls use them without asking the registry again until
+    spec.image changes.
+    """
+
+    metadata: ImageMetadata | None = None
+    inspected_image: str | None = None
+    digest: str | None = None
+    labels: Mapping[str, str] | None = None
+    entrypoint: Sequence[str] = ()
+
+    @classmethod
+    def stored(cls, model: Manifest) -> ImageRecord | None:
+        """What the model's status kept of the image it inspected; None when it kept no labels.
+
+        Read field by field, each bounded as when inspected, so a status another writer broke
+        in one field still saves a registry call.
+        """
+        labels = field_at(model, "status", "imageLabels")
+        if not isinstance(labels, dict):
+            return None
+        digest = field_at(model, "status", "imageDigest")
+        return cls(
+            inspected_image=string_at(model, "status", "inspectedImage"),
+            digest=str(digest) if digest is not None else "",
+            labels=_string_map(labels),
+            entrypoint=_strings(field_at(model, "status", "imageEntrypoint")),
+        )
+
+    def recorded_in(self, status: ModelStatus) -> ModelStatus:
+        """`status` with this record in it."""
+        return status.model_copy(
+            update={
+                "image_metadata": self.metadata,
+                "inspected_image": self.inspected_image,
+                "image_digest": self.digest,
+                "image_labels": dict(self.labels) if self.labels is not None else None,
+                "image_entrypoint": list(self.entrypoint) or None,
+            }
+        )
 
 
 def secret_requirements(names: Sequence[str], namespace: str) -> list[Requirement]:
@@ -66,34 +113,31 @@ def decide(
     """The metadata for this call, or the inspection `fn.py` must run first."""
     if spec.model_sources:
         return MetadataOutcome(
-            _health(State.READY, Reason.CUSTOM_MODEL, "custom model: the image is not inspected")
+            ConditionType.METADATA_EXTRACTED.ready(
+                Reason.CUSTOM_MODEL, "custom model: the image is not inspected"
+            )
         )
     if spec.image_metadata is not None:
         return MetadataOutcome(
-            _health(
-                State.READY,
+            ConditionType.METADATA_EXTRACTED.ready(
                 Reason.METADATA_PROVIDED,
                 "spec.imageMetadata is used as given; the registry is not asked",
             ),
             metadata=spec.image_metadata,
             # What `kubectl get` shows (the MODEL column) is the same whichever way it came.
-            status={"imageMetadata": _dump(spec.image_metadata)},
+            image=ImageRecord(metadata=spec.image_metadata),
         )
     disabled = MetadataOutcome(
-        _health(
-            State.READY,
+        ConditionType.METADATA_EXTRACTED.ready(
             Reason.DISCOVERY_DISABLED,
             "spec.discovery.enabled is false: the image is not inspected and no templates "
             "are created from its labels",
         )
     )
-    stored = status_of(observed.composite)
-    if stored.get("inspectedImage") == spec.image and isinstance(stored.get("imageLabels"), dict):
+    stored = ImageRecord.stored(observed.composite)
+    if stored is not None and stored.inspected_image == spec.image:
         outcome = _from_inspection(
-            spec.image,
-            _string_map(stored.get("imageLabels")),
-            str(stored.get("imageDigest", "")),
-            _strings(stored.get("imageEntrypoint")),
+            spec.image, stored.labels or {}, stored.digest or "", stored.entrypoint
         )
         # Labels read before discovery was turned off still serve while they are usable; turning
         # it off is also how a user stops judging an image whose labels are not.
@@ -115,7 +159,9 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
         found = observed.required.get(f"pull-secret-{name}")
         if found is None:
             return MetadataOutcome(
-                _health(State.PENDING, Reason.RESOLVING, f"looking up pull secret {name!r}")
+                ConditionType.METADATA_EXTRACTED.pending(
+                    Reason.RESOLVING, f"looking up pull secret {name!r}"
+                )
             )
         if not found:
             return MetadataOutcome(
@@ -145,7 +191,9 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
             retry_after_s=RETRY_AFTER_S,
         )
     return MetadataOutcome(
-        _health(State.PROGRESSING, Reason.INSPECTING, f"reading the labels of {ref}"),
+        ConditionType.METADATA_EXTRACTED.progressing(
+            Reason.INSPECTING, f"reading the labels of {ref}"
+        ),
         request=InspectionRequest(image, ref, credential),
     )
 
@@ -154,13 +202,9 @@ def _from_inspection(
     image: str, labels: Mapping[str, str], digest: str, entrypoint: Sequence[str]
 ) -> MetadataOutcome:
     labels = kept(labels)
-    record: dict[str, JsonValue] = {
-        "inspectedImage": image,
-        "imageDigest": digest[:_MAX_DIGEST],
-        "imageLabels": dict(labels),
-    }
-    if entrypoint:
-        record["imageEntrypoint"] = list(entrypoint)
+    record = ImageRecord(
+        inspected_image=image, digest=digest[:_MAX_DIGEST], labels=labels, entrypoint=entrypoint
+    )
     try:
         metadata = image_metadata(labels)
     except LabelError as e:
@@ -171,9 +215,9 @@ def _from_inspection(
                 f"{image} ({digest}): {e}; fix the label in the image, or give the metadata "
                 "in spec.imageMetadata",
             ),
-            status=record,
+            image=record,
         )
-    record["imageMetadata"] = _dump(metadata)
+    record = replace(record, metadata=metadata)
     missing = missing_required(labels)
     if missing:
         return MetadataOutcome(
@@ -185,27 +229,23 @@ def _from_inspection(
                 "spec.imageMetadata, or set spec.discovery.enabled to false and create its "
                 "templates by hand",
             ),
-            status=record,
+            image=record,
         )
     named = metadata.model.canonical_name if metadata.model else None
     return MetadataOutcome(
-        _health(State.READY, Reason.METADATA_EXTRACTED, f"{image} ({digest}): model {named}"),
+        ConditionType.METADATA_EXTRACTED.ready(
+            Reason.METADATA_EXTRACTED, f"{image} ({digest}): model {named}"
+        ),
         metadata=metadata,
-        status=record,
+        image=record,
     )
-
-
-def _dump(metadata: ImageMetadata) -> JsonValue:
-    return metadata.model_dump(mode="json", exclude_none=True)
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.METADATA_EXTRACTED, state, reason, message)
 
 
 def _failed(state: State, cause: str, message: str) -> Health:
     """Seed 004's one failure reason; the specific cause leads the message, for grep and humans."""
-    return _health(state, Reason.METADATA_EXTRACTION_FAILED, f"{cause}: {message}")
+    return ConditionType.METADATA_EXTRACTED.health(
+        state, Reason.METADATA_EXTRACTION_FAILED, f"{cause}: {message}"
+    )
 
 
 def _string_map(value: JsonValue) -> dict[str, str]:

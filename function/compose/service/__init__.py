@@ -15,8 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
-from function.compose.config_lookup import lookup as runtime_config_lookup
-from function.compose.config_lookup import resolve as resolve_runtime_config
+from function.compose.frame import open_frame
 from function.compose.service import caching, inference, model, routing, scaling, template
 from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
@@ -24,14 +23,16 @@ from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
 from function.compose.service.template import DERIVED_TEMPLATE
 from function.errors import InvalidSpecError
+from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.counted import TemplateSelected
 from function.kube.lookup import Found
 from function.kube.objects import inference_service_ready, name_of
-from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
+from function.kube.parse import parse_spec
+from function.kube.views import string_at
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL, pods_health
-from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.status import ConditionType, Health, Reason, State, report, worst
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.status import ConditionType, Health, Reason, State, worst
 
 __all__ = [
     "DERIVED_TEMPLATE",
@@ -59,18 +60,14 @@ def compose_service(observed: Observed) -> Composition:
     spec = parse_spec(observed.composite, AIMServiceSpec)
     isvc_name = _inference_service_name(observed)
     bounds = scaling.bounds(spec)
-    comp = Composition()
-
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
+    frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
+    comp, config_health, config = frame.comp, frame.config_health, frame.config
     comp.requirements += [
-        *config_lookup.requirements(),
         *model.requirements(spec, observed.namespace),
         *template.requirements(spec, observed.namespace),
         *scaling.requirements(bounds, observed.namespace, isvc_name),
         *_pods_requirements(observed, isvc_name),
     ]
-    config_health, config = resolve_runtime_config(config_lookup, observed.required)
-    comp.propagated_labels = propagated_labels(observed.metadata, config)
     models = model.resolve_model(observed, spec, config, _explicit_template_model(observed, spec))
     templates = template.resolve_template(observed, spec, models.model)
     comp.requirements += caching.requirements(
@@ -129,10 +126,10 @@ def compose_service(observed: Observed) -> Composition:
     for requirement in comp.requirements:
         unique.setdefault(requirement.name, requirement)
     comp.requirements = list(unique.values())
-    state = report(comp, healths, warnings=models.warnings)
+    headline = _HEADLINE[frame.report(healths, warnings=models.warnings)]
     comp.counted.append(TemplateSelected(templates.health.reason))
-    comp.status = AIMServiceStatus(
-        status=_HEADLINE[state],
+    status = AIMServiceStatus(
+        status=headline,
         resolved_runtime_config=config.ref if config else None,
         resolved_model=models.model.reference() if models.model else None,
         resolved_template=templates.template.reference() if templates.template else None,
@@ -144,8 +141,8 @@ def compose_service(observed: Observed) -> Composition:
         if HTTP_ROUTE in comp.resources
         else None,
         runtime=scaling.runtime(bounds, observed) if INFERENCE_SERVICE in comp.resources else None,
-    ).model_dump(mode="json", exclude_none=True)
-    return comp
+    )
+    return frame.finish(status, headline)
 
 
 def _inference_service(  # noqa: PLR0913 - the inputs of one decision
@@ -181,10 +178,11 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
             caches=caches.mounts,
         )
         if ready:
-            health = _isvc_health(State.READY, Reason.READY, f"InferenceService {name!r} is Ready")
+            health = ConditionType.INFERENCE_SERVICE_READY.ready(
+                Reason.READY, f"InferenceService {name!r} is Ready"
+            )
         else:
-            health = _isvc_health(
-                State.PROGRESSING,
+            health = ConditionType.INFERENCE_SERVICE_READY.progressing(
                 Reason.CREATING,
                 f"InferenceService {name!r} is not Ready yet (KServe has not reported Ready)",
             )
@@ -195,13 +193,15 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
         else "the model is Ready, the template Available and its caches (if any) Available"
     )
     if current is not None:
-        return _kept(observed, INFERENCE_SERVICE, ready=ready), _isvc_health(
+        return _kept(
+            observed, INFERENCE_SERVICE, ready=ready
+        ), ConditionType.INFERENCE_SERVICE_READY.health(
             State.READY if ready else State.PROGRESSING,
             Reason.READY if ready else Reason.CREATING,
             f"InferenceService {name!r} is kept as it is until {until}",
         )
-    return None, _isvc_health(
-        State.PENDING, Reason.WAITING, f"InferenceService {name!r} is created once {until}"
+    return None, ConditionType.INFERENCE_SERVICE_READY.pending(
+        Reason.WAITING, f"InferenceService {name!r} is created once {until}"
     )
 
 
@@ -227,9 +227,7 @@ def _explicit_template_model(observed: Observed, spec: AIMServiceSpec) -> str | 
         observed.required
     )
     if isinstance(found, Found):
-        tpl_spec = found.manifest.get("spec")
-        name = tpl_spec.get("modelName") if isinstance(tpl_spec, dict) else None
-        return name if isinstance(name, str) else None
+        return string_at(found.manifest, "spec", "modelName")
     return None
 
 
@@ -238,7 +236,3 @@ def _inference_service_name(observed: Observed) -> str:
         return naming.inference_service_name(observed.name, observed.namespace)
     except naming.NameTooLongError as e:
         raise InvalidSpecError(field="metadata.namespace", problem=str(e)) from e
-
-
-def _isvc_health(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.INFERENCE_SERVICE_READY, state, reason, message)

@@ -38,20 +38,20 @@ from function.api.cache import (
     TemplateScope,
 )
 from function.api.meta import Kind, Manifest
-from function.api.model import ModelSpec
 from function.api.runtimeconfig import CachingMode
 from function.api.service import AIMServiceSpec
-from function.api.template import ServiceTemplateSpec, TemplateStatus
+from function.api.template import ServiceTemplateSpec
 from function.build.aim import build_aim_object
 from function.build.kserve import CacheMount
 from function.compose.cache.usage import relied_on
+from function.compose.refs import Model
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import services
 from function.compose.service.template import Template
 from function.kube.claims import COMPOSITE_PREFIX
-from function.kube.lookup import Listing, Resolved
+from function.kube.contract import Desired, Observed, Requirement, keep
+from function.kube.lookup import Listing
 from function.kube.objects import (
-    aim_status,
     controller_ref,
     controller_uid,
     labels_of,
@@ -59,8 +59,9 @@ from function.kube.objects import (
     owner_references,
     uid_of,
 )
-from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
 from function.kube.owners import with_co_owners
+from function.kube.parse import has_headline, parse_status
+from function.kube.views import string_at
 from function.rules import caching, labels, naming
 from function.rules.discovery import timestamp
 from function.rules.merge import merged_env
@@ -105,7 +106,7 @@ def _self_caching(template: Template | None) -> bool:
 def uses_caches(
     spec: AIMServiceSpec,
     template: Template | None,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
 ) -> bool:
     """Whether the service runs on caches: the template's own, a custom model, or asked for.
@@ -124,7 +125,7 @@ def requirements(
     spec: AIMServiceSpec,
     namespace: str,
     template: Template | None,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
 ) -> list[Requirement]:
     """The namespace's model caches, template caches and services, when the service uses caches.
@@ -146,7 +147,7 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
     observed: Observed,
     spec: AIMServiceSpec,
     template: Template | None,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
     *,
     template_ready: bool,
@@ -172,7 +173,7 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
     observed: Observed,
     spec: AIMServiceSpec,
     template: Template | None,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
     *,
     template_ready: bool,
@@ -193,7 +194,7 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
     relied_on = name_of(current) if current else None
     if template is None or not template_ready:
         return CacheOutcome(
-            _health(State.PENDING, Reason.CACHE_WAITING, "waiting for the template"),
+            ConditionType.CACHE_READY.pending(Reason.CACHE_WAITING, "waiting for the template"),
             desired=kept,
             template_cache=relied_on,
         )
@@ -201,16 +202,15 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
     shared = _template_caches(observed.namespace).items(observed.required)
     if listed is None or shared is None or NAMESPACE not in observed.required:
         return CacheOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "listing model caches"),
+            ConditionType.CACHE_READY.pending(Reason.RESOLVING, "listing model caches"),
             desired=kept,
             template_cache=relied_on,
         )
-    status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
     mounts: list[CacheMount] = []
     missing: list[str] = []
     filled_by: set[str] = set()
     expiring = _past_retention(shared, observed)
-    for source in status.model_sources or ():
+    for source in template.status.model_sources or ():
         cache = _available_cache(listed, source.source_uri, expiring)
         if cache is None:
             missing.append(source.source_uri)
@@ -232,7 +232,7 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
         template,
         current=kept,
         shared=shared,
-        needed=bool(missing) or not status.model_sources,
+        needed=bool(missing) or not template.status.model_sources,
         filled_by=filled_by,
     )
     return _outcome(observed, mounts, missing, desired, relied_on)
@@ -276,15 +276,14 @@ def _outcome(
     if not missing:
         names = ", ".join(m.claim_name for m in mounts) or "none needed"
         return CacheOutcome(
-            _health(State.READY, Reason.CACHES_READY, f"model caches mounted: {names}"),
+            ConditionType.CACHE_READY.ready(Reason.CACHES_READY, f"model caches mounted: {names}"),
             tuple(mounts),
             desired,
             template_cache,
         )
     if INFERENCE_SERVICE in observed.resources:
         return CacheOutcome(
-            _health(
-                State.DEGRADED,
+            ConditionType.CACHE_READY.degraded(
                 Reason.CACHE_LOST,
                 f"no Available model cache for {', '.join(missing)}; the InferenceService keeps "
                 "its volumes until the cache is back",
@@ -293,8 +292,7 @@ def _outcome(
             template_cache=template_cache,
         )
     return CacheOutcome(
-        _health(
-            State.PROGRESSING,
+        ConditionType.CACHE_READY.progressing(
             Reason.CACHES_NOT_READY,
             f"waiting for model caches of {', '.join(missing)}; the InferenceService is created "
             "once they are Available",
@@ -309,7 +307,7 @@ def _ours(observed: Observed, manifest: Manifest, current: Manifest) -> Desired:
 
     Its users are the services whose `status.templateCache` names it.
     """
-    kept = keep(manifest, ready=aim_status(current) == CacheStatusValue.AVAILABLE)
+    kept = keep(manifest, ready=has_headline(current, CacheStatusValue.AVAILABLE))
     listed = services(observed.namespace).items(observed.required)
     users = None if listed is None else [s for s in listed if relied_on(s) == name_of(current)]
     owned = with_co_owners(kept.manifest, current, users, observed.composite)
@@ -373,8 +371,7 @@ def _available_cache(
     Model caches of a template cache past its retention do not count.
     """
     for cache in listed:
-        spec = cache.get("spec")
-        if not isinstance(spec, dict) or spec.get("sourceUri") != uri:
+        if string_at(cache, "spec", "sourceUri") != uri:
             continue
         status = parse_status(cache, ModelCacheStatus)
         if (
@@ -397,8 +394,7 @@ def _filled_by(cache: Manifest) -> str | None:
     if ref.get("kind") == Kind.TEMPLATE_CACHE:
         return str(ref.get("name"))
     if ref.get("kind") == COMPOSITE_PREFIX + Kind.TEMPLATE_CACHE:
-        label = labels_of(cache).get(labels.TEMPLATE_CACHE)
-        return label if isinstance(label, str) and label else None
+        return string_at(cache, "metadata", "labels", labels.TEMPLATE_CACHE) or None
     return None
 
 
@@ -420,7 +416,3 @@ def _template_cache(observed: Observed, spec: AIMServiceSpec, template: Template
         labels={**labels.MANAGED_BY, labels.SERVICE: labels.value(observed.name)},
         spec=cache,
     )
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.CACHE_READY, state, reason, message)

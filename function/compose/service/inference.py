@@ -18,15 +18,14 @@ from collections.abc import Sequence
 
 from function.api.hardware import DEFAULT_GPU_RESOURCE
 from function.api.meta import Manifest
-from function.api.model import ModelSpec
 from function.api.runtimeconfig import InferenceSecurity
 from function.api.service import AIMServiceSpec
-from function.api.template import ServiceTemplateSpec, TemplateStatus
+from function.api.template import ServiceTemplateSpec
 from function.build.kserve import CacheMount, RunAs, build_inference_service
+from function.compose.refs import Model, Template
 from function.compose.service import scaling
 from function.errors import InvalidSpecError
-from function.kube.lookup import Resolved
-from function.kube.observed import Observed, parse_status
+from function.kube.contract import Observed
 from function.rules import labels
 from function.rules.merge import (
     DEFAULT_ENV,
@@ -52,8 +51,8 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
     *,
     spec: AIMServiceSpec,
     name: str,
-    model: Resolved[ModelSpec],
-    template: Resolved[ServiceTemplateSpec],
+    model: Model,
+    template: Template[ServiceTemplateSpec],
     config: RuntimeConfig,
     caches: Sequence[CacheMount] = (),
 ) -> Manifest:
@@ -63,8 +62,7 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
     this raises ValueError for a GPU no AMD device id matches.
     """
     tpl = template.spec
-    status = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
-    profile = effective_profile(tpl, status.profile, template.labels)
+    profile = effective_profile(tpl, template.status.profile, template.labels)
     gpu = tpl.hardware.gpu if tpl.hardware else None
     gpu_count = profile.gpu_count or 0
     metric, precision = profile.metric, profile.precision

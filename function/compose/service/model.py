@@ -28,11 +28,14 @@ from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec, Mo
 from function.api.runtimeconfig import ClusterRuntimeConfigSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus
 from function.build.aim import build_aim_object
+from function.compose.refs import Model, resolved_model
 from function.errors import InvalidSpecError
-from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolved
-from function.kube.objects import controller_uid, labels_of, name_of, uid_of
-from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
+from function.kube.contract import Desired, Observed, Requirement
+from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
+from function.kube.objects import controller_uid, labels_of, metadata_of, name_of, uid_of
 from function.kube.owners import with_co_owners
+from function.kube.parse import parse_spec, parse_status
+from function.kube.views import field_at
 from function.rules import labels, naming
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
@@ -48,7 +51,7 @@ class ModelOutcome:
     """The model to serve (once known), its health, and the AIMModel to compose, if any."""
 
     health: Health
-    model: Resolved[ModelSpec] | None = None
+    model: Model | None = None
     desired: Desired | None = None
     warnings: tuple[str, ...] = ()
 
@@ -97,11 +100,12 @@ def resolve_model(
 def _by_ref(observed: Observed, name: str) -> ModelOutcome:
     match _ref_lookup(name, observed.namespace).resolve(observed.required):
         case Pending():
-            return ModelOutcome(_health(State.PENDING, Reason.RESOLVING, f"looking up {name!r}"))
+            return ModelOutcome(
+                ConditionType.MODEL_READY.pending(Reason.RESOLVING, f"looking up {name!r}")
+            )
         case Absent():
             return ModelOutcome(
-                _health(
-                    State.FAILED,
+                ConditionType.MODEL_READY.failed(
                     Reason.MODEL_NOT_FOUND,
                     f"spec.model.ref: neither AIMModel {name!r} in namespace "
                     f"{observed.namespace!r} nor AIMClusterModel {name!r} exists; create it or "
@@ -127,13 +131,15 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
     cluster = _CLUSTER_MODELS.items(observed.required)
     if namespaced is None or cluster is None:
         return ModelOutcome(
-            _health(State.PENDING, Reason.RESOLVING, f"looking for models with image {image}")
+            ConditionType.MODEL_READY.pending(
+                Reason.RESOLVING, f"looking for models with image {image}"
+            )
         )
     for kind, scope, objects in (
         (Kind.MODEL, Scope.NAMESPACE, namespaced),
         (Kind.CLUSTER_MODEL, Scope.CLUSTER, cluster),
     ):
-        matches = [m for m in objects if _spec_field(m, "image") == image]
+        matches = [m for m in objects if field_at(m, "spec", "image") == image]
         # A model the platform team made is the catalog; one a service composed is a stopgap.
         matches = [m for m in matches if not _composed_by_a_service(m)] or matches
         if template_model is not None and len(matches) > 1:
@@ -143,8 +149,7 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
         if len(matches) > 1:
             names = ", ".join(sorted(name_of(m) for m in matches))
             return ModelOutcome(
-                _health(
-                    State.FAILED,
+                ConditionType.MODEL_READY.failed(
                     Reason.MODEL_AMBIGUOUS,
                     f"spec.model.image: {len(matches)} {kind}s serve {image} ({names}); name "
                     "one with spec.model.ref instead",
@@ -162,13 +167,14 @@ def _awaiting_cluster_model(
     try:
         name = naming.auto_model_name(image)
     except ValueError as e:
-        return ModelOutcome(_health(State.FAILED, Reason.INVALID, f"spec.model.image: {e}"))
+        return ModelOutcome(
+            ConditionType.MODEL_READY.failed(Reason.INVALID, f"spec.model.image: {e}")
+        )
     if not config.cluster:
         return _compose(observed, spec, config, None)
     config_name = spec.runtime_config_name
     return ModelOutcome(
-        _health(
-            State.PENDING,
+        ConditionType.MODEL_READY.pending(
             Reason.CREATING_MODEL,
             f"{Kind.CLUSTER_RUNTIME_CONFIG} {config_name!r} creates {Kind.CLUSTER_MODEL} "
             f"{name!r} for {image} (model.creationScope: Cluster); waiting for it",
@@ -189,11 +195,11 @@ def _custom(
     namespaced = _namespace_models(observed.namespace).items(observed.required)
     if namespaced is None:
         return ModelOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "looking for an equal custom model")
+            ConditionType.MODEL_READY.pending(Reason.RESOLVING, "looking for an equal custom model")
         )
     wanted = _source_keys(custom.model_sources)
     for m in namespaced:
-        if _spec_field(m, "image") != custom.base_image:
+        if field_at(m, "spec", "image") != custom.base_image:
             continue
         try:
             candidate = parse_spec(m, ModelSpec)
@@ -242,12 +248,14 @@ def _compose(
     """The AIMModel this service composes; its observed state, once it exists, says if ready."""
     if config is None:
         return ModelOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "waiting for the runtime config")
+            ConditionType.MODEL_READY.pending(Reason.RESOLVING, "waiting for the runtime config")
         )
     try:
         manifest, model_spec = _model_manifest(observed, spec, config)
     except ValueError as e:
-        return ModelOutcome(_health(State.FAILED, Reason.INVALID, f"spec.model.image: {e}"))
+        return ModelOutcome(
+            ConditionType.MODEL_READY.failed(Reason.INVALID, f"spec.model.image: {e}")
+        )
     warnings: tuple[str, ...] = ()
     if spec.model.image is not None and config.creates_cluster_models and not config.cluster:
         name = spec.runtime_config_name
@@ -266,19 +274,18 @@ def _compose(
         # an orphan is adopted only when asked for by its own name, which for a model made
         # before `auto-<hash>` names is the older `<image>-<tag>-<hash>`.
         manifest = _with_co_owners(observed, _named(manifest, name_of(composed)), composed)
-    model = Resolved(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
-    if composed is None or model.status is None:
+    model = resolved_model(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
+    if composed is None or model.headline is None:
         source = spec.model.image or "custom weights " + ", ".join(
             s.model_id for s in model_spec.model_sources or ()
         )
-        health = _health(
-            State.PENDING,
+        health = ConditionType.MODEL_READY.pending(
             Reason.CREATING_MODEL,
             f"AIMModel {model.name!r} is being created for {source}",
         )
     else:
         health = _model_health(model)
-    ready = model.status == ModelStatusValue.READY
+    ready = model.headline == ModelStatusValue.READY
     return ModelOutcome(health, model, Desired(manifest, ready=ready), warnings)
 
 
@@ -341,10 +348,9 @@ def _model_manifest(
 
 
 def _named(manifest: Manifest, name: str) -> Manifest:
-    meta = manifest.get("metadata")
-    if not name or not isinstance(meta, dict) or meta.get("name") == name:
+    if not name or name_of(manifest) == name:
         return manifest
-    return {**manifest, "metadata": {**meta, "name": name}}
+    return {**manifest, "metadata": {**metadata_of(manifest), "name": name}}
 
 
 def _with_co_owners(observed: Observed, manifest: Manifest, composed: Manifest) -> Manifest:
@@ -374,28 +380,30 @@ def _use(found: Found) -> ModelOutcome:
         spec = parse_spec(found.manifest, ModelSpec)
     except InvalidSpecError as e:
         return ModelOutcome(
-            _health(State.FAILED, Reason.INVALID, f"{found.kind} {name_of(found.manifest)!r}: {e}")
+            ConditionType.MODEL_READY.failed(
+                Reason.INVALID, f"{found.kind} {name_of(found.manifest)!r}: {e}"
+            )
         )
-    model = Resolved(found.manifest, found.kind, found.scope, spec)
+    model = resolved_model(found.manifest, found.kind, found.scope, spec)
     return ModelOutcome(_model_health(model), model)
 
 
-def _model_health(model: Resolved[ModelSpec]) -> Health:
+def _model_health(model: Model) -> Health:
     which = f"{model.kind} {model.name!r}"
-    match model.status:
+    match model.headline:
         case ModelStatusValue.READY:
-            return _health(State.READY, Reason.MODEL_RESOLVED, f"{which} is Ready")
-        case "Failed":
-            return _health(
-                State.FAILED,
+            return ConditionType.MODEL_READY.ready(Reason.MODEL_RESOLVED, f"{which} is Ready")
+        case ModelStatusValue.FAILED:
+            return ConditionType.MODEL_READY.failed(
                 Reason.MODEL_NOT_READY,
                 f"{which} is Failed; its conditions say why (kubectl describe)",
             )
-        case "Degraded":
-            return _health(State.DEGRADED, Reason.MODEL_NOT_READY, f"{which} is Degraded")
+        case ModelStatusValue.DEGRADED:
+            return ConditionType.MODEL_READY.degraded(
+                Reason.MODEL_NOT_READY, f"{which} is Degraded"
+            )
         case status:
-            return _health(
-                State.PENDING,
+            return ConditionType.MODEL_READY.pending(
                 Reason.MODEL_NOT_READY,
                 f"{which} is {status or 'not reconciled yet'}; waiting for it to become Ready",
             )
@@ -433,12 +441,3 @@ def _source_keys(sources: Sequence[ModelSource]) -> list[tuple[str, str, str | N
         )
         for s in sources
     ]
-
-
-def _spec_field(obj: Manifest, key: str) -> object:
-    spec = obj.get("spec")
-    return spec.get(key) if isinstance(spec, dict) else None
-
-
-def _health(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.MODEL_READY, state, reason, message)

@@ -15,8 +15,9 @@ from pydantic import JsonValue
 from function.api.common import ParentReference
 from function.api.runtimeconfig import RoutingConfig
 from function.build.gateway import build_http_route
-from function.kube.objects import find_condition, status_of
-from function.kube.observed import Desired, Observed
+from function.kube import views
+from function.kube.contract import Desired, Observed
+from function.kube.views import ParentRef, route_parents, string_at
 from function.rules import labels, naming
 from function.rules.routepath import RoutePathError, render_path
 from function.rules.status import ConditionType, Health, Reason, State
@@ -48,8 +49,7 @@ def compose_route(
     gateway = _pick(service, config, "gateway_ref")
     if not isinstance(gateway, ParentReference):
         return RouteOutcome(
-            _health(
-                State.FAILED,
+            ConditionType.HTTP_ROUTE_READY.failed(
                 Reason.GATEWAY_NOT_CONFIGURED,
                 "routing is enabled but no Gateway is named; set spec.routing.gatewayRef on "
                 "the service or spec.routing.gatewayRef in its runtime config",
@@ -69,8 +69,7 @@ def compose_route(
             else ("the runtime config's spec.routing.pathTemplate")
         )
         return RouteOutcome(
-            _health(
-                State.DEGRADED,
+            ConditionType.HTTP_ROUTE_READY.degraded(
                 Reason.ROUTE_TEMPLATE_INVALID,
                 f"{source}: {e}; no HTTPRoute is created or changed until it renders",
             )
@@ -107,61 +106,49 @@ def route_health(
 ) -> Health:
     """What the Gateway said about the route, in `status.parents[]` for our parent."""
     if route is None:
-        return _health(State.PROGRESSING, Reason.CREATING, "the HTTPRoute is being created")
-    parents = status_of(route).get("parents")
+        return ConditionType.HTTP_ROUTE_READY.progressing(
+            Reason.CREATING, "the HTTPRoute is being created"
+        )
     ours = next(
-        (
-            p
-            for p in (parents if isinstance(parents, list) else [])
-            if isinstance(p, dict) and _same_parent(p.get("parentRef"), parent, namespace)
-        ),
+        (p for p in route_parents(route) if p.ref.same_as(ParentRef.read(parent), namespace)),
         None,
     )
     gateway = f"Gateway {parent.get('name')!s}"
     if ours is None:
-        return _health(
-            State.PROGRESSING,
+        return ConditionType.HTTP_ROUTE_READY.progressing(
             Reason.ROUTE_PENDING,
             f"{gateway} has not reported on the HTTPRoute yet",
         )
-    accepted = find_condition(ours.get("conditions"), "Accepted")
-    if accepted.get("status") == "False":
-        return _health(
-            State.FAILED,
-            str(accepted.get("reason") or "NotAccepted"),
-            f"{gateway} rejected the HTTPRoute: {accepted.get('message', '')}",
+    accepted = views.find(ours.conditions, "Accepted")
+    if accepted is not None and accepted.is_false:
+        return ConditionType.HTTP_ROUTE_READY.failed(
+            accepted.reason or "NotAccepted",
+            f"{gateway} rejected the HTTPRoute: {accepted.message}",
         )
-    resolved = find_condition(ours.get("conditions"), "ResolvedRefs")
-    if resolved.get("status") == "False":
-        return _health(
-            State.PROGRESSING,
+    resolved = views.find(ours.conditions, "ResolvedRefs")
+    if resolved is not None and resolved.is_false:
+        return ConditionType.HTTP_ROUTE_READY.progressing(
             Reason.ROUTE_BACKEND_UNRESOLVED,
-            f"{gateway} cannot resolve the backend yet: {resolved.get('message', '')}",
+            f"{gateway} cannot resolve the backend yet: {resolved.message}",
         )
-    if accepted.get("status") == "True":
-        return _health(State.READY, Reason.ROUTE_ACCEPTED, f"{gateway} accepted the HTTPRoute")
-    return _health(State.PROGRESSING, Reason.ROUTE_PENDING, f"{gateway} has not accepted it yet")
+    if accepted is not None and accepted.is_true:
+        return ConditionType.HTTP_ROUTE_READY.ready(
+            Reason.ROUTE_ACCEPTED, f"{gateway} accepted the HTTPRoute"
+        )
+    return ConditionType.HTTP_ROUTE_READY.progressing(
+        Reason.ROUTE_PENDING, f"{gateway} has not accepted it yet"
+    )
 
 
 def _default_path(observed: Observed) -> str:
-    uid = observed.metadata.get("uid")
-    if not isinstance(uid, str) or not uid:
+    uid = string_at(observed.composite, "metadata", "uid")
+    if not uid:
         msg = (
             "the default path /<namespace>/<uid> needs metadata.uid, which objects read from a "
             "file do not have; set spec.routing.pathTemplate"
         )
         raise RoutePathError(msg)
     return render_path(f"/{observed.namespace}/{uid}", {})
-
-
-def _same_parent(ref: JsonValue, parent: Mapping[str, JsonValue], namespace: str) -> bool:
-    if not isinstance(ref, dict):
-        return False
-    return (
-        ref.get("name") == parent.get("name")
-        and (ref.get("namespace") or namespace) == (parent.get("namespace") or namespace)
-        and (ref.get("sectionName") == parent.get("sectionName"))
-    )
 
 
 def _pick(service: RoutingConfig | None, config: RoutingConfig | None, field: str) -> object:
@@ -171,7 +158,3 @@ def _pick(service: RoutingConfig | None, config: RoutingConfig | None, field: st
         if value is not None:
             return value
     return None
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.HTTP_ROUTE_READY, state, reason, message)

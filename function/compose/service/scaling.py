@@ -14,9 +14,10 @@ from typing import Final
 
 from function.api.service import AIMServiceSpec, ReplicaStatus
 from function.build.kserve import Scaling
-from function.kube.objects import find_condition, status_of
-from function.kube.observed import Observed, Requirement
-from function.rules.status import ConditionType, Health, Reason, State
+from function.kube import views
+from function.kube.contract import Observed, Requirement
+from function.kube.views import ObjectCondition, autoscaler_status
+from function.rules.status import ConditionType, Health, Reason
 
 HPA: Final = "autoscaler"
 """Requirement name of the predictor's HorizontalPodAutoscaler."""
@@ -49,11 +50,11 @@ def runtime(scaling: Scaling, observed: Observed) -> ReplicaStatus:
     low, high = scaling.min_replicas, scaling.max_replicas
     current = desired = low
     for hpa in observed.required.get(HPA) or ():
-        status = status_of(hpa)
-        current = _count(status.get("currentReplicas"), current)
+        status = autoscaler_status(hpa)
+        current = _count(status.current_replicas, current)
         # Below the lower bound an HPA never wants: it has computed nothing yet (the
         # Kubernetes HPA controller writes 0 until its metrics answer), so it wants what runs.
-        wanted = _count(status.get("desiredReplicas"), current)
+        wanted = _count(status.desired_replicas, current)
         desired = wanted if wanted >= low else current
     text = f"{current}" if low == high else f"{current}/{desired} ({low}-{high})"
     return ReplicaStatus(
@@ -75,42 +76,37 @@ def health(scaling: Scaling, observed: Observed, *, serving: bool) -> Health | N
     if not scaling.autoscaled or found is None:
         return None
     if not found:
-        return _hpa(State.PROGRESSING, Reason.HPA_NOT_FOUND, "KServe has made no autoscaler yet")
-    conditions = status_of(found[0]).get("conditions")
-    able = find_condition(conditions, "AbleToScale")
-    active = find_condition(conditions, "ScalingActive")
-    if able and able.get("status") != "True":
-        return _hpa(
-            State.PROGRESSING, Reason.SCALE_TARGET_NOT_READY, f"the autoscaler: {_said(able)}"
+        return ConditionType.HPA_READY.progressing(
+            Reason.HPA_NOT_FOUND, "KServe has made no autoscaler yet"
         )
-    if active.get("status") != "True":
+    conditions = autoscaler_status(found[0]).conditions
+    able = views.find(conditions, "AbleToScale")
+    active = views.find(conditions, "ScalingActive")
+    if able is not None and not able.is_true:
+        return ConditionType.HPA_READY.progressing(
+            Reason.SCALE_TARGET_NOT_READY, f"the autoscaler: {_said(able)}"
+        )
+    if active is None or not active.is_true:
         if serving:
-            return _hpa(
-                State.DEGRADED,
-                Reason.METRICS_FAILED,
-                f"the service runs but cannot scale: {_said(active)}",
+            return ConditionType.HPA_READY.degraded(
+                Reason.METRICS_FAILED, f"the service runs but cannot scale: {_said(active)}"
             )
-        return _hpa(
-            State.PROGRESSING, Reason.WAITING_FOR_METRICS, f"the autoscaler: {_said(active)}"
+        return ConditionType.HPA_READY.progressing(
+            Reason.WAITING_FOR_METRICS, f"the autoscaler: {_said(active)}"
         )
-    return _hpa(State.READY, Reason.HPA_OPERATIONAL, "the autoscaler reads its metrics")
+    return ConditionType.HPA_READY.ready(Reason.HPA_OPERATIONAL, "the autoscaler reads its metrics")
 
 
-def _said(condition: object) -> str:
+def _said(condition: ObjectCondition | None) -> str:
     """A condition's reason and message, as the autoscaler wrote them (cut short)."""
-    if not isinstance(condition, dict) or not condition:
+    if condition is None:
         return "no status yet"
-    reason, message = condition.get("reason"), condition.get("message")
-    text = ": ".join(str(x) for x in (reason, message) if isinstance(x, str) and x)
+    text = ": ".join(x for x in (condition.reason, condition.message) if x)
     return (text or "no reason given")[:300]
 
 
-def _hpa(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.HPA_READY, state, reason, message)
-
-
-def _count(value: object, default: int) -> int:
+def _count(value: int | None, default: int) -> int:
     # Another controller's status: only a plausible count replaces the default.
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT:
+    if value is not None and 0 <= value <= _MAX_COUNT:
         return value
     return default

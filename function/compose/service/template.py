@@ -14,15 +14,17 @@ from dataclasses import dataclass
 
 from function.api.hardware import Hardware
 from function.api.meta import Kind, Scope
-from function.api.model import ModelSpec
 from function.api.service import AIMServiceSpec, AIMServiceStatus, ServiceOverrides
-from function.api.template import ServiceTemplateSpec, TemplateStatus, TemplateStatusValue
+from function.api.template import ServiceTemplateSpec, TemplateStatusValue
 from function.build.aim import build_aim_object
+from function.compose.refs import Model, resolved_template
+from function.compose.refs import Template as TemplateOf
 from function.errors import InvalidSpecError
-from function.kube.convert import OBJECTS
-from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolved
-from function.kube.objects import labels_of, name_of
-from function.kube.observed import Desired, Observed, Requirement, parse_spec, parse_status
+from function.kube.contract import Desired, Observed, Requirement
+from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
+from function.kube.objects import name_of
+from function.kube.parse import parse_spec, parse_status
+from function.kube.views import string_at
 from function.rules import labels, naming
 from function.rules.merge import cpu_above_limit, merge_hardware
 from function.rules.placement import placement
@@ -35,7 +37,7 @@ DERIVED_TEMPLATE = "derived-template"
 
 _MODEL_NAME = ("spec", "modelName")
 
-Template = Resolved[ServiceTemplateSpec]
+Template = TemplateOf[ServiceTemplateSpec]
 
 
 @dataclass(frozen=True)
@@ -60,14 +62,16 @@ def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
 
 
 def resolve_template(
-    observed: Observed, spec: AIMServiceSpec, model: Resolved[ModelSpec] | None
+    observed: Observed, spec: AIMServiceSpec, model: Model | None
 ) -> TemplateOutcome:
     """Choose the template, then apply the overrides to it."""
     if spec.template is not None and spec.template.name is not None:
         chosen = _explicit(observed, spec.template.name, model)
     elif model is None:
         return TemplateOutcome(
-            _health(State.PENDING, Reason.RESOLVING, "waiting for the model to choose a template")
+            ConditionType.TEMPLATE_READY.pending(
+                Reason.RESOLVING, "waiting for the model to choose a template"
+            )
         )
     else:
         chosen = _auto(observed, spec, model)
@@ -76,15 +80,14 @@ def resolve_template(
     return _with_overrides(observed, spec, chosen)
 
 
-def _explicit(
-    observed: Observed, name: str, model: Resolved[ModelSpec] | None
-) -> Template | Health:
+def _explicit(observed: Observed, name: str, model: Model | None) -> Template | Health:
     match explicit_lookup(name, observed.namespace).resolve(observed.required):
         case Pending():
-            return _health(State.PENDING, Reason.RESOLVING, f"looking up template {name!r}")
+            return ConditionType.TEMPLATE_READY.pending(
+                Reason.RESOLVING, f"looking up template {name!r}"
+            )
         case Absent():
-            return _health(
-                State.FAILED,
+            return ConditionType.TEMPLATE_READY.failed(
                 Reason.TEMPLATE_NOT_FOUND,
                 f"spec.template.name: neither AIMServiceTemplate {name!r} in namespace "
                 f"{observed.namespace!r} nor AIMClusterServiceTemplate {name!r} exists; create "
@@ -95,8 +98,7 @@ def _explicit(
             if isinstance(template, Health):
                 return template
             if model is not None and template.spec.model_name != model.name:
-                return _health(
-                    State.FAILED,
+                return ConditionType.TEMPLATE_READY.failed(
                     Reason.TEMPLATE_MODEL_MISMATCH,
                     f"spec.template.name: {template.kind} {name!r} is for model "
                     f"{template.spec.model_name!r}, but spec.model resolves to {model.kind} "
@@ -105,16 +107,16 @@ def _explicit(
             return template
 
 
-def _auto(
-    observed: Observed, spec: AIMServiceSpec, model: Resolved[ModelSpec]
-) -> Template | Health:
+def _auto(observed: Observed, spec: AIMServiceSpec, model: Model) -> Template | Health:
     # Only the model's templates are read out of the catalog Crossplane listed.
     namespaced = _namespace_templates(observed.namespace).items_where(
         observed.required, _MODEL_NAME, model.name
     )
     cluster = _CLUSTER_TEMPLATES.items_where(observed.required, _MODEL_NAME, model.name)
     if namespaced is None or cluster is None:
-        return _health(State.PENDING, Reason.RESOLVING, f"listing templates of {model.name!r}")
+        return ConditionType.TEMPLATE_READY.pending(
+            Reason.RESOLVING, f"listing templates of {model.name!r}"
+        )
     # A cluster template's modelName is an AIMClusterModel: it serves a namespace model of the
     # same name only by accident, so those are not candidates.
     found = [
@@ -148,15 +150,12 @@ def _auto(
     return _unselected(model, selection, len(candidates), invalid)
 
 
-def _unselected(
-    model: Resolved[ModelSpec], selection: Selection, count: int, invalid: list[str]
-) -> Health:
+def _unselected(model: Model, selection: Selection, count: int, invalid: list[str]) -> Health:
     """Why no template was chosen; templates that could not be read are named too."""
     also = "".join(f"; {message}" for message in invalid)
     if selection.tied:
         tied = "; ".join(f"{c.label}: {c.describe()}" for c in selection.tied)
-        return _health(
-            State.PENDING,
+        return ConditionType.TEMPLATE_READY.pending(
             Reason.TEMPLATE_SELECTION_AMBIGUOUS,
             f"{len(selection.tied)} templates of model {model.name!r} tie for best (Available, "
             f"eligible, equal profile rank): {tied}; set spec.template.name to one of them",
@@ -167,15 +166,13 @@ def _unselected(
             if not model.spec.discovery_enabled and not model.spec.model_sources
             else "templates appear once the model's discovery creates them"
         )
-        return _health(
-            State.PENDING,
+        return ConditionType.TEMPLATE_READY.pending(
             Reason.TEMPLATE_NOT_FOUND,
             f"model {model.name!r} has no usable templates yet; {hint}{also}",
         )
     why = "; ".join(f"{r.candidate.label}: {r.why}" for r in selection.rejected)
     not_ready = all(r.stage is Stage.AVAILABILITY for r in selection.rejected)
-    return _health(
-        State.PENDING,
+    return ConditionType.TEMPLATE_READY.pending(
         Reason.TEMPLATE_NOT_READY if not_ready else Reason.TEMPLATE_NOT_FOUND,
         f"no template of model {model.name!r} can be used yet: {why}{also}",
     )
@@ -193,8 +190,7 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
         # The override's request is above the base template's limit: the API server would
         # refuse the derived template, far from the field that caused it.
         return TemplateOutcome(
-            _health(
-                State.FAILED,
+            ConditionType.TEMPLATE_READY.failed(
                 Reason.INVALID,
                 f"spec.overrides.hardware.cpu.requests ({cpu.requests}) is above the CPU limit "
                 f"of {base.kind} {base.name!r} (hardware.cpu.limits: {cpu.limits}); recreate "
@@ -225,11 +221,12 @@ def _with_overrides(observed: Observed, spec: AIMServiceSpec, base: Template) ->
         spec=derived_spec,
     )
     current = observed.resources.get(DERIVED_TEMPLATE)
-    derived = Resolved(current or manifest, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE, derived_spec)
-    desired = Desired(manifest, ready=derived.status == TemplateStatusValue.AVAILABLE)
-    if current is None or derived.status is None:
-        health = _health(
-            State.PENDING,
+    derived = resolved_template(
+        current or manifest, Kind.SERVICE_TEMPLATE, Scope.NAMESPACE, derived_spec
+    )
+    desired = Desired(manifest, ready=derived.headline == TemplateStatusValue.AVAILABLE)
+    if current is None or derived.headline is None:
+        health = ConditionType.TEMPLATE_READY.pending(
             Reason.CREATING_DERIVED_TEMPLATE,
             f"AIMServiceTemplate {name!r} ({base.kind} {base.name!r} with spec.overrides) is "
             "being created; the service runs on it once it is Available",
@@ -263,31 +260,32 @@ def _apply(base: ServiceTemplateSpec, spec: AIMServiceSpec) -> ServiceTemplateSp
 
 def _template_health(template: Template) -> Health:
     which = f"{template.kind} {template.name!r}"
-    observed = parse_status(template.manifest, TemplateStatus) or TemplateStatus()
-    profile = observed.profile.metadata if observed.profile else None
+    profile = template.status.profile.metadata if template.status.profile else None
     discovered = profile.gpu if profile else None
     try:
         placement(template.spec.hardware.gpu if template.spec.hardware else None, discovered)
     except ValueError as e:
-        return _health(State.FAILED, Reason.TEMPLATE_INVALID, f"{which} cannot be used: {e}")
-    match template.status:
+        return ConditionType.TEMPLATE_READY.failed(
+            Reason.TEMPLATE_INVALID, f"{which} cannot be used: {e}"
+        )
+    match template.headline:
         case TemplateStatusValue.AVAILABLE:
-            return _health(State.READY, Reason.RESOLVED, f"using {which}")
-        case "Failed":
-            return _health(
-                State.FAILED, Reason.TEMPLATE_NOT_READY, f"{which} is Failed; see its conditions"
+            return ConditionType.TEMPLATE_READY.ready(Reason.RESOLVED, f"using {which}")
+        case TemplateStatusValue.FAILED:
+            return ConditionType.TEMPLATE_READY.failed(
+                Reason.TEMPLATE_NOT_READY, f"{which} is Failed; see its conditions"
             )
-        case "Degraded":
-            return _health(State.DEGRADED, Reason.TEMPLATE_NOT_READY, f"{which} is Degraded")
+        case TemplateStatusValue.DEGRADED:
+            return ConditionType.TEMPLATE_READY.degraded(
+                Reason.TEMPLATE_NOT_READY, f"{which} is Degraded"
+            )
         case TemplateStatusValue.NOT_AVAILABLE:
-            return _health(
-                State.PENDING,
+            return ConditionType.TEMPLATE_READY.pending(
                 Reason.TEMPLATE_NOT_READY,
                 f"{which} is NotAvailable: no node has the GPU it needs",
             )
         case status:
-            return _health(
-                State.PENDING,
+            return ConditionType.TEMPLATE_READY.pending(
                 Reason.TEMPLATE_NOT_READY,
                 f"{which} is {status or 'not reconciled yet'}; waiting for it to become Available",
             )
@@ -297,34 +295,26 @@ def _parse(found: Found) -> Template | Health:
     try:
         spec = parse_spec(found.manifest, ServiceTemplateSpec)
     except InvalidSpecError as e:
-        return _health(
-            State.FAILED,
+        return ConditionType.TEMPLATE_READY.failed(
             Reason.TEMPLATE_INVALID,
             f"{found.kind} {name_of(found.manifest)!r} cannot be used: {e}",
         )
-    return Resolved(found.manifest, found.kind, found.scope, spec)
+    return resolved_template(found.manifest, found.kind, found.scope, spec)
 
 
 def _candidate(t: Template) -> Candidate:
-    return OBJECTS.derived(t.manifest, f"candidate:{t.scope}", lambda: _read_candidate(t))
-
-
-def _read_candidate(t: Template) -> Candidate:
-    profile = effective_profile(t.spec, _status(t).profile, t.labels)
+    # From the spec and status parsed once per object version: no cache of its own needed.
+    profile = effective_profile(t.spec, t.status.profile, t.labels)
     return Candidate(
         name=t.name,
         namespaced=t.scope is Scope.NAMESPACE,
-        status=t.status,
+        status=t.headline,
         type=profile.type,
         gpu=profile.gpu,
         gpu_count=profile.gpu_count or None,
         metric=profile.metric,
         precision=profile.precision,
     )
-
-
-def _status(t: Template) -> TemplateStatus:
-    return parse_status(t.manifest, TemplateStatus) or TemplateStatus()
 
 
 def _wanted(overrides: ServiceOverrides | None) -> Wanted | None:
@@ -346,8 +336,8 @@ def _sticky(observed: Observed) -> str | None:
     """
     derived = observed.resources.get(DERIVED_TEMPLATE)
     if derived is not None:
-        base = labels_of(derived).get(labels.BASE_TEMPLATE)
-        if isinstance(base, str):
+        base = string_at(derived, "metadata", "labels", labels.BASE_TEMPLATE)
+        if base is not None:
             return base
     status = parse_status(observed.composite, AIMServiceStatus)
     if status is not None and status.resolved_template is not None:
@@ -379,7 +369,3 @@ def _namespace_templates(namespace: str) -> Listing:
 
 
 _CLUSTER_TEMPLATES = Listing("cluster-templates", Kind.CLUSTER_SERVICE_TEMPLATE)
-
-
-def _health(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.TEMPLATE_READY, state, reason, message)

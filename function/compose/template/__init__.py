@@ -19,20 +19,20 @@ from function.api.template import (
     TemplateStatusValue,
 )
 from function.build.aim import build_aim_object
-from function.compose.config_lookup import lookup as runtime_config_lookup
-from function.compose.config_lookup import resolve as resolve_runtime_config
+from function.compose.frame import open_frame
+from function.compose.refs import Model, resolved_model
 from function.compose.template import discovery, gpus, lifecycle
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
+from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.counted import DiscoveryStarted
-from function.kube.lookup import Absent, Lookup, Pending, Resolved
-from function.kube.objects import aim_status, labels_of
-from function.kube.observed import Composition, Desired, Observed, Requirement, keep, parse_spec
+from function.kube.lookup import Absent, Lookup, Pending
+from function.kube.objects import labels_of
+from function.kube.parse import has_headline, parse_headline, parse_spec
 from function.rules import labels
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
-from function.rules.runtimeconfig import propagated_labels
-from function.rules.status import ConditionType, Health, Reason, State, report, worst
+from function.rules.status import ConditionType, Health, Reason, State, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
 
@@ -57,13 +57,10 @@ def compose_template(observed: Observed) -> Composition:
         observed.composite, ServiceTemplateSpec if namespaced else ClusterServiceTemplateSpec
     )
     work_namespace = observed.namespace or observed.settings.system_namespace
-    comp = Composition()
-
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, work_namespace)
+    frame = open_frame(observed, spec.runtime_config_name, work_namespace)
+    comp, config_health, config = frame.comp, frame.config_health, frame.config
     model_reqs, model_health, model = _model(observed, spec.model_name)
-    comp.requirements += [*config_lookup.requirements(), *model_reqs]
-    config_health, config = resolve_runtime_config(config_lookup, observed.required)
-    comp.propagated_labels = propagated_labels(observed.metadata, config)
+    comp.requirements += model_reqs
 
     gpu = gpus.check(observed, spec.hardware)
     comp.requirements += gpu.requirements
@@ -90,12 +87,13 @@ def compose_template(observed: Observed) -> Composition:
     if cache is not None:
         comp.resources[TEMPLATE_CACHE] = cache
     warm = (
-        lifecycle.CacheWarm(observed.name, aim_status(observed.resources.get(TEMPLATE_CACHE)))
+        lifecycle.CacheWarm(
+            observed.name, parse_headline(observed.resources.get(TEMPLATE_CACHE), CacheStatusValue)
+        )
         if cache is not None
         else None
     )
-    state = report(
-        comp,
+    state = frame.report(
         healths,
         also=lifecycle.conditions(
             healths,
@@ -111,7 +109,7 @@ def compose_template(observed: Observed) -> Composition:
     headline = _HEADLINE[state]
     if gpu.unavailable and state is not State.FAILED:
         headline = TemplateStatusValue.NOT_AVAILABLE
-    comp.status = TemplateStatus(
+    status = TemplateStatus(
         status=headline,
         resolved_runtime_config=config.ref if config else None,
         resolved_model=model.reference() if model else None,
@@ -120,8 +118,8 @@ def compose_template(observed: Observed) -> Composition:
         resolved_profile=effective_profile(spec, found.profile, labels_of(observed.composite)),
         hardware_summary=gpus.summary(spec.hardware, found.profile),
         discovery=found.state,
-    ).model_dump(mode="json", by_alias=True, exclude_none=True)
-    return comp
+    )
+    return frame.finish(status, headline)
 
 
 def _template_cache(
@@ -136,7 +134,7 @@ def _template_cache(
     caching = spec.caching if isinstance(spec, ServiceTemplateSpec) else None
     if caching is None or not caching.enabled:
         return None
-    ready = aim_status(current) == CacheStatusValue.AVAILABLE
+    ready = has_headline(current, CacheStatusValue.AVAILABLE)
     if not available:
         return keep(current, ready=ready) if current is not None else None
     cache = TemplateCacheSpec(
@@ -157,9 +155,7 @@ def _template_cache(
     return Desired(manifest, ready=ready)
 
 
-def _model(
-    observed: Observed, name: str
-) -> tuple[list[Requirement], Health, Resolved[ModelSpec] | None]:
+def _model(observed: Observed, name: str) -> tuple[list[Requirement], Health, Model | None]:
     """The template's model: for a namespaced template its namespace's, else the cluster's."""
     lookup = Lookup(
         "model",
@@ -179,14 +175,13 @@ def _model(
     if isinstance(resolution, Pending):
         return (
             reqs,
-            _model_health(State.PENDING, Reason.RESOLVING, f"looking up model {name!r}"),
+            ConditionType.MODEL_READY.pending(Reason.RESOLVING, f"looking up model {name!r}"),
             None,
         )
     if isinstance(resolution, Absent):
         return (
             reqs,
-            _model_health(
-                State.FAILED,
+            ConditionType.MODEL_READY.failed(
                 Reason.MODEL_NOT_FOUND,
                 f"spec.modelName: {where} {name!r} exists; create the model or fix the name",
             ),
@@ -195,18 +190,13 @@ def _model(
     try:
         model_spec = parse_spec(resolution.manifest, ModelSpec)
     except InvalidSpecError as e:
-        return reqs, _model_health(State.FAILED, Reason.INVALID, f"model {name!r}: {e}"), None
-    model = Resolved(resolution.manifest, resolution.kind, resolution.scope, model_spec)
+        return reqs, ConditionType.MODEL_READY.failed(Reason.INVALID, f"model {name!r}: {e}"), None
+    model = resolved_model(resolution.manifest, resolution.kind, resolution.scope, model_spec)
     return (
         reqs,
-        _model_health(
-            State.READY,
+        ConditionType.MODEL_READY.ready(
             Reason.MODEL_RESOLVED,
             f"{resolution.kind} {name!r} runs {model_spec.image}",
         ),
         model,
     )
-
-
-def _model_health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.MODEL_READY, state, reason, message)

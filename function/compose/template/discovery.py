@@ -20,7 +20,6 @@ from typing import Final
 from pydantic import JsonValue
 
 from function.api.meta import Manifest
-from function.api.model import ModelSpec
 from function.api.template import (
     ClusterServiceTemplateSpec,
     DiscoveredSource,
@@ -30,15 +29,17 @@ from function.api.template import (
     TemplateStatus,
 )
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
+from function.compose.refs import Model
 from function.compose.template import slots
+from function.kube.contract import Desired, Observed, Requirement, keep
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
-from function.kube.lookup import Resolved
-from function.kube.objects import find_condition, name_of, status_of
-from function.kube.observed import Desired, Observed, Requirement, keep, parse_status
+from function.kube.objects import name_of
+from function.kube.parse import parse_status
+from function.kube.views import condition_of
 from function.rules import discovery, labels
 from function.rules.merge import secret_names
 from function.rules.runtimeconfig import RuntimeConfig
-from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.status import ConditionType, Health, Reason
 
 DISCOVERY_JOB: Final = "discovery-job"
 """Composition-resource name of the discovery Job."""
@@ -69,7 +70,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
     observed: Observed,
     spec: ClusterServiceTemplateSpec,
     *,
-    model: Resolved[ModelSpec] | None,
+    model: Model | None,
     config: RuntimeConfig | None,
     namespace: str,
 ) -> DiscoveryOutcome:
@@ -85,7 +86,9 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
     if model is None or config is None:
         # Inputs flickered: keep what was found and any Job running, create nothing.
         return DiscoveryOutcome(
-            _health(State.PENDING, Reason.WAITING, "waiting for the model, GPU and runtime config"),
+            ConditionType.DISCOVERED.pending(
+                Reason.WAITING, "waiting for the model, GPU and runtime config"
+            ),
             job=keep(current, ready=False) if current is not None else None,
             sources=tuple(status.model_sources or ()) if state.completed else (),
             profile=status.profile if state.completed else None,
@@ -106,7 +109,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
         state = DiscoveryState(spec_hash=fingerprint)
     if state.completed and status.model_sources:
         return DiscoveryOutcome(
-            _health(State.READY, Reason.DISCOVERY_COMPLETE, _found(status.model_sources)),
+            ConditionType.DISCOVERED.ready(Reason.DISCOVERY_COMPLETE, _found(status.model_sources)),
             sources=tuple(status.model_sources),
             profile=status.profile,
             state=state,
@@ -117,8 +120,8 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
         # The previous attempt's Job, or one made for other inputs: let Crossplane delete it
         # first, then create this attempt's (a Job cannot be changed or re-run in place).
         return DiscoveryOutcome(
-            _health(
-                State.PROGRESSING, Reason.DISCOVERY_STARTING, f"replacing Job {name_of(current)}"
+            ConditionType.DISCOVERED.progressing(
+                Reason.DISCOVERY_STARTING, f"replacing Job {name_of(current)}"
             ),
             state=state,
             retry_after_s=_REPLACE_AFTER_S,
@@ -128,7 +131,9 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
         retry = discovery.retry_at(state.last_attempt_time, state.attempts, observed.now)
         if retry is not None and observed.now < retry:
             return DiscoveryOutcome(
-                _health(State.FAILED, Reason.DISCOVERY_BACKOFF, _backoff_message(state, retry)),
+                ConditionType.DISCOVERED.failed(
+                    Reason.DISCOVERY_BACKOFF, _backoff_message(state, retry)
+                ),
                 state=state,
                 retry_after_s=_seconds_until(observed.now, retry),
             )
@@ -139,8 +144,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
         )
         if slot is None or not slot.granted:
             return DiscoveryOutcome(
-                _health(
-                    State.PENDING,
+                ConditionType.DISCOVERED.pending(
                     Reason.RESOLVING if slot is None else Reason.DISCOVERY_CAP_REACHED,
                     "counting the discovery Jobs running in the cluster"
                     if slot is None
@@ -150,8 +154,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
                 requirements=tuple(slots.requirements(observed)),
             )
         return DiscoveryOutcome(
-            _health(
-                State.PENDING,
+            ConditionType.DISCOVERED.pending(
                 Reason.DISCOVERY_STARTING,
                 f"creating discovery Job {namespace}/{name}",
             ),
@@ -171,7 +174,9 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
     if state_of_job is JobState.COMPLETE:
         if pods is None:
             return DiscoveryOutcome(
-                _health(State.PROGRESSING, Reason.RESOLVING, f"reading the result of Job {name}"),
+                ConditionType.DISCOVERED.progressing(
+                    Reason.RESOLVING, f"reading the result of Job {name}"
+                ),
                 job=Desired(job, ready=True),
                 state=state,
             )
@@ -200,15 +205,15 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
         # deletes what a call drops before it writes status, and a status write that is lost
         # (a conflict, a stale re-apply) would lose the result with the Job, and run it again.
         return DiscoveryOutcome(
-            _health(State.READY, Reason.DISCOVERY_COMPLETE, _found(result.sources)),
+            ConditionType.DISCOVERED.ready(Reason.DISCOVERY_COMPLETE, _found(result.sources)),
             job=keep(current, ready=True),
             sources=result.sources,
             profile=result.profile,
             state=replace_state(state, completed=True, last_failure_reason=None),
         )
     if state_of_job is JobState.FAILED:
-        failed = find_condition(status_of(current).get("conditions"), "Failed")
-        why = str(failed.get("message") or failed.get("reason") or "the Job failed")
+        failed = condition_of(current, "Failed")
+        why = (failed.message or failed.reason if failed else "") or "the Job failed"
         tail = pod_message(pods, CONTAINER, "Failed")
         detail = f"{why}; the dry-run said: {tail.strip()[-500:]}" if tail else why
         return _failed(
@@ -222,12 +227,14 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
     stuck = waiting_problem(pods or (), CONTAINER)
     if stuck:
         return DiscoveryOutcome(
-            _health(State.FAILED, Reason.DISCOVERY_IMAGE_PULL, f"Job {name}: {stuck}"),
+            ConditionType.DISCOVERED.failed(Reason.DISCOVERY_IMAGE_PULL, f"Job {name}: {stuck}"),
             job=Desired(job, ready=False),
             state=state,
         )
     return DiscoveryOutcome(
-        _health(State.PROGRESSING, Reason.DISCOVERY_RUNNING, f"Job {namespace}/{name} is running"),
+        ConditionType.DISCOVERED.progressing(
+            Reason.DISCOVERY_RUNNING, f"Job {namespace}/{name} is running"
+        ),
         job=Desired(job, ready=False),
         state=state,
     )
@@ -255,14 +262,14 @@ def _failed(  # noqa: PLR0913 - the attempt that failed, and why
     retry = discovery.retry_at(state.last_attempt_time, state.attempts, observed.now)
     if retry is None or observed.now >= retry:
         return DiscoveryOutcome(
-            _health(
-                State.FAILED, reason, f"{message}; retrying now (attempt {state.attempts + 1})"
+            ConditionType.DISCOVERED.failed(
+                reason, f"{message}; retrying now (attempt {state.attempts + 1})"
             ),
             state=state,
             retry_after_s=_REPLACE_AFTER_S,
         )
     return DiscoveryOutcome(
-        _health(State.FAILED, reason, f"{message}; {_backoff_message(state, retry)}"),
+        ConditionType.DISCOVERED.failed(reason, f"{message}; {_backoff_message(state, retry)}"),
         job=Desired(job, ready=False),
         state=state,
         retry_after_s=_seconds_until(observed.now, retry),
@@ -285,8 +292,8 @@ def _inline(spec: ClusterServiceTemplateSpec) -> DiscoveryOutcome:
         )
     )
     return DiscoveryOutcome(
-        _health(
-            State.READY, Reason.INLINE_MODEL_SOURCES, "model sources given in spec.modelSources"
+        ConditionType.DISCOVERED.ready(
+            Reason.INLINE_MODEL_SOURCES, "model sources given in spec.modelSources"
         ),
         sources=sources,
         profile=profile,
@@ -297,7 +304,7 @@ def _job(  # noqa: PLR0913 - everything a discovery Job is made of
     observed: Observed,
     spec: ClusterServiceTemplateSpec,
     *,
-    model: Resolved[ModelSpec],
+    model: Model,
     config: RuntimeConfig,
     name: str,
     namespace: str,
@@ -323,15 +330,13 @@ def _job(  # noqa: PLR0913 - everything a discovery Job is made of
     ):
         if value:
             env.append({"name": key, "value": str(value)})
-    entrypoint = status_of(model.manifest).get("imageEntrypoint")
     return build_discovery_job(
         name=name,
         namespace=namespace,
         labels={**slots.JOB_LABELS, labels.TEMPLATE: labels.value(observed.name)},
         image=model.spec.image,
-        entrypoint=[str(a) for a in entrypoint]
-        if isinstance(entrypoint, list) and entrypoint
-        else observed.settings.discovery_entrypoint,
+        # The model read it from the image's config with its labels.
+        entrypoint=model.status.image_entrypoint or observed.settings.discovery_entrypoint,
         env=env,
         # The Job pulls the model's image: the secrets of the template, the model and the
         # runtime config all apply, and the first service account named, in that order.
@@ -355,7 +360,8 @@ def _gpu_inputs(spec: ClusterServiceTemplateSpec) -> Sequence[str | int | None]:
 
 
 def _failure_time(observed: Observed, job: Manifest) -> str:
-    when = find_condition(status_of(job).get("conditions"), "Failed").get("lastTransitionTime")
+    failed = condition_of(job, "Failed")
+    when = failed.last_transition_time if failed else None
     return min(discovery.timestamp(when) or observed.now, observed.now).isoformat()
 
 
@@ -373,7 +379,3 @@ def _backoff_message(state: DiscoveryState, retry: datetime) -> str:
 def _found(sources: Sequence[DiscoveredSource]) -> str:
     listed = ", ".join(f"{s.source_uri} ({s.size or 'size unknown'})" for s in sources)
     return f"model sources: {listed}"
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.DISCOVERED, state, reason, message)

@@ -12,8 +12,8 @@ from typing import Final
 
 from function.api.hardware import Hardware
 from function.api.template import Profile
+from function.kube.contract import Observed, Requirement
 from function.kube.objects import labels_of
-from function.kube.observed import Observed, Requirement
 from function.rules.gpu import (
     DEVICE_IDS,
     known_model,
@@ -21,7 +21,7 @@ from function.rules.gpu import (
     node_gpu_models,
     normalize_model,
 )
-from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.status import ConditionType, Health, Reason
 
 NODES: Final = "nodes"
 RECHECK_S: Final = 300
@@ -42,11 +42,13 @@ def check(observed: Observed, hardware: Hardware | None) -> GpuCheck:
     gpu = hardware.gpu if hardware else None
     wants_gpu = gpu is not None and bool(gpu.requests or gpu.model or gpu.models or gpu.min_vram)
     if gpu is None or not wants_gpu:
-        return GpuCheck(_health(State.READY, Reason.NO_GPU_NEEDED, "the template needs no GPU"))
+        return GpuCheck(
+            ConditionType.GPU_READY.ready(Reason.NO_GPU_NEEDED, "the template needs no GPU")
+        )
     reqs = [Requirement(NODES, "v1", "Node")]
     nodes = observed.required.get(NODES)
     if nodes is None:
-        return GpuCheck(_health(State.PENDING, Reason.RESOLVING, "listing Nodes"), reqs)
+        return GpuCheck(ConditionType.GPU_READY.pending(Reason.RESOLVING, "listing Nodes"), reqs)
     inventory = frozenset().union(*(node_gpu_models(_labels(n)) for n in nodes))
     if gpu.model or gpu.models:
         wanted = {normalize_model(m) for m in ([gpu.model] if gpu.model else gpu.models or [])}
@@ -56,7 +58,8 @@ def check(observed: Observed, hardware: Hardware | None) -> GpuCheck:
             wanted = set(models_with_vram(gpu.min_vram))
         except ValueError as e:
             return GpuCheck(
-                _health(State.FAILED, Reason.INVALID, f"spec.hardware.gpu.minVram: {e}"), reqs
+                ConditionType.GPU_READY.failed(Reason.INVALID, f"spec.hardware.gpu.minVram: {e}"),
+                reqs,
             )
         what = f"a GPU with at least {gpu.min_vram}"
     else:
@@ -65,13 +68,14 @@ def check(observed: Observed, hardware: Hardware | None) -> GpuCheck:
     present = sorted(wanted & inventory)
     if present:
         return GpuCheck(
-            _health(State.READY, Reason.GPU_AVAILABLE, f"{', '.join(present)} in the cluster"),
+            ConditionType.GPU_READY.ready(
+                Reason.GPU_AVAILABLE, f"{', '.join(present)} in the cluster"
+            ),
             reqs,
         )
     seen = ", ".join(sorted(inventory)) or "none"
     return GpuCheck(
-        _health(
-            State.PENDING,
+        ConditionType.GPU_READY.pending(
             Reason.GPU_NOT_AVAILABLE,
             f"no Node has {what} (AMD GPUs in the cluster: {seen}); discovery waits for one",
         ),
@@ -93,9 +97,7 @@ def unknown_accelerator(hardware: Hardware | None, profile: Profile | None) -> H
     meta = profile.metadata if profile else None
     wanted = hardware.gpu.requests if hardware and hardware.gpu else None
     if meta is not None and meta.gpu_count == 0 and not meta.gpu and wanted:
-        return Health(
-            ConditionType.DISCOVERED,
-            State.FAILED,
+        return ConditionType.DISCOVERED.failed(
             Reason.UNKNOWN_ACCELERATOR,
             f"the image's profile runs on CPUs, but the template asks for {wanted} GPU(s) "
             "(spec.hardware.gpu): the image has no profile for that GPU; choose a GPU model it "
@@ -103,9 +105,7 @@ def unknown_accelerator(hardware: Hardware | None, profile: Profile | None) -> H
         )
     if meta is None or not meta.gpu or known_model(meta.gpu) is not None:
         return None
-    return Health(
-        ConditionType.DISCOVERED,
-        State.FAILED,
+    return ConditionType.DISCOVERED.failed(
         Reason.UNKNOWN_ACCELERATOR,
         f"the image's profile is for accelerator {meta.gpu!r}, which is no AMD GPU model this "
         f"platform can place pods on (known: {', '.join(DEVICE_IDS)}); run the template on a "
@@ -131,7 +131,3 @@ def summary(hardware: Hardware | None, profile: Profile | None) -> str | None:
 def _labels(node: object) -> dict[str, str]:
     found = labels_of(node) if isinstance(node, dict) else {}
     return {str(k): str(v) for k, v in found.items()}
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return Health(ConditionType.GPU_READY, state, reason, message)

@@ -40,7 +40,7 @@ class CacheWarm:
     """The AIMTemplateCache a template composed, and its headline (None before it has one)."""
 
     name: str
-    status: str | None
+    status: CacheStatusValue | None
 
 
 def conditions(

@@ -24,9 +24,10 @@ from pydantic import JsonValue
 
 from function.api.meta import API_VERSION, Kind, Manifest
 from function.kube.claims import COMPOSITE_PREFIX, as_claim
+from function.kube.contract import Observed, Requirement
 from function.kube.jobs import JobState, job_state
-from function.kube.objects import find_condition, metadata_of, name_of, status_of
-from function.kube.observed import Observed, Requirement
+from function.kube.objects import metadata_of, name_of
+from function.kube.views import condition_of, field_at, string_at
 from function.rules import discovery, labels
 from function.rules.status import ConditionType, Reason
 
@@ -119,27 +120,21 @@ def waiting_message(slot: Slot) -> str:
 def _queued(template: Manifest, now: datetime) -> bool:
     """Whether another template waits for a slot (or has just taken one) as it is listed."""
     meta = metadata_of(template)
-    annotations = meta.get("annotations")
-    if meta.get("deletionTimestamp") or (
-        isinstance(annotations, dict) and annotations.get(_PAUSED) == "true"
-    ):
+    if meta.get("deletionTimestamp") or field_at(meta, "annotations", _PAUSED) == "true":
         return False
-    spec = template.get("spec")
-    if isinstance(spec, dict) and spec.get("modelSources"):
+    if field_at(template, "spec", "modelSources"):
         return False
-    discovered = find_condition(status_of(template).get("conditions"), ConditionType.DISCOVERED)
-    if discovered:
-        return discovered.get("reason") in _QUEUED_REASONS
+    discovered = condition_of(template, ConditionType.DISCOVERED)
+    if discovered is not None:
+        return discovered.reason in _QUEUED_REASONS
     created = _created(meta)
     return created is None or now - created < NEW_TEMPLATE_GRACE
 
 
 def _identity(template: Manifest) -> Identity:
-    meta = metadata_of(template)
-    namespace = meta.get("namespace")
     return (
         str(template.get("kind", "")),
-        namespace if isinstance(namespace, str) else "",
+        string_at(template, "metadata", "namespace") or "",
         name_of(template),
     )
 

@@ -1,0 +1,163 @@
+"""Typed views of what other controllers write in the objects composers read.
+
+An object's conditions, an HTTPRoute's parents, a HorizontalPodAutoscaler's replica counts, a
+PersistentVolumeClaim's phase: another controller writes them, so each view reads what it needs
+once and tolerates the rest. An absent or ill-typed field reads as empty ("" or None), a list
+that is not one as no entries, and lists are cut at a bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+from function.kube.objects import status_of
+
+_MAX_ENTRIES = 64
+"""Conditions or route parents read from one object; real ones have a handful."""
+
+
+def _text(value: JsonValue) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _entries(value: JsonValue) -> list[Mapping[str, JsonValue]]:
+    if not isinstance(value, list):
+        return []
+    return [v for v in value[:_MAX_ENTRIES] if isinstance(v, dict)]
+
+
+@dataclass(frozen=True)
+class ObjectCondition:
+    """One entry of an object's `status.conditions`."""
+
+    type: str
+    status: str = ""
+    """"True", "False" or "Unknown" as written; empty when it has none."""
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str = ""
+
+    @property
+    def is_true(self) -> bool:
+        """Whether its status is "True"."""
+        return self.status == "True"
+
+    @property
+    def is_false(self) -> bool:
+        """Whether its status is "False" (not merely not True)."""
+        return self.status == "False"
+
+
+def conditions(value: JsonValue) -> tuple[ObjectCondition, ...]:
+    """The conditions in a `conditions` list, in order."""
+    return tuple(
+        ObjectCondition(
+            type=_text(c.get("type")),
+            status=_text(c.get("status")),
+            reason=_text(c.get("reason")),
+            message=_text(c.get("message")),
+            last_transition_time=_text(c.get("lastTransitionTime")),
+        )
+        for c in _entries(value)
+    )
+
+
+def find(found: tuple[ObjectCondition, ...], condition_type: str) -> ObjectCondition | None:
+    """The first condition of that type, None when there is none."""
+    return next((c for c in found if c.type == condition_type), None)
+
+
+def condition_of(
+    obj: Mapping[str, JsonValue] | None, condition_type: str
+) -> ObjectCondition | None:
+    """The object's `status.conditions` entry of that type, None when it has none."""
+    return find(conditions(status_of(obj).get("conditions")), condition_type)
+
+
+@dataclass(frozen=True)
+class ParentRef:
+    """A Gateway API parent reference: the Gateway (and listener) a route attaches to."""
+
+    name: str | None = None
+    namespace: str | None = None
+    section_name: str | None = None
+
+    @classmethod
+    def read(cls, ref: Mapping[str, JsonValue]) -> ParentRef:
+        """From a `parentRef` object; ill-typed fields read as unset."""
+        fields = (ref.get("name"), ref.get("namespace"), ref.get("sectionName"))
+        name, namespace, section = (v if isinstance(v, str) else None for v in fields)
+        return cls(name, namespace, section)
+
+    def same_as(self, other: ParentRef, namespace: str) -> bool:
+        """Whether both name the same listener; an unset namespace is the route's `namespace`."""
+        return (
+            self.name == other.name
+            and (self.namespace or namespace) == (other.namespace or namespace)
+            and self.section_name == other.section_name
+        )
+
+
+@dataclass(frozen=True)
+class RouteParent:
+    """What one Gateway said about a route (`status.parents[]`)."""
+
+    ref: ParentRef
+    conditions: tuple[ObjectCondition, ...]
+
+
+def route_parents(route: Mapping[str, JsonValue]) -> tuple[RouteParent, ...]:
+    """The parents an HTTPRoute's status reports on; entries without a `parentRef` left out."""
+    return tuple(
+        RouteParent(ParentRef.read(ref), conditions(p.get("conditions")))
+        for p in _entries(status_of(route).get("parents"))
+        if isinstance(ref := p.get("parentRef"), dict)
+    )
+
+
+@dataclass(frozen=True)
+class AutoscalerStatus:
+    """What a HorizontalPodAutoscaler reports: replica counts (None: not an integer), conditions."""
+
+    current_replicas: int | None
+    desired_replicas: int | None
+    conditions: tuple[ObjectCondition, ...]
+
+
+def _count(value: JsonValue) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def autoscaler_status(hpa: Mapping[str, JsonValue]) -> AutoscalerStatus:
+    """A HorizontalPodAutoscaler's status."""
+    status = status_of(hpa)
+    return AutoscalerStatus(
+        current_replicas=_count(status.get("currentReplicas")),
+        desired_replicas=_count(status.get("desiredReplicas")),
+        conditions=conditions(status.get("conditions")),
+    )
+
+
+def phase_of(obj: Mapping[str, JsonValue] | None) -> str | None:
+    """`status.phase` (a PersistentVolumeClaim's, a Pod's); None when it has none."""
+    phase = status_of(obj).get("phase")
+    return phase if isinstance(phase, str) else None
+
+
+def field_at(obj: Mapping[str, JsonValue] | JsonValue, key: str, *path: str) -> JsonValue:
+    """The value at `key, *path` (`"spec", "model", "image"`), None where the path does not lead."""
+    node = obj.get(key) if isinstance(obj, Mapping) else None
+    for step in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(step)
+    return node
+
+
+def string_at(obj: Mapping[str, JsonValue] | JsonValue, key: str, *path: str) -> str | None:
+    """The string at `key, *path`, None where there is none (absent, or not a string)."""
+    value = field_at(obj, key, *path)
+    return value if isinstance(value, str) else None

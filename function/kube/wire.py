@@ -1,0 +1,125 @@
+"""The protobuf adapter: a RunFunctionRequest in as `Observed`, a `Composition` onto the response.
+
+With `convert` (the conversions themselves) and the server this is the only code that touches
+protobuf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from crossplane.function import response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from pydantic import JsonValue
+
+from function.api.meta import Manifest
+from function.kube.claims import as_claim, is_composite_of_claim
+from function.kube.contract import Composition, Observed
+from function.kube.convert import ObjectCache, RequiredObjects, struct_to_dict, update_struct
+from function.rules.status import ConditionStatus
+from function.settings import Settings
+
+
+def read_observed(
+    req: fnv1.RunFunctionRequest,
+    settings: Settings | None = None,
+    objects: ObjectCache | None = None,
+) -> Observed:
+    """Convert the request's observed state to plain values; required objects convert on use."""
+    composite = struct_to_dict(req.observed.composite.resource)
+    return Observed(
+        settings=settings or Settings(),
+        composite=as_claim(composite),
+        resources={
+            name: objects.convert(r.resource) if objects else struct_to_dict(r.resource)
+            for name, r in req.observed.resources.items()
+        },
+        required=RequiredObjects(req.required_resources, objects),
+        claims=is_composite_of_claim(composite),
+    )
+
+
+_STATUS = {
+    ConditionStatus.TRUE: fnv1.STATUS_CONDITION_TRUE,
+    ConditionStatus.FALSE: fnv1.STATUS_CONDITION_FALSE,
+    ConditionStatus.UNKNOWN: fnv1.STATUS_CONDITION_UNKNOWN,
+}
+
+
+def _with_labels(manifest: Manifest, extra: Mapping[str, str]) -> Manifest:
+    """`manifest` with `extra` labels it does not already have (a Job's pod template too)."""
+    if not extra:
+        return manifest
+    out = dict(manifest)
+    out["metadata"] = _labelled(out.get("metadata"), extra)
+    spec = out.get("spec")
+    template = spec.get("template") if out.get("kind") == "Job" and isinstance(spec, dict) else None
+    if isinstance(spec, dict) and isinstance(template, dict):
+        out["spec"] = {
+            **spec,
+            "template": {**template, "metadata": _labelled(template.get("metadata"), extra)},
+        }
+    return out
+
+
+def _labelled(metadata: JsonValue, extra: Mapping[str, str]) -> Manifest:
+    meta = dict(metadata) if isinstance(metadata, dict) else {}
+    labels = meta.get("labels")
+    own = labels if isinstance(labels, dict) else {}
+    meta["labels"] = {**extra, **own}
+    return meta
+
+
+def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
+    """Write a composer's decisions onto the response, leaving other steps' resources alone."""
+    for req in composition.requirements:
+        response.require_resources(
+            rsp,
+            req.name,
+            req.api_version,
+            req.kind,
+            match_name=req.match_name,
+            match_labels=dict(req.match_labels) if req.match_labels else None,
+            namespace=req.namespace,
+        )
+    for name, desired in sorted(composition.resources.items()):
+        target = rsp.desired.resources[name]
+        update_struct(
+            target.resource, _with_labels(desired.manifest, composition.propagated_labels)
+        )
+        target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
+    if composition.status:
+        update_struct(rsp.desired.composite.resource, {"status": composition.status})
+    ready = composition.ready
+    if ready is not None:
+        # Without this Crossplane calls an XR Ready as soon as everything it composed is ready,
+        # so a Pending service that has composed nothing yet would read Ready=True.
+        rsp.desired.composite.ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
+    for condition in composition.conditions:
+        c = fnv1.Condition(
+            type=condition.type, status=_STATUS[condition.status], reason=condition.reason
+        )
+        if condition.message:
+            c.message = condition.message
+        rsp.conditions.append(c)
+    _results(rsp, composition)
+    if composition.ttl_seconds is not None:
+        rsp.meta.ttl.FromSeconds(max(composition.ttl_seconds, 1))
+
+
+def _results(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
+    """The events: what changed, then what failed or degraded."""
+    for notice in composition.notices:
+        if notice.warning_reason is None:
+            response.normal(rsp, notice.message)
+        else:
+            # Crossplane makes a result's reason the event's (else ComposeResources).
+            rsp.results.append(
+                fnv1.Result(
+                    severity=fnv1.SEVERITY_WARNING,
+                    message=notice.message,
+                    reason=notice.warning_reason,
+                )
+            )
+    for message in composition.warnings:
+        response.warning(rsp, message)
