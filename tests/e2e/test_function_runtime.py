@@ -85,11 +85,11 @@ def test_the_function_runs_as_a_deployment_and_composes(
 def test_the_documented_probes_turn_the_functions_pod_ready(
     installed: tuple[ControlPlane, Node],
 ) -> None:
-    """README's DeploymentRuntimeConfig, given to the installed Function, rolls its Deployment:
+    """docs/operations.md's DeploymentRuntimeConfig, given to the installed Function, rolls its Deployment:
     the new pod answers the kubelet's gRPC probes on --health-address and turns Ready."""
     plane, _ = installed
     kube = plane.admin
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "operations.md").read_text()
     block = readme.split("kind: DeploymentRuntimeConfig", 1)[1].split("```", 1)[0]
     config = yaml.safe_load(
         "apiVersion: pkg.crossplane.io/v1beta1\nkind: DeploymentRuntimeConfig" + block
