@@ -140,11 +140,6 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             if composition.ready is False
             else composers.settings.ready_recheck_s
         )
-    generation = observed.metadata.get("generation")
-    if isinstance(generation, int):
-        # Every kind says which spec its status describes, so GitOps tools can tell a status
-        # that is not caught up yet from a current one.
-        composition.status["observedGeneration"] = generation
     composition.notices = transitions(
         observed.composite, composition.conditions, composition.warnings
     )
