@@ -325,6 +325,12 @@ GENERATION_CASES = [
 ]
 
 
+def test_every_kind_is_checked_for_its_generation() -> None:
+    """The server no longer writes observedGeneration: each composer does, through the frame's
+    finish or stamp. A kind added without a case here could forget it unnoticed."""
+    assert {case.kind for case in GENERATION_CASES} == set(COMPOSERS)
+
+
 @table(GENERATION_CASES)
 def test_status_says_which_generation_it_describes(case: KindCase) -> None:
     """Every kind writes status.observedGeneration, so GitOps tools can tell stale from current."""
