@@ -267,7 +267,7 @@ class Health:
 
 
 class Reported(Protocol):
-    """What a composer's result holds of a report (`function.kube.observed.Composition`)."""
+    """What a composer's result holds of a report (`function.kube.contract.Composition`)."""
 
     conditions: list[Condition]
     warnings: list[str]

@@ -24,15 +24,11 @@ from google.protobuf.message import DecodeError
 from function.compose import Composer
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
+from function.kube.contract import AskRegistry, Observed
 from function.kube.convert import OBJECTS
 from function.kube.counted import Counted
-from function.kube.observed import (
-    AskRegistry,
-    Observed,
-    apply_composition,
-    read_observed,
-)
 from function.kube.transitions import transitions
+from function.kube.wire import apply_composition, read_observed
 from function.registry.question import Answer
 from function.settings import Settings
 
