@@ -16,7 +16,7 @@ every import, those inside functions and `TYPE_CHECKING` blocks too):
 - `registry`: reading registries (inspection, listing), and model source filters as registry
   questions.
 - `kube`: the Kubernetes side of a call: observed objects, lookups, Jobs, transitions, and the
-  composer contract (`kube/observed.py`).
+  composer contract (`kube/contract.py`).
 - `compose`: one composer per AIM kind, and the runtime config lookup they share.
 - `server`: the gRPC server, its workers and metrics; nothing imports it.
 """

@@ -18,9 +18,9 @@ from function.api.runtimeconfig import EffectiveRuntimeConfigSpec
 from function.errors import InvalidSpecError
 from function.kube.lookup import Lookup
 from function.kube.objects import uid_of
-from function.kube.observed import parse_spec
+from function.kube.parse import parse_spec
 from function.rules.runtimeconfig import DEFAULT_NAME, RuntimeConfig, merge_specs
-from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.status import ConditionType, Health, Reason
 
 
 def lookup(name: str, namespace: str) -> Lookup:
@@ -46,26 +46,20 @@ def resolve(
     """
     name = config_lookup.name
 
-    def _health(state: State, reason: Reason, message: str) -> Health:
-        return Health(condition, state, reason, message)
-
     fetched = config_lookup.fetch(required)
     if fetched is None:
-        return _health(State.PENDING, Reason.RESOLVING, f"looking up runtime config {name!r}"), None
+        return condition.pending(Reason.RESOLVING, f"looking up runtime config {name!r}"), None
     namespaced, cluster = fetched
     if namespaced is None and cluster is None:
         if name == DEFAULT_NAME:
-            return Health(
-                condition,
-                State.READY,
+            return condition.ready(
                 Reason.DEFAULT_RUNTIME_CONFIG_MISSING,
                 f"neither AIMRuntimeConfig 'default' in namespace {config_lookup.namespace!r} nor "
                 "AIMClusterRuntimeConfig 'default' exists; using the built-in defaults until one "
                 "is created",
                 warn=True,
             ), RuntimeConfig(EffectiveRuntimeConfigSpec(), None)
-        return _health(
-            State.FAILED,
+        return condition.failed(
             Reason.RUNTIME_CONFIG_MISSING,
             f"spec.runtimeConfigName: neither AIMRuntimeConfig {name!r} in namespace "
             f"{config_lookup.namespace!r} nor AIMClusterRuntimeConfig {name!r} exists; create "
@@ -76,8 +70,8 @@ def resolve(
     try:
         spec = parse_spec({"spec": merged}, EffectiveRuntimeConfigSpec)
     except InvalidSpecError as e:
-        return _health(
-            State.FAILED, Reason.INVALID, f"runtime config {name!r} cannot be used: {e}"
+        return condition.failed(
+            Reason.INVALID, f"runtime config {name!r} cannot be used: {e}"
         ), None
     ref = _reference(name, config_lookup.namespace, namespaced, cluster)
     resolved = (
@@ -88,9 +82,7 @@ def resolve(
     using = f"using {ref.kind} {name!r}"
     if namespaced is not None and cluster is not None:
         using += f" merged over {Kind.CLUSTER_RUNTIME_CONFIG} {name!r}"
-    return _health(State.READY, resolved, using), RuntimeConfig(
-        spec, ref, cluster=cluster is not None
-    )
+    return condition.ready(resolved, using), RuntimeConfig(spec, ref, cluster=cluster is not None)
 
 
 def _spec(obj: Manifest | None) -> Mapping[str, JsonValue]:

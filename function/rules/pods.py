@@ -17,7 +17,7 @@ from typing import Final
 from pydantic import JsonValue
 
 from function.rules.gpu import DEVICE_ID_LABEL
-from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.status import ConditionType, Health, Reason
 
 PULL_FAILURES: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
 """Waiting reasons of a container whose image the kubelet cannot pull."""
@@ -25,6 +25,7 @@ START_FAILURES: Final = frozenset({"CreateContainerConfigError", "CreateContaine
 """Waiting reasons of a container the kubelet cannot create (a Secret its env names is missing)."""
 MAX_PODS: Final = 100
 MAX_QUOTE: Final = 300
+_PODS: Final = ConditionType.INFERENCE_SERVICE_PODS_READY
 _AUTH: Final = re.compile(
     r"unauthorized|authentication required|\b401\b|\b403\b|forbidden|denied|credentials",
     re.IGNORECASE,
@@ -71,29 +72,25 @@ def pods_health(pods: Sequence[Mapping[str, JsonValue]], *, serving: bool) -> He
     """
     read = [_pod(p) for p in pods[:MAX_PODS]]
     if not read and serving:
-        return _health(
-            State.READY, Reason.NO_PODS, "no predictor pods run; KServe reports the service Ready"
+        return _PODS.ready(
+            Reason.NO_PODS, "no predictor pods run; KServe reports the service Ready"
         )
     if not read:
-        return _health(State.PROGRESSING, Reason.NO_PODS, "KServe has created no pods yet")
+        return _PODS.progressing(Reason.NO_PODS, "KServe has created no pods yet")
     ready = [p for p in read if p.ready]
     problem = _first_problem(read)
     if ready:
         message = f"{len(ready)} of {len(read)} predictor pods Ready"
-        return _health(
-            State.READY, Reason.PODS_READY, message + (f"; {problem.message}" if problem else "")
-        )
+        return _PODS.ready(Reason.PODS_READY, message + (f"; {problem.message}" if problem else ""))
     if problem is not None:
         return problem
     running = next((p for p in read if p.phase == "Running"), None)
     if running is not None:
-        return _health(
-            State.PROGRESSING,
+        return _PODS.progressing(
             Reason.PODS_STARTING,
             f"pod {running.name} is running; waiting for its readiness probe",
         )
-    return _health(
-        State.PROGRESSING,
+    return _PODS.progressing(
         Reason.PODS_STARTING,
         f"pod {read[0].name} is {read[0].phase or 'Pending'}",
     )
@@ -126,20 +123,18 @@ def _pull(pod: Pod, c: Container) -> Health | None:
     cannot = f"pod {pod.name} cannot pull {c.image}"
     if _AUTH.search(c.waiting_message):
         secrets = ", ".join(pod.pull_secrets) or "none"
-        return _health(
-            State.FAILED,
+        return _PODS.failed(
             Reason.IMAGE_PULL_AUTH,
             f"{cannot}: the registry refused it ({quoted}); pull secrets in use: {secrets}. "
             "Name a Secret that can read the image in the service's or its runtime "
             "config's imagePullSecrets",
         )
     if _NOT_FOUND.search(c.waiting_message) or c.waiting == "InvalidImageName":
-        return _health(
-            State.FAILED,
+        return _PODS.failed(
             Reason.IMAGE_NOT_FOUND,
             f"{cannot}: the registry has no such image ({quoted})",
         )
-    return _health(State.DEGRADED, Reason.IMAGE_PULL_BACKOFF, f"{cannot}: {quoted}")
+    return _PODS.degraded(Reason.IMAGE_PULL_BACKOFF, f"{cannot}: {quoted}")
 
 
 def _oom(pod: Pod, c: Container) -> Health | None:
@@ -147,8 +142,7 @@ def _oom(pod: Pod, c: Container) -> Health | None:
         return None
     memory = c.limits.get("memory")
     limit = f"its memory limit, {memory}" if memory else "its memory"
-    return _health(
-        State.DEGRADED,
+    return _PODS.degraded(
         Reason.POD_OOM_KILLED,
         f"container {c.name} of pod {pod.name} was killed for using more than {limit} "
         f"({c.restarts} restarts); raise spec.resources.limits.memory",
@@ -161,8 +155,7 @@ def _crash(pod: Pod, c: Container) -> Health | None:
     code = f"code {c.last_exit}" if c.last_exit is not None else "an unknown code"
     why = f" ({c.last_reason})" if c.last_reason else ""
     said = f": {_quote(c.last_message)}" if c.last_message.strip() else ""
-    return _health(
-        State.DEGRADED,
+    return _PODS.degraded(
         Reason.CRASH_LOOP,
         f"container {c.name} of pod {pod.name} keeps exiting, last with {code}{why}{said} "
         f"({c.restarts} restarts)",
@@ -172,8 +165,7 @@ def _crash(pod: Pod, c: Container) -> Health | None:
 def _cannot_start(pod: Pod, c: Container) -> Health | None:
     if c.waiting not in START_FAILURES:
         return None
-    return _health(
-        State.DEGRADED,
+    return _PODS.degraded(
         Reason.POD_FAILED,
         f"container {c.name} of pod {pod.name} cannot start: {c.waiting}: "
         f"{_quote(c.waiting_message)}",
@@ -183,7 +175,7 @@ def _cannot_start(pod: Pod, c: Container) -> Health | None:
 def _failed(pod: Pod) -> Health | None:
     if pod.phase != "Failed":
         return None
-    return _health(State.DEGRADED, Reason.POD_FAILED, f"pod {pod.name} failed")
+    return _PODS.degraded(Reason.POD_FAILED, f"pod {pod.name} failed")
 
 
 def _unschedulable(pod: Pod) -> Health | None:
@@ -195,33 +187,24 @@ def _unschedulable(pod: Pod) -> Health | None:
     if short is not None:
         resource = short.group(1)
         count = next((c.limits[resource] for c in pod.containers if resource in c.limits), "")
-        return _health(
-            State.PENDING,
+        return _PODS.pending(
             Reason.INSUFFICIENT_GPU if "gpu" in resource else Reason.INSUFFICIENT_RESOURCES,
             f"pod {pod.name} waits for a node with {count or 'enough'} free {resource} "
             f"(the scheduler: {quoted})",
         )
     if "node affinity" in said or "node selector" in said:
-        return _health(
-            State.PENDING,
+        return _PODS.pending(
             Reason.NO_MATCHING_GPU_NODE,
             f"pod {pod.name} waits for a node with the template's GPU (its {DEVICE_ID_LABEL} "
             f"label) (the scheduler: {quoted})",
         )
     if "PersistentVolumeClaim" in said:
-        return _health(
-            State.PENDING,
+        return _PODS.pending(
             Reason.PVC_PENDING,
             f"pod {pod.name} waits for a volume claim it mounts to be bound (the scheduler: "
             f"{quoted})",
         )
-    return _health(
-        State.PENDING, Reason.UNSCHEDULABLE, f"pod {pod.name} cannot be scheduled: {quoted}"
-    )
-
-
-def _health(state: State, reason: Reason, message: str) -> Health:
-    return Health(ConditionType.INFERENCE_SERVICE_PODS_READY, state, reason, message)
+    return _PODS.pending(Reason.UNSCHEDULABLE, f"pod {pod.name} cannot be scheduled: {quoted}")
 
 
 def _quote(text: str) -> str:

@@ -92,9 +92,9 @@ class ConditionType(StrEnum):
         """Progressing: our own objects exist and are on their way."""
         return Health(self, State.PROGRESSING, reason, message)
 
-    def ready(self, reason: str, message: str) -> Health:
-        """Ready."""
-        return Health(self, State.READY, reason, message)
+    def ready(self, reason: str, message: str, *, warn: bool = False) -> Health:
+        """Ready; `warn`: told as a Warning event when the object takes it on."""
+        return Health(self, State.READY, reason, message, warn=warn)
 
 
 class Reason(StrEnum):
@@ -267,7 +267,7 @@ class Health:
 
 
 class Reported(Protocol):
-    """What a composer's result holds of a report (`function.kube.observed.Composition`)."""
+    """What a composer's result holds of a report (`function.kube.contract.Composition`)."""
 
     conditions: list[Condition]
     warnings: list[str]

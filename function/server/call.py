@@ -24,15 +24,11 @@ from google.protobuf.message import DecodeError
 from function.compose import Composer
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
+from function.kube.contract import AskRegistry, Observed
 from function.kube.convert import OBJECTS
 from function.kube.counted import Counted
-from function.kube.observed import (
-    AskRegistry,
-    Observed,
-    apply_composition,
-    read_observed,
-)
 from function.kube.transitions import transitions
+from function.kube.wire import apply_composition, read_observed
 from function.registry.question import Answer
 from function.settings import Settings
 
@@ -140,11 +136,6 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             if composition.ready is False
             else composers.settings.ready_recheck_s
         )
-    generation = observed.metadata.get("generation")
-    if isinstance(generation, int):
-        # Every kind says which spec its status describes, so GitOps tools can tell a status
-        # that is not caught up yet from a current one.
-        composition.status["observedGeneration"] = generation
     composition.notices = transitions(
         observed.composite, composition.conditions, composition.warnings
     )

@@ -22,7 +22,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf.message import DecodeError
 
 from function.compose import COMPOSERS, Composer
-from function.kube.observed import AskRegistry
+from function.kube.contract import AskRegistry
 from function.registry.inspect import InspectionRequest, Inspector, RegistryFailure
 from function.registry.listing import Lister
 from function.registry.oras import OrasInspector

@@ -272,6 +272,24 @@ def test_a_size_the_api_server_accepts_but_no_disk_has_is_a_condition_not_a_cras
     assert comp.resources == {}
 
 
+def test_a_model_cache_is_ready_exactly_when_it_is_available() -> None:
+    """Crossplane would call a cache that composed nothing Ready (nothing of it is unready): the
+    XR's Ready follows the cache's headline instead, so a failed cache is not Ready and an
+    available one is."""
+    failed_cache = reconcile(compose_model_cache, model_cache(size="-5Gi"))
+    assert failed_cache.resources == {}
+    assert failed_cache.ready is False
+
+    _, pvc, job = downloading()
+    done = reconcile(
+        compose_model_cache,
+        model_cache(size="1Gi"),
+        resources={PVC: pvc, DOWNLOAD_JOB: complete(job)},
+    )
+    assert done.status["status"] == "Available"
+    assert done.ready is True
+
+
 def test_the_download_job_is_hardened_and_gets_credentials_only_from_the_users_env() -> None:
     """The download runs restricted and sees only the credentials the user gave."""
     secret_env = {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "t"}}}

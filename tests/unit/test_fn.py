@@ -292,7 +292,43 @@ GENERATION_CASES = [
     KindCase(
         "runtime-config", "a kind that composes nothing still has status", "AIMRuntimeConfig", {}
     ),
+    KindCase(
+        "cluster-model",
+        "a cluster kind has no namespace, but a generation",
+        "AIMClusterModel",
+        {"image": "registry.example.com/m:1"},
+    ),
+    KindCase(
+        "model-source",
+        "a composer that lists a registry",
+        "AIMClusterModelSource",
+        {"registry": "docker.io", "filters": [{"image": "org/*"}]},
+    ),
+    KindCase(
+        "cluster-template",
+        "the cluster template shares the template's composer",
+        "AIMClusterServiceTemplate",
+        {"modelName": "m"},
+    ),
+    KindCase(
+        "template-cache",
+        "a composer of other AIM objects",
+        "AIMTemplateCache",
+        {"templateName": "t"},
+    ),
+    KindCase(
+        "cluster-runtime-config",
+        "a kind without a headline that composes cluster models",
+        "AIMClusterRuntimeConfig",
+        {},
+    ),
 ]
+
+
+def test_every_kind_is_checked_for_its_generation() -> None:
+    """The server no longer writes observedGeneration: each composer does, through the frame's
+    finish or stamp. A kind added without a case here could forget it unnoticed."""
+    assert {case.kind for case in GENERATION_CASES} == set(COMPOSERS)
 
 
 @table(GENERATION_CASES)
@@ -302,6 +338,20 @@ def test_status_says_which_generation_it_describes(case: KindCase) -> None:
     rsp = run(FunctionRunner(), req)
     status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
     assert status["observedGeneration"] == 7, case.reason
+
+
+def test_a_claims_composite_says_which_generation_it_describes() -> None:
+    """In the claims flavour the composite (XAIMService) is composed as its claim's XR; its
+    status still names the generation, which Crossplane copies to the claim."""
+    req = request("XAIMService", {"model": {"ref": "m"}})
+    claim = {"crossplane.io/claim-name": "chat", "crossplane.io/claim-namespace": "team"}
+    req.observed.composite.resource.update(
+        {"metadata": {"name": "chat-x1", "generation": 7, "labels": claim}}
+    )
+    rsp = run(FunctionRunner(), req)
+    assert [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL] == []
+    status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
+    assert status["observedGeneration"] == 7
 
 
 def test_a_fatal_result_leaves_the_observed_generation_behind() -> None:

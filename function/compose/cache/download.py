@@ -41,17 +41,16 @@ from function.compose.cache.steps import (
     Names,
     Run,
     Step,
-    health,
     job_env,
     job_or_kept,
     runs_as,
     trouble,
 )
+from function.kube.contract import Desired, Observed, Requirement
 from function.kube.jobs import JobState, attempt, job_state, pod_message
-from function.kube.observed import Desired, Observed, Requirement
 from function.rules import quantity
 from function.rules.runtimeconfig import RuntimeConfig
-from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.status import ConditionType, Health, Reason
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,9 @@ def download(  # noqa: PLR0913 - the download step's inputs
     # Available is recorded once; it holds while the PVC does (a lost PVC downloads again).
     if previous.status is CacheStatusValue.AVAILABLE and PVC in observed.resources:
         return Downloaded(
-            _health(State.READY, Reason.DOWNLOADED, f"{spec.source_uri} is in PVC {names.pvc}"),
+            ConditionType.DOWNLOAD_READY.ready(
+                Reason.DOWNLOADED, f"{spec.source_uri} is in PVC {names.pvc}"
+            ),
             verification=previous.verification,
         )
     current = observed.resources.get(DOWNLOAD_JOB)
@@ -181,8 +182,7 @@ def _complete(  # noqa: PLR0913 - what a complete download reports
     verification = checked if isinstance(checked, Verification) else None
     how = f"; {_checked(verification)}" if verification else ""
     return Downloaded(
-        _health(
-            State.READY,
+        ConditionType.DOWNLOAD_READY.ready(
             Reason.DOWNLOADED,
             f"{spec.source_uri} downloaded into PVC {names.pvc}{measured}{how}",
         ),
@@ -204,16 +204,14 @@ def _failed(
         return None
     mismatch = progress.verdict(pod_message(pods, VERIFY_CONTAINER, "Failed"))
     if isinstance(mismatch, str):
-        return _health(
-            State.FAILED,
+        return ConditionType.DOWNLOAD_READY.failed(
             Reason.CHECKSUM_MISMATCH,
             f"the download into PVC {names.pvc} does not match what {spec.source_uri} publishes "
             f"on every attempt ({mismatch}); check the source and any proxy or mirror "
             "(HF_ENDPOINT) in between, then delete the failed Job to download again",
         )
     if report.stalled:
-        return _health(
-            State.FAILED,
+        return ConditionType.DOWNLOAD_READY.failed(
             Reason.DOWNLOAD_STALLED,
             f"download into PVC {names.pvc} stopped growing on its last attempt "
             f"({report.stalled}); check the source's reachability and the node's network, raise "
@@ -236,8 +234,7 @@ def _running(  # noqa: PLR0913 - what a running download reports
     tail = (pod_message(pods, DOWNLOAD_CONTAINER, "Failed") or "").strip()
     before = f"; attempt {tries - 1} failed: {tail[-300:]}" if tries > 1 and tail else ""
     done = report.summary(size)
-    return _health(
-        State.PROGRESSING,
+    return ConditionType.DOWNLOAD_READY.progressing(
         Reason.DOWNLOADING,
         f"Job {names.download} downloads {spec.source_uri} (attempt {tries} of {total})"
         + (f": {done}" if done else "")
@@ -271,7 +268,3 @@ def _reporting_objects(observed: Observed, job: _Job) -> dict[str, Desired]:
         )
     # Nothing to wait for in these: the download's pod waits for them itself.
     return {key: Desired(manifest, ready=True) for key, manifest in objects.items()}
-
-
-def _health(state: State, reason: str, message: str) -> Health:
-    return health(ConditionType.DOWNLOAD_READY, state, reason, message)

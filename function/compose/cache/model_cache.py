@@ -35,20 +35,19 @@ from function.compose.cache.steps import (
     Names,
     Run,
     Step,
-    health,
     job_env,
     job_or_kept,
     runs_as,
     trouble,
 )
-from function.compose.config_lookup import lookup as runtime_config_lookup
-from function.compose.config_lookup import resolve as resolve_runtime_config
+from function.compose.frame import open_frame
+from function.kube.contract import Composition, Desired, Observed, keep
 from function.kube.jobs import JobState, job_state, pod_message, pods_requirement
-from function.kube.objects import status_of
-from function.kube.observed import Composition, Desired, Observed, keep, parse_spec, parse_status
+from function.kube.parse import parse_spec, parse_status
+from function.kube.views import phase_of
 from function.rules import caching, labels, quantity
-from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
-from function.rules.status import ConditionType, Health, Reason, State, report
+from function.rules.runtimeconfig import RuntimeConfig
+from function.rules.status import ConditionType, Reason, State
 
 CACHE_HEADLINE: Final = {
     # Both cache kinds share the seed's vocabulary, which has no Degraded.
@@ -64,16 +63,13 @@ def compose_model_cache(observed: Observed) -> Composition:
     """Compose one AIMModelCache."""
     spec = parse_spec(observed.composite, ModelCacheSpec)
     previous = parse_status(observed.composite, ModelCacheStatus) or ModelCacheStatus()
-    comp = Composition()
-    config_lookup = runtime_config_lookup(spec.runtime_config_name, observed.namespace)
+    frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
+    comp, config = frame.comp, frame.config
     comp.requirements += [
-        *config_lookup.requirements(),
         *pods_requirement(observed, SIZE_CHECK_JOB, SIZE_CHECK_PODS, observed.namespace),
         *pods_requirement(observed, DOWNLOAD_JOB, DOWNLOAD_PODS, observed.namespace),
         *usage.requirements(observed, has_volume=PVC in observed.resources),
     ]
-    config_health, config = resolve_runtime_config(config_lookup, observed.required)
-    comp.propagated_labels = propagated_labels(observed.metadata, config)
     names = Names.of(observed.name)
     base_labels = {**labels.MANAGED_BY, labels.MODEL_CACHE: labels.value(observed.name)}
 
@@ -104,16 +100,16 @@ def compose_model_cache(observed: Observed) -> Composition:
     if pvc_name is None and PVC in observed.resources:
         comp.resources[PVC] = keep(observed.resources[PVC], ready=_bound(observed))
 
-    state = report(comp, [config_health, *(step.health for step in steps)])
-    comp.status = ModelCacheStatus(
+    state = frame.report([frame.config_health, *(step.health for step in steps)])
+    status = ModelCacheStatus(
         status=CACHE_HEADLINE[state],
         persistent_volume_claim=pvc_name,
         size=quantity.binary(size) if size is not None else None,
         last_used=usage.last_used(observed, pvc_name, previous.last_used),
         download=downloaded.status if downloaded else None,
         verification=downloaded.verification if downloaded else None,
-    ).model_dump(mode="json", by_alias=True, exclude_none=True)
-    return comp
+    )
+    return frame.finish(status, status.status)
 
 
 def _size(  # noqa: PLR0913 - the size step's inputs
@@ -131,21 +127,17 @@ def _size(  # noqa: PLR0913 - the size step's inputs
         try:
             size = quantity.to_bytes(known)
         except ValueError as e:
-            return None, Step(
-                health(ConditionType.SIZE_KNOWN, State.FAILED, Reason.INVALID, f"spec.size: {e}")
-            )
+            return None, Step(ConditionType.SIZE_KNOWN.failed(Reason.INVALID, f"spec.size: {e}"))
         return size, Step(
-            health(
-                ConditionType.SIZE_KNOWN,
-                State.READY,
-                Reason.SIZE_KNOWN,
-                f"{spec.source_uri}: {known}",
-            )
+            ConditionType.SIZE_KNOWN.ready(Reason.SIZE_KNOWN, f"{spec.source_uri}: {known}")
         )
     current = observed.resources.get(SIZE_CHECK_JOB)
     if config is None:
         kept = {SIZE_CHECK_JOB: keep(current, ready=False)} if current is not None else {}
-        return None, Step(_size_health(State.PENDING, "waiting for the runtime config"), kept)
+        return None, Step(
+            ConditionType.SIZE_KNOWN.pending(Reason.SIZE_UNKNOWN, "waiting for the runtime config"),
+            kept,
+        )
     return _measure(
         observed, spec=spec, config=config, current=current, names=names, base_labels=base_labels
     )
@@ -178,23 +170,22 @@ def _measure(  # noqa: PLR0913 - the size check's inputs
         message = pod_message(pods, SIZE_CHECK_CONTAINER, "Succeeded")
         if message is None:
             return None, Step(
-                _size_health(State.PROGRESSING, "reading the size check's result"),
+                ConditionType.SIZE_KNOWN.progressing(
+                    Reason.SIZE_UNKNOWN, "reading the size check's result"
+                ),
                 {SIZE_CHECK_JOB: job_or_kept(job, current, ready=True)},
             )
         try:
             size = caching.parse_size(message)
         except ValueError as e:
             return None, Step(
-                health(ConditionType.SIZE_KNOWN, State.FAILED, Reason.SIZE_CHECK_INVALID, str(e)),
+                ConditionType.SIZE_KNOWN.failed(Reason.SIZE_CHECK_INVALID, str(e)),
                 {SIZE_CHECK_JOB: job_or_kept(job, current, ready=False)},
             )
         # Measured: the result lives in status from now on and the Job is dropped.
         return size, Step(
-            health(
-                ConditionType.SIZE_KNOWN,
-                State.READY,
-                Reason.SIZE_KNOWN,
-                f"{spec.source_uri}: {quantity.binary(size)} (measured)",
+            ConditionType.SIZE_KNOWN.ready(
+                Reason.SIZE_KNOWN, f"{spec.source_uri}: {quantity.binary(size)} (measured)"
             )
         )
     resources = {SIZE_CHECK_JOB: job_or_kept(job, current, ready=False)}
@@ -210,8 +201,8 @@ def _measure(  # noqa: PLR0913 - the size check's inputs
     if stopped is not None:
         return None, Step(stopped, resources)
     return None, Step(
-        _size_health(
-            State.PENDING,
+        ConditionType.SIZE_KNOWN.pending(
+            Reason.SIZE_UNKNOWN,
             f"spec.size is unset: Job {names.size_check} measures {spec.source_uri}",
         ),
         resources,
@@ -247,16 +238,12 @@ def _pvc(  # noqa: PLR0913 - the volume step's inputs
         )
     if bound:
         return Step(
-            health(
-                ConditionType.VOLUME_READY, State.READY, Reason.PVC_BOUND, f"PVC {name} is Bound"
-            ),
+            ConditionType.VOLUME_READY.ready(Reason.PVC_BOUND, f"PVC {name} is Bound"),
             {PVC: pvc},
         )
-    phase = status_of(current).get("phase") if current is not None else None
+    phase = phase_of(current)
     return Step(
-        health(
-            ConditionType.VOLUME_READY,
-            State.PENDING,
+        ConditionType.VOLUME_READY.pending(
             Reason.PVC_PENDING,
             f"PVC {name} is {phase or 'being created'}; it needs a ReadWriteMany storage class",
         ),
@@ -265,8 +252,4 @@ def _pvc(  # noqa: PLR0913 - the volume step's inputs
 
 
 def _bound(observed: Observed) -> bool:
-    return status_of(observed.resources.get(PVC)).get("phase") == "Bound"
-
-
-def _size_health(state: State, message: str) -> Health:
-    return health(ConditionType.SIZE_KNOWN, state, Reason.SIZE_UNKNOWN, message)
+    return phase_of(observed.resources.get(PVC)) == "Bound"

@@ -16,12 +16,12 @@ from pydantic import JsonValue
 
 from function.api.cache import ModelCacheSpec
 from function.api.meta import Manifest
+from function.kube.contract import Desired, Requirement, keep
 from function.kube.jobs import JobState, pod_message, waiting_problem
-from function.kube.observed import Desired, Requirement, keep
 from function.rules import caching, naming
 from function.rules.merge import merged_env, secret_names
 from function.rules.runtimeconfig import RuntimeConfig
-from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.status import ConditionType, Health, Reason
 
 PVC: Final = "pvc"
 DOWNLOAD_JOB: Final = "download-job"
@@ -88,18 +88,14 @@ def trouble(run: Run, state: JobState | None, pods: tuple[Manifest, ...] | None)
         tail = pod_message(pods, run.container, "Failed") or ""
         reason, advice = caching.classify_failure(tail)
         said = f"; it said: {tail.strip()[-300:]}" if tail.strip() else ""
-        return health(
-            run.condition,
-            State.FAILED,
+        return run.condition.failed(
             reason,
             f"{run.what} failed: {advice}{said} (delete the failed Job to try again)",
         )
     stuck = waiting_problem(pods or (), run.container)
     if stuck is None:
         return None
-    return health(
-        run.condition,
-        State.FAILED,
+    return run.condition.failed(
         Reason.CACHE_JOB_CANNOT_START,
         f"Job {run.job} cannot start {run.image}: {stuck[:300]} (pull secrets in use: "
         f"{', '.join(run.pull_secrets) or 'none'}; it resumes once the cause is fixed)",
@@ -126,8 +122,3 @@ def runs_as(spec: ModelCacheSpec, config: RuntimeConfig) -> tuple[list[str], str
         secret_names(spec.image_pull_secrets, config.spec.image_pull_secrets),
         config.spec.service_account_name,
     )
-
-
-def health(condition: ConditionType, state: State, reason: str, message: str) -> Health:
-    """A step's health."""
-    return Health(condition, state, reason, message)

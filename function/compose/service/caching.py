@@ -55,6 +55,7 @@ from function.kube.objects import (
     controller_ref,
     controller_uid,
     labels_of,
+    metadata_of,
     name_of,
     owner_references,
     uid_of,
@@ -336,16 +337,11 @@ def _kept_by_namespace(
         keeper = next((r for r in owner_references(current) if r.get("kind") == "Namespace"), {})
     if not keeper:
         return manifest
-    meta = manifest.get("metadata")
-    meta = dict(meta) if isinstance(meta, dict) else {}
-    others = meta.get("ownerReferences")
-    owners = (
-        [r for r in others if not isinstance(r, dict) or r.get("kind") != "Namespace"]
-        if isinstance(others, list)
-        else []
-    )
-    meta["ownerReferences"] = [*owners, keeper]
-    return {**manifest, "metadata": meta}
+    refs: list[JsonValue] = [
+        *(r for r in owner_references(manifest) if r.get("kind") != "Namespace"),
+        keeper,
+    ]
+    return {**manifest, "metadata": {**metadata_of(manifest), "ownerReferences": refs}}
 
 
 def _past_retention(shared: Sequence[Manifest], observed: Observed) -> frozenset[str]:
@@ -391,9 +387,10 @@ def _filled_by(cache: Manifest) -> str | None:
     the template cache's own name is in the label it puts on what it composes.
     """
     ref = controller_ref(cache) or {}
-    if ref.get("kind") == Kind.TEMPLATE_CACHE:
-        return str(ref.get("name"))
-    if ref.get("kind") == COMPOSITE_PREFIX + Kind.TEMPLATE_CACHE:
+    kind = string_at(ref, "kind")
+    if kind == Kind.TEMPLATE_CACHE:
+        return string_at(ref, "name")
+    if kind == COMPOSITE_PREFIX + Kind.TEMPLATE_CACHE:
         return string_at(cache, "metadata", "labels", labels.TEMPLATE_CACHE) or None
     return None
 
