@@ -85,8 +85,9 @@ def test_the_function_runs_as_a_deployment_and_composes(
 def test_the_documented_probes_turn_the_functions_pod_ready(
     installed: tuple[ControlPlane, Node],
 ) -> None:
-    """docs/operations.md's DeploymentRuntimeConfig, given to the installed Function, rolls its Deployment:
-    the new pod answers the kubelet's gRPC probes on --health-address and turns Ready."""
+    """docs/operations.md's DeploymentRuntimeConfig, given to the installed Function, rolls its
+    Deployment: the new pod answers the kubelet's gRPC probes on --health-address and turns
+    Ready."""
     plane, _ = installed
     kube = plane.admin
     readme = (ROOT / "docs" / "operations.md").read_text()
