@@ -14,13 +14,13 @@ test:    ## Run every check: lockfile, ruff, mypy --strict, unit, fuzz, API, reg
 	@scripts/test
 
 generate: ## Regenerate xrds/, compositions/, claims/ and docs/api.md from the API models
-	@bash scripts/bootstrap.sh >/dev/null && .venv/bin/python -m devtools.xrds write
+	@bash scripts/bootstrap.sh >/dev/null && .venv/bin/python -m devtools.gen.xrds write
 
 image:   ## Build the function's runtime image without Docker (as root): _output/image/{oci,function-aim.tar}
 	@scripts/build-image
 
 package: ## Build the image, then the Configuration and the Function package (image embedded) into _output/
-	@bash scripts/bootstrap.sh >/dev/null && .venv/bin/python -m devtools.packages
+	@bash scripts/bootstrap.sh >/dev/null && .venv/bin/python -m devtools.pkg.packages
 
 publish: ## Build the image and both packages, push them to REGISTRY (e.g. make publish REGISTRY=ghcr.io/acme)
 	@test -n "$(REGISTRY)" || { echo "usage: make publish REGISTRY=<registry>[/<path>] [VERSION=v0.1.0]"; exit 2; }

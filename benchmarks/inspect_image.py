@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/inspect_image.py [--calls N] [--smoke]
 
-Starts Debian's docker-registry on loopback (devtools/registry.py), pushes one AIM-labelled
+Starts Debian's docker-registry on loopback (devtools/cluster/registry.py), pushes one AIM-labelled
 image, and measures in this process: the baseline (spawning `oras version`, the floor any oras
 call pays) and a full inspection (manifest, then config: two oras runs) sequentially and eight
 at a time. An inspection happens once per image, so this bounds the extra time of the first
@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from devtools.registry import start_registry
+from devtools.cluster.registry import start_registry
 from devtools.tools import build_tools
 from function.registry import reference
 from function.registry.inspect import InspectionRequest, RegistryFailure

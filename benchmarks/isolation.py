@@ -29,8 +29,8 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from benchmarks.run_function import resolved_request
 from benchmarks.run_function import settled as settled_service
-from devtools.render import Server, serve_function
-from devtools.requests import run_function_request, selects
+from devtools.render.harness import Server, serve_function
+from devtools.render.requests import run_function_request, selects
 
 EXAMPLES: Final = Path(__file__).resolve().parents[1] / "examples"
 WELL_FORMED_CALLERS: Final = 8

@@ -32,7 +32,7 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from devtools.render import serve_function
+from devtools.render.harness import serve_function
 from function.api.meta import Manifest
 from function.kube.convert import struct_to_dict
 

@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Self
 
-from devtools.kube import Kube, KubeError, condition
+from devtools.cluster.converge import AIM, ISVC, templates_of, wait_status
+from devtools.cluster.kube import Kube, KubeError, condition
+from devtools.cluster.simulate import simulate_gpu_node, simulate_kserve_ready
 from devtools.tools import build_tools
-from tests.e2e.converge import AIM, ISVC, templates_of, wait_status
 from tests.e2e.platform import Platform, aim, start_platform
-from tests.e2e.simulate import simulate_gpu_node, simulate_kserve_ready
 from tests.e2e.test_scenarios import catalog_entry
 
 MODEL: Final = "llama-8b"

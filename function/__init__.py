@@ -1,7 +1,7 @@
 """The AIM composition function: turns AIM objects into the Kubernetes objects that serve them.
 
-Its packages are layers; each imports only the layers below it (tests/unit/test_layers.py checks
-every import, those inside functions and `TYPE_CHECKING` blocks too):
+Its packages are layers; each imports only the layers below it (tests/unit/repo/test_layers.py
+checks every import, those inside functions and `TYPE_CHECKING` blocks too):
 
     api < rules < errors, settings < build < registry < kube < compose < server
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.image import Image, build_image
+from devtools.pkg.image import Image, build_image
 from devtools.tools import Tools, build_tools
 
 

@@ -1,7 +1,7 @@
 """Building blocks shared by every AIM kind: the base model and Kubernetes-shaped field types.
 
-The models here define the API once: the function parses XRs with them, and `devtools.xrds`
-generates the XRD schemas from them (see `devtools.schema`).
+The models here define the API once: the function parses XRs with them, and `devtools.gen.xrds`
+generates the XRD schemas from them (see `devtools.gen.schema`).
 """
 
 from __future__ import annotations

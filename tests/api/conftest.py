@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.admission import xrd_crds
+from devtools.render.admission import xrd_crds
 from devtools.tools import ROOT, Tools
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from devtools.admission import Update, check_updates, validate_objects
+from devtools.render.admission import Update, check_updates, validate_objects
 from devtools.tools import Tools
 from tests.cases import Case, table
 

@@ -11,7 +11,7 @@ import yaml
 from pydantic import JsonValue
 
 from aim_migrate.rules import collect_context, migrate
-from devtools.admission import validate_objects
+from devtools.render.admission import validate_objects
 from devtools.tools import Tools
 
 OLD_KINDS = {"AIMImage", "AIMClusterImage", "AIMClusterConfig", "ModelCache"}

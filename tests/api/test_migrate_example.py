@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from devtools.admission import validate_objects
+from devtools.render.admission import validate_objects
 from devtools.tools import ROOT, Tools
 from function.rules.routepath import render_path
 from tests.cases import Case, table

@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from devtools.image import Image
-from devtools.packages import (
+from devtools.pkg.image import Image
+from devtools.pkg.packages import (
     CLAIMS,
     build_configuration,
     build_function,

@@ -32,16 +32,16 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Self
 
-from devtools.kube import Kube, KubeError, condition
-from function.registry import reference
-from tests.e2e.images import AimImage
-from tests.e2e.simulate import (
+from devtools.cluster.kube import Kube, KubeError, condition
+from devtools.cluster.simulate import (
     simulate_gateway_accepts,
     simulate_kserve_ready,
     simulate_kubelet_pod_exited,
     simulate_kubelet_pod_waiting,
     simulate_pvc_bound,
 )
+from function.registry import reference
+from tests.e2e.images import AimImage
 
 JOB_LABEL: Final = "batch.kubernetes.io/job-name"
 TICK_S: Final = 0.3

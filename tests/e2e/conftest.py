@@ -1,4 +1,6 @@
-"""The end-to-end tier: AIM objects converging on a real control plane (devtools/controlplane.py).
+"""The end-to-end tier: AIM objects converging on a real control plane.
+
+The plane is devtools/cluster/controlplane.py.
 
 One control plane serves the whole tier. The packages go the way a platform team's would: built
 with `crossplane xpkg build` (the Function package with the runtime image embedded), pushed with
@@ -26,14 +28,14 @@ from typing import Any, Final
 
 import pytest
 
-from devtools.image import Image
-from devtools.registry import PASSWORD, USER, Registry, start_registry
+from devtools.cluster.registry import PASSWORD, USER, Registry, start_registry
+from devtools.cluster.simulate import simulate_gpu_node
+from devtools.pkg.image import Image
 from devtools.tools import Tools
 from tests.e2e.cluster import SimulatedCluster
 from tests.e2e.images import IMAGES, PRIVATE_REGISTRY, SOURCE_SIZES
 from tests.e2e.journey import Journey
 from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, start_platform
-from tests.e2e.simulate import simulate_gpu_node
 from tests.e2e.target import KUBECONFIG, Target
 from tests.e2e.timing import TIMES
 

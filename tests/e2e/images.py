@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from devtools.registry import Registry
+from devtools.cluster.registry import Registry
 from function.registry import reference
 
 GIB: Final = 2**30

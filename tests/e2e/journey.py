@@ -28,11 +28,11 @@ from typing import Any, Final
 
 import yaml
 
-from devtools.kube import wait_for
-from devtools.registry import PASSWORD, USER
+from devtools.cluster.converge import AIM, CONVERGE_S, aim_statuses, templates_of
+from devtools.cluster.kube import wait_for
+from devtools.cluster.registry import PASSWORD, USER
 from devtools.tools import ROOT
 from tests.e2e.cluster import SimulatedCluster
-from tests.e2e.converge import AIM, CONVERGE_S, aim_statuses, templates_of
 from tests.e2e.images import PRIVATE_REGISTRY
 from tests.e2e.platform import SYSTEM_NAMESPACE, Platform
 

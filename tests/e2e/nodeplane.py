@@ -14,13 +14,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from devtools.controlplane import ControlPlane, start_control_plane
-from devtools.image import Image
-from devtools.node import NODE_CONTROLLERS, Node, start_node
+from devtools.cluster.controlplane import ControlPlane, start_control_plane
+from devtools.cluster.node import NODE_CONTROLLERS, Node, start_node
+from devtools.pkg.image import Image
 from devtools.tools import Tools
 
 NS: Final = "node-test"
-AIM_IMAGE: Final = "aim.local/aim-stub:1"  # devtools.aimimage.stub_image, loaded on the node
+# devtools.cluster.aimimage.stub_image, loaded on the node
+AIM_IMAGE: Final = "aim.local/aim-stub:1"
 
 
 @contextlib.contextmanager
@@ -33,7 +34,7 @@ def node_cluster(
 ) -> Iterator[tuple[ControlPlane, Node]]:
     """The plane and its node, the function's runtime image loaded on it, and namespace `NS`.
 
-    `capacity` and `registries` go to `devtools.node.start_node`.
+    `capacity` and `registries` go to `devtools.cluster.node.start_node`.
     """
     with (
         start_control_plane(tools, root / "plane", extra_controllers=NODE_CONTROLLERS) as plane,

@@ -12,22 +12,22 @@ from typing import Any, Final
 
 import yaml
 
-from devtools.controlplane import (
+from devtools.cluster.controlplane import (
     CROSSPLANE_NAMESPACE,
     ControlPlane,
     start_control_plane,
     wait_established,
 )
-from devtools.image import Image
-from devtools.kube import Kube, condition, wait_for
-from devtools.node import NODE_NAME, Node, start_node
-from devtools.publish import Published, publish
-from devtools.registry import Registry, start_registry
+from devtools.cluster.kube import Kube, condition, wait_for
+from devtools.cluster.node import NODE_NAME, Node, start_node
+from devtools.cluster.registry import Registry, start_registry
+from devtools.cluster.simulate import simulate_package_runtime
+from devtools.pkg.image import Image
+from devtools.pkg.publish import Published, publish
 from devtools.tools import ROOT, Tools
 from function.api.definitions import DEFINITIONS
 from function.kube.claims import composite_names
 from tests.e2e.images import PRIVATE_REGISTRY, PUBLIC_REGISTRY
-from tests.e2e.simulate import simulate_package_runtime
 from tests.e2e.timing import TIMES
 
 SYSTEM_NAMESPACE: Final = "aim-system"
@@ -41,7 +41,7 @@ class Platform:
     """The control plane with the AIM packages installed from the registry.
 
     `registry` holds the packages and the public AIM images; `private_registry` requires basic
-    auth (`devtools.registry.USER` / `PASSWORD`) and holds the private ones.
+    auth (`devtools.cluster.registry.USER` / `PASSWORD`) and holds the private ones.
     """
 
     cluster: ControlPlane

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from devtools.controlplane import CROSSPLANE_NAMESPACE, start_control_plane
-from devtools.image import Image
-from devtools.kserve import start_kserve
-from devtools.kube import Kube, KubeError
-from devtools.kubeconfig import credentials
-from devtools.node import NODE_CONTROLLERS, start_node
-from devtools.publish import Published, publish
-from devtools.registry import Registry, start_registry
+from devtools.cluster.controlplane import CROSSPLANE_NAMESPACE, start_control_plane
+from devtools.cluster.kserve import start_kserve
+from devtools.cluster.kube import Kube, KubeError
+from devtools.cluster.kubeconfig import credentials
+from devtools.cluster.node import NODE_CONTROLLERS, start_node
+from devtools.cluster.registry import Registry, start_registry
+from devtools.pkg.image import Image
+from devtools.pkg.publish import Published, publish
 from devtools.tools import HarnessError, Tools
 from tests.e2e.images import PUBLIC_REGISTRY
 from tests.e2e.platform import (

@@ -14,8 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from devtools.kube import wait_for
-from tests.e2e.converge import (
+from devtools.cluster.converge import (
     AIM,
     CONVERGE_S,
     ISVC,
@@ -25,9 +24,14 @@ from tests.e2e.converge import (
     wait_condition,
     wait_status,
 )
+from devtools.cluster.kube import wait_for
+from devtools.cluster.simulate import (
+    simulate_gateway_accepts,
+    simulate_gpu_node,
+    simulate_kserve_ready,
+)
 from tests.e2e.journey import Journey
 from tests.e2e.platform import Platform, aim
-from tests.e2e.simulate import simulate_gateway_accepts, simulate_gpu_node, simulate_kserve_ready
 from tests.e2e.test_journeys import service_by_image_shared
 from tests.e2e.test_scenarios import catalog_entry, service, services_share_one_cluster_model
 from tests.e2e.timing import TIMES

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.controlplane import ComponentFailedError, start_control_plane
+from devtools.cluster.controlplane import ComponentFailedError, start_control_plane
 from devtools.tools import Tools
 
 

@@ -3,7 +3,7 @@ image, run by Crossplane's default Deployment runtime on a real node, and called
 
 Its own control plane and node (the scenarios' plane runs the function on the host). Crossplane
 core is a host process there, so it reaches the function's Service by the name /etc/hosts gives
-it (`devtools.node.ServiceHosts`, standing in for cluster DNS) and its ClusterIP through
+it (`devtools.cluster.node.ServiceHosts`, standing in for cluster DNS) and its ClusterIP through
 kube-proxy; the TLS certificates are the ones Crossplane itself makes (`core init`'s CA, the
 runtime's server secret).
 """
@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from devtools.controlplane import CROSSPLANE_NAMESPACE, ControlPlane, start_control_plane
-from devtools.image import Image
-from devtools.kube import condition, wait_for
-from devtools.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
-from devtools.publish import publish
-from devtools.registry import start_registry
+from devtools.cluster.controlplane import CROSSPLANE_NAMESPACE, ControlPlane, start_control_plane
+from devtools.cluster.kube import condition, wait_for
+from devtools.cluster.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
+from devtools.cluster.registry import start_registry
+from devtools.pkg.image import Image
+from devtools.pkg.publish import publish
 from devtools.tools import ROOT, Tools
 from tests.e2e.platform import aim, install, install_third_party_crds
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from devtools.kube import wait_for
-from tests.e2e.converge import AIM, CONVERGE_S, templates_of, wait_condition, wait_status
+from devtools.cluster.converge import AIM, CONVERGE_S, templates_of, wait_condition, wait_status
+from devtools.cluster.kube import wait_for
 from tests.e2e.images import LLAMA_31_8B, MY_MODEL, PROPRIETARY, SEED002_CLUSTER, SEED002_DEV
 from tests.e2e.journey import Journey, kubectl_get
 

@@ -13,8 +13,8 @@ Deployment and answers through KServe's Service.
 
 Simulated: the GPUs (a node advertises `amd.com/gpu` and an MI300X device id label, as AMD's
 GPU operator would; the test AIM image's server uses none). The image is the test AIM image
-(`devtools.aimimage`), pushed under a `ghcr.io` name the nodes and the function pull from the
-registry.
+(`devtools.cluster.aimimage`), pushed under a `ghcr.io` name the nodes and the function pull from
+the registry.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from typing import Final
 
 import pytest
 
-from devtools.aimimage import stub_image
-from devtools.image import Image
-from devtools.kube import Kube, wait_for
-from devtools.oci import write_archive
+from devtools.cluster.aimimage import stub_image
+from devtools.cluster.converge import AIM, ISVC, one, templates_of, wait_condition, wait_status
+from devtools.cluster.kube import Kube, wait_for
+from devtools.cluster.oci import write_archive
+from devtools.pkg.image import Image
 from devtools.tools import Tools
-from tests.e2e.converge import AIM, ISVC, one, templates_of, wait_condition, wait_status
 from tests.e2e.images import PUBLIC_REGISTRY
 from tests.e2e.platform import SYSTEM_NAMESPACE, aim
 from tests.e2e.target import ClusterPlatform, Target, attach, chat_through_service, own_cluster

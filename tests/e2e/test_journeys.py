@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from devtools.kube import wait_for
-from tests.e2e.converge import (
+from devtools.cluster.converge import (
     AIM,
     CONVERGE_S,
     ISVC,
@@ -22,6 +21,7 @@ from tests.e2e.converge import (
     wait_condition,
     wait_status,
 )
+from devtools.cluster.kube import wait_for
 from tests.e2e.images import LLAMA_31_8B, PROPRIETARY
 from tests.e2e.journey import Journey, kubectl_get
 from tests.e2e.platform import SYSTEM_NAMESPACE, Platform

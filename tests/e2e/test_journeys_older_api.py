@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.e2e.converge import AIM, one, wait_condition, wait_status
+from devtools.cluster.converge import AIM, one, wait_condition, wait_status
 from tests.e2e.journey import Journey, env_of, kubectl_get
 from tests.e2e.platform import SYSTEM_NAMESPACE
 from tests.e2e.test_journeys import cache_mounts, device_ids, isvc_of, predictor

@@ -1,7 +1,7 @@
 """KServe's own controller serves the InferenceService the service composer writes.
 
 The manager of the pinned KServe release runs beside a plane with a real node
-(devtools/kserve.py): the InferenceService, as composed, passes KServe's defaulting and
+(devtools/cluster/kserve.py): the InferenceService, as composed, passes KServe's defaulting and
 validating webhooks, KServe turns it into a Deployment and a Service in Standard mode, the
 predictor pod (the test AIM image, whose entrypoint serves an OpenAI-compatible endpoint as real
 AIM images do) starts on the node under `restricted`, answers through the Service, and the
@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from devtools.aimimage import stub_image
-from devtools.controlplane import ControlPlane
-from devtools.image import Image
-from devtools.kserve import start_kserve
-from devtools.kube import Kube, condition, wait_for
-from devtools.node import NODE_NAME, Node
-from devtools.registry import Registry
+from devtools.cluster.aimimage import stub_image
+from devtools.cluster.controlplane import ControlPlane
+from devtools.cluster.kserve import start_kserve
+from devtools.cluster.kube import Kube, condition, wait_for
+from devtools.cluster.node import NODE_NAME, Node
+from devtools.cluster.registry import Registry
+from devtools.pkg.image import Image
 from devtools.tools import Tools
 from function.api.meta import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service

@@ -26,13 +26,13 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from devtools.aimimage import ENTRYPOINT, download_image, size_check_image, stub_image
-from devtools.controlplane import ControlPlane
-from devtools.image import Image
-from devtools.kube import Credentials, Kube, KubeError, wait_for
-from devtools.node import NODE_NAME, Node
-from devtools.oci import write_archive
-from devtools.registry import PASSWORD, USER, Registry
+from devtools.cluster.aimimage import ENTRYPOINT, download_image, size_check_image, stub_image
+from devtools.cluster.controlplane import ControlPlane
+from devtools.cluster.kube import Credentials, Kube, KubeError, wait_for
+from devtools.cluster.node import NODE_NAME, Node
+from devtools.cluster.oci import write_archive
+from devtools.cluster.registry import PASSWORD, USER, Registry
+from devtools.pkg.image import Image
 from devtools.tools import Tools
 from function.api.meta import Manifest
 from function.compose.cache import compose_model_cache

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from devtools.controlplane import ComponentFailedError, start_control_plane
-from devtools.node import NODE_CONTROLLERS, HostState, start_node
+from devtools.cluster.controlplane import ComponentFailedError, start_control_plane
+from devtools.cluster.node import NODE_CONTROLLERS, HostState, start_node
 from devtools.tools import Tools
 from tests.e2e.test_controlplane import processes_under
 

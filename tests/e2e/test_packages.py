@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import subprocess
 
-from devtools.controlplane import CROSSPLANE_NAMESPACE
-from devtools.image import Image
-from devtools.kube import condition
-from devtools.node import NODE_NAME
+from devtools.cluster.controlplane import CROSSPLANE_NAMESPACE
+from devtools.cluster.converge import wait_condition
+from devtools.cluster.kube import condition
+from devtools.cluster.node import NODE_NAME
+from devtools.pkg.image import Image
 from devtools.tools import Tools
-from tests.e2e.converge import wait_condition
 from tests.e2e.images import PUBLIC_REGISTRY
 from tests.e2e.platform import RUNTIME, Platform, aim
 

@@ -12,11 +12,11 @@ from typing import Any, Final
 
 import pytest
 
-from devtools.controlplane import CROSSPLANE_USER
-from devtools.kube import KubeError, wait_for
-from tests.e2e.converge import ISVC, one
+from devtools.cluster.controlplane import CROSSPLANE_USER
+from devtools.cluster.converge import ISVC, one
+from devtools.cluster.kube import KubeError, wait_for
+from devtools.cluster.simulate import simulate_gpu_node
 from tests.e2e.platform import Platform, aim
-from tests.e2e.simulate import simulate_gpu_node
 
 VIOLATIONS: Final = "pod-security.kubernetes.io/audit-violations"
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from devtools.kube import Credentials, Kube, KubeError, wait_for
-from devtools.kubeconfig import credentials
+from devtools.cluster.kube import Credentials, Kube, KubeError, wait_for
+from devtools.cluster.kubeconfig import credentials
 from tests.cases import Case, table
 from tests.e2e.platform import Platform
 

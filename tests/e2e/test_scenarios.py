@@ -3,7 +3,7 @@
 Each test applies manifests to the API server and waits for Crossplane and function-aim to
 converge over as many reconciles as it takes; then it asserts on the objects in the API server and
 on the AIM status and conditions. Controllers that cannot run here are played by the helpers of
-tests/e2e/simulate.py, and each test's docstring names the ones it uses.
+devtools/cluster/simulate.py, and each test's docstring names the ones it uses.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from typing import Any, Final
 
 import pytest
 
-from devtools.kube import KubeError, wait_for
-from function.rules import naming
-from tests.e2e.converge import (
+from devtools.cluster.converge import (
     AIM,
     CONVERGE_S,
     ISVC,
@@ -27,14 +25,16 @@ from tests.e2e.converge import (
     wait_condition,
     wait_status,
 )
-from tests.e2e.journey import Journey
-from tests.e2e.platform import Platform, aim
-from tests.e2e.simulate import (
+from devtools.cluster.kube import KubeError, wait_for
+from devtools.cluster.simulate import (
     simulate_gateway_accepts,
     simulate_job_pods_succeed,
     simulate_kserve_ready,
     simulate_pvc_bound,
 )
+from function.rules import naming
+from tests.e2e.journey import Journey
+from tests.e2e.platform import Platform, aim
 from tests.e2e.timing import TIMES
 from tests.simulated import DRY_RUN_RESULT
 

@@ -21,7 +21,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 from hypothesis import strategies as st
 
-from devtools.requests import run_function_request, selects
+from devtools.render.requests import run_function_request, selects
 from function.kube.convert import struct_to_dict
 from function.registry.inspect import (
     FailureKind,

@@ -18,7 +18,8 @@ import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from devtools.image import (
+from devtools.cluster.pki import Pki, make_pki
+from devtools.pkg.image import (
     Bundle,
     Container,
     Image,
@@ -29,8 +30,7 @@ from devtools.image import (
     running,
     unpack,
 )
-from devtools.pki import Pki, make_pki
-from devtools.requests import run_function_request
+from devtools.render.requests import run_function_request
 from devtools.tools import ROOT, free_port
 
 UID = 65532

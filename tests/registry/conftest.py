@@ -1,4 +1,4 @@
-"""Fixtures of the registry tier: real registries (see devtools/registry.py)."""
+"""Fixtures of the registry tier: real registries (see devtools/cluster/registry.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from devtools.registry import Registry, start_registry
+from devtools.cluster.registry import Registry, start_registry
 from devtools.tools import Tools
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from devtools.registry import Registry
+from devtools.cluster.registry import Registry
 from devtools.tools import Tools
 from function.api.modelsource import ClusterModelSourceStatus
 from function.compose.modelsource import compose_model_source

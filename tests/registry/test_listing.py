@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.registry import PASSWORD, USER, Registry
+from devtools.cluster.registry import PASSWORD, USER, Registry
 from devtools.tools import Tools
 from function.registry.credentials import Credential
 from function.registry.inspect import FailureKind

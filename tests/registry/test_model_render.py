@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from devtools.registry import PASSWORD, USER, Registry
-from devtools.render import render, serve_function
+from devtools.cluster.registry import PASSWORD, USER, Registry
+from devtools.render.harness import render, serve_function
 from devtools.tools import Tools
 
 DEPLOYMENTS = "[{'gpuModel': 'MI300X', 'gpuCount': 1, 'precision': 'fp8', 'metric': 'latency'}]"

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from devtools.registry import PASSWORD, USER, Registry
+from devtools.cluster.registry import PASSWORD, USER, Registry
 from devtools.tools import Tools
 from function.registry import reference
 from function.registry.credentials import Credential

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from devtools.image import Image
-from devtools.registry import Registry
+from devtools.cluster.registry import Registry
+from devtools.pkg.image import Image
 from devtools.tools import ROOT, Tools
 
 

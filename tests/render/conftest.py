@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from devtools.render import serve_function
+from devtools.render.harness import serve_function
 from devtools.tools import Tools
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from devtools.render import render, render_example
+from devtools.render.harness import render, render_example
 from devtools.tools import ROOT, Tools
 from tests.render.test_render import check_expected, split
 

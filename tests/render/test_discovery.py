@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from devtools.render import render
+from devtools.render.harness import render
 from devtools.tools import ROOT, Tools
 from tests import simulated
 

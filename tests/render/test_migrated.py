@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from devtools.render import render
+from devtools.render.harness import render
 from devtools.tools import ROOT, Tools
 from tests.render.test_render import conditions, split, status, write
 

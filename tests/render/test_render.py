@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from devtools.render import Rendered, render, render_example
+from devtools.render.harness import Rendered, render, render_example
 from devtools.tools import ROOT, Tools
 from tests.cases import Case, table
 

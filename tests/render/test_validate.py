@@ -10,7 +10,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from devtools.render import render, render_example, validate
+from devtools.render.harness import render, render_example, validate
 from devtools.tools import ROOT, Tools
 from tests.cases import Case, table
 

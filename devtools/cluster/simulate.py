@@ -1,0 +1,256 @@
+"""Stand-ins for the controllers that cannot run on these machines, one named helper each.
+
+The control plane is real (etcd, kube-apiserver, kube-controller-manager with the Job and
+garbage-collector controllers, Crossplane core); what is missing is everything that needs a node
+or a vendor's controller. Each helper writes exactly what that controller would write and no
+more, through the same API a controller uses (status subresources), so the function sees the
+cluster as it would be with them. A test that calls one says so.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from devtools.cluster.kube import Kube, wait_for
+
+AMD_GPU_LABELS_MI300X = {
+    # What the AMD GPU operator's node labeller puts on an MI300X node.
+    "amd.com/gpu.device-id": "74a1",
+    "amd.com/gpu.family": "AI",
+    "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM",
+}
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def simulate_package_runtime(
+    kube: Kube, function: str, endpoint: str, server_tls: Path, namespace: str
+) -> str:
+    """Crossplane's Function package runtime, which `--package-runtime=Function=External` skips.
+
+    With the Deployment runtime Crossplane would run the package's image, keep its TLS server
+    Secret (`<function>-tls-server` in Crossplane's namespace) and point the active
+    FunctionRevision at its Service; here the function already runs on the host with the
+    certificate in `server_tls` (tls.crt, tls.key, ca.crt), so that goes into the Secret, and
+    the endpoint, the RuntimeHealthy condition and the Secrets' names into the revision's status.
+    The revision controller waits for the server Secret before it reports the revision healthy.
+    Returns the revision's name.
+    """
+
+    def active() -> str | None:
+        for rev in kube.list(
+            "pkg.crossplane.io/v1",
+            "FunctionRevision",
+            labels={"pkg.crossplane.io/package": function},
+        ):
+            if rev["spec"].get("desiredState") == "Active":
+                return str(rev["metadata"]["name"])
+        return None
+
+    name = wait_for(f"an active FunctionRevision of {function}", active, timeout_s=120)
+    # The names the package manager derives from the Function's (v1.GetSecretNameWithSuffix).
+    server_secret, client_secret = f"{function}-tls-server", f"{function}-tls-client"
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": server_secret, "namespace": namespace},
+            "type": "Opaque",
+            "data": {
+                key: base64.b64encode((server_tls / key).read_bytes()).decode()
+                for key in ("tls.crt", "tls.key", "ca.crt")
+            },
+        }
+    )
+    rev = kube.get("pkg.crossplane.io/v1", "FunctionRevision", name) or {}
+    conditions = [
+        c for c in rev.get("status", {}).get("conditions", []) if c["type"] != "RuntimeHealthy"
+    ]
+    conditions.append(
+        {
+            "type": "RuntimeHealthy",
+            "status": "True",
+            "reason": "HealthyPackageRevision",
+            "lastTransitionTime": _now(),
+        }
+    )
+    kube.patch_status(
+        "pkg.crossplane.io/v1",
+        "FunctionRevision",
+        name,
+        None,
+        {
+            "status": {
+                "endpoint": endpoint,
+                "conditions": conditions,
+                "tlsServerSecretName": server_secret,
+                "tlsClientSecretName": client_secret,
+            }
+        },
+    )
+    return name
+
+
+def simulate_gpu_node(kube: Kube, name: str, gpus: int = 8) -> None:
+    """A Node as the kubelet registers it and the AMD GPU operator labels it.
+
+    No kubelet runs, so the Node object is only what the function reads: its GPU labels and
+    allocatable `amd.com/gpu`.
+    """
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {**AMD_GPU_LABELS_MI300X, "kubernetes.io/hostname": name},
+            },
+        }
+    )
+    gpu = {"amd.com/gpu": str(gpus), "cpu": "192", "memory": "2Ti", "pods": "110"}
+    kube.patch_status("v1", "Node", name, None, {"status": {"capacity": gpu, "allocatable": gpu}})
+
+
+def simulate_kubelet_pod_succeeded(kube: Kube, pod: dict[str, Any], message: str = "") -> None:
+    """The kubelet running a Job's Pod to completion: phase Succeeded, its container terminated
+    with exit code 0 and `message` as the termination message (what the container wrote to
+    /dev/termination-log). The real Job controller then counts the Pod and completes the Job.
+    """
+    simulate_kubelet_pod_exited(kube, pod, 0, message)
+
+
+def simulate_kubelet_pod_exited(kube: Kube, pod: dict[str, Any], code: int, message: str) -> None:
+    """The kubelet reporting a Pod whose containers exited with `code`: Succeeded for 0, else
+    Failed, each container terminated with `message` (its termination message, or for a failure
+    under FallbackToLogsOnError the end of its log).
+    """
+    now = _now()
+    terminated = {
+        "exitCode": code,
+        "reason": "Completed" if code == 0 else "Error",
+        "message": message,
+        "startedAt": now,
+        "finishedAt": now,
+    }
+    phase = "Succeeded" if code == 0 else "Failed"
+    _pod_status(kube, pod, phase, {"terminated": terminated}, startTime=now)
+
+
+def simulate_kubelet_pod_waiting(
+    kube: Kube, pod: dict[str, Any], reason: str, message: str
+) -> None:
+    """The kubelet unable to start a Pod's containers (ImagePullBackOff, say): Pending, waiting."""
+    _pod_status(kube, pod, "Pending", {"waiting": {"reason": reason, "message": message}})
+
+
+def _pod_status(
+    kube: Kube, pod: dict[str, Any], phase: str, state: dict[str, Any], **extra: str
+) -> None:
+    meta = pod["metadata"]
+    statuses = [
+        {
+            "name": c["name"],
+            "image": c["image"],
+            "imageID": f"{c['image']}@sha256:{'0' * 64}",
+            "ready": False,
+            "restartCount": 0,
+            "started": False,
+            "state": state,
+        }
+        for c in pod["spec"]["containers"]
+    ]
+    kube.patch_status(
+        "v1",
+        "Pod",
+        meta["name"],
+        meta["namespace"],
+        {"status": {"phase": phase, "containerStatuses": statuses, **extra}},
+    )
+
+
+def simulate_job_pods_succeed(
+    kube: Kube, namespace: str, job: str, result: dict[str, Any] | list[Any] | None = None
+) -> None:
+    """The kubelet completing every Pod the Job controller made for `job` (see above)."""
+    pods = wait_for(
+        f"the Job controller to create a Pod for Job {namespace}/{job}",
+        lambda: kube.list("v1", "Pod", namespace, {"batch.kubernetes.io/job-name": job}) or None,
+    )
+    message = "" if result is None else json.dumps(result)
+    for pod in pods:
+        simulate_kubelet_pod_succeeded(kube, pod, message)
+
+
+def simulate_pvc_bound(kube: Kube, namespace: str, name: str) -> None:
+    """A storage provisioner binding a claim: phase Bound with the capacity it asked for."""
+    pvc = kube.get("v1", "PersistentVolumeClaim", name, namespace) or {}
+    requested = pvc["spec"]["resources"]["requests"]["storage"]
+    kube.patch_status(
+        "v1",
+        "PersistentVolumeClaim",
+        name,
+        namespace,
+        {
+            "status": {
+                "phase": "Bound",
+                "accessModes": pvc["spec"]["accessModes"],
+                "capacity": {"storage": requested},
+            }
+        },
+    )
+
+
+def simulate_kserve_ready(kube: Kube, namespace: str, name: str) -> None:
+    """KServe's controller reporting an InferenceService serving: Ready with its URL."""
+    kube.patch_status(
+        "serving.kserve.io/v1beta1",
+        "InferenceService",
+        name,
+        namespace,
+        {
+            "status": {
+                "url": f"http://{name}.{namespace}.example.com",
+                "conditions": [
+                    {"type": "PredictorReady", "status": "True", "lastTransitionTime": _now()},
+                    {"type": "Ready", "status": "True", "lastTransitionTime": _now()},
+                ],
+            }
+        },
+    )
+
+
+def simulate_gateway_accepts(kube: Kube, namespace: str, name: str) -> None:
+    """A Gateway API implementation accepting an HTTPRoute on each parent it names."""
+    route = kube.get("gateway.networking.k8s.io/v1", "HTTPRoute", name, namespace) or {}
+    now = _now()
+    parents = [
+        {
+            "parentRef": ref,
+            "controllerName": "gateway.example.com/controller",
+            "conditions": [
+                {
+                    "type": t,
+                    "status": "True",
+                    "reason": t,
+                    "message": "",
+                    "observedGeneration": route["metadata"]["generation"],
+                    "lastTransitionTime": now,
+                }
+                for t in ("Accepted", "ResolvedRefs")
+            ],
+        }
+        for ref in route["spec"]["parentRefs"]
+    ]
+    kube.patch_status(
+        "gateway.networking.k8s.io/v1",
+        "HTTPRoute",
+        name,
+        namespace,
+        {"status": {"parents": parents}},
+    )

@@ -1,0 +1,1 @@
+"""Generators: XRDs, Compositions, claims and docs/api.md from the API models."""

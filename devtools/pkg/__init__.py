@@ -1,0 +1,1 @@
+"""Packaging: the runtime image, the Crossplane packages, publishing them."""

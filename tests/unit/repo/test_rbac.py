@@ -1,0 +1,95 @@
+"""The RBAC platform teams apply (package/rbac): Crossplane's matches what the function does, and
+the roles for people cover every AIM kind at the right scope."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from function.api.definitions import DEFINITIONS
+
+ROOT = Path(__file__).resolve().parents[3]
+GROUP = "aim.silogen.ai"
+
+
+def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
+    """package/rbac grants Crossplane every kind the composers emit or require."""
+    role = yaml.safe_load((ROOT / "package" / "rbac" / "aggregate-to-crossplane.yaml").read_text())
+    assert role["metadata"]["labels"]["rbac.crossplane.io/aggregate-to-crossplane"] == "true"
+    granted = {
+        (g, r): set(rule["verbs"])
+        for rule in role["rules"]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+    }
+    for composed in [
+        ("batch", "jobs"),
+        ("", "persistentvolumeclaims"),
+        ("serving.kserve.io", "inferenceservices"),
+        ("gateway.networking.k8s.io", "httproutes"),
+    ]:
+        assert {"create", "update", "delete", "watch"} <= granted[composed]
+    # Templates count the discovery Jobs of every namespace before starting theirs.
+    assert "list" in granted["batch", "jobs"]
+    for read in [
+        ("", "nodes"),
+        ("", "pods"),
+        ("", "secrets"),
+        ("autoscaling", "horizontalpodautoscalers"),
+    ]:
+        assert {"get", "list", "watch"} <= granted[read]
+
+
+def user_roles() -> dict[str, dict[str, Any]]:
+    """package/rbac's roles for people, by name."""
+    text = (ROOT / "package" / "rbac" / "aggregate-to-users.yaml").read_text()
+    return {d["metadata"]["name"]: d for d in yaml.safe_load_all(text) if d}
+
+
+def grants(role: dict[str, Any]) -> dict[str, set[str]]:
+    """Verbs by resource, over every rule of the AIM group."""
+    out: dict[str, set[str]] = {}
+    for rule in role["rules"]:
+        assert rule["apiGroups"] == [GROUP]
+        for resource in rule["resources"]:
+            out.setdefault(resource, set()).update(rule["verbs"])
+    return out
+
+
+def plurals(scope: str) -> set[str]:
+    return {d.plural for d in DEFINITIONS if d.scope == scope}
+
+
+def test_teams_edit_and_view_every_namespaced_kind_through_the_built_in_roles() -> None:
+    """Kubernetes' edit (and admin) role lets a team write every namespaced AIM kind, and view
+    read each one and its status; a kind added later without a role fails here."""
+    roles = user_roles()
+    edit, view = (
+        roles["aim-crossplane:aggregate-to-edit"],
+        roles["aim-crossplane:aggregate-to-view"],
+    )
+    labels = "rbac.authorization.k8s.io/aggregate-to-"
+    assert {f"{labels}admin", f"{labels}edit"} <= set(edit["metadata"]["labels"])
+    assert f"{labels}view" in view["metadata"]["labels"]
+    for plural in plurals("Namespaced"):
+        assert {"create", "update", "patch", "delete"} <= grants(edit)[plural]
+        assert {"get", "list", "watch"} <= grants(view)[plural]
+        assert grants(view)[f"{plural}/status"] == {"get", "list", "watch"}
+
+
+def test_the_cluster_catalog_is_never_granted_through_namespace_roles() -> None:
+    """Roles aggregated into admin/edit/view are bound per namespace, and a cluster-scoped kind in
+    them would be writable by every namespace admin: the catalog has roles of its own."""
+    roles = user_roles()
+    aggregated = ("aim-crossplane:aggregate-to-edit", "aim-crossplane:aggregate-to-view")
+    for name in aggregated:
+        assert not {r.split("/")[0] for r in grants(roles[name])} & plurals("Cluster")
+    for plural in plurals("Cluster"):
+        assert grants(roles["aim-crossplane:catalog-viewer"])[plural] == {"get", "list", "watch"}
+        assert {"create", "update", "delete"} <= grants(roles["aim-crossplane:catalog-admin"])[
+            plural
+        ]
+    assert not any(r.get("aggregationRule") for r in roles.values())
+    assert "labels" not in roles["aim-crossplane:catalog-admin"]["metadata"]
