@@ -35,7 +35,7 @@ class Platform(Protocol):
         """The end of the function's log."""
 
 
-def wait_status(
+def wait_status(  # noqa: PLR0913, PLR0917 - a journey names the object as kubectl does
     platform: Platform,
     kind: str,
     name: str,
@@ -61,7 +61,7 @@ def wait_status(
     return wait_for(f"{kind} {where} to be {want}", reached, timeout_s=timeout_s, explain=explain)
 
 
-def wait_condition(
+def wait_condition(  # noqa: PLR0913, PLR0917 - a journey names the object as kubectl does
     platform: Platform,
     kind: str,
     name: str,
@@ -121,7 +121,9 @@ def one(platform: Platform, api_version: str, kind: str, namespace: str) -> dict
         timeout_s=CONVERGE_S,
         explain=lambda: aim_statuses(kube, namespace),
     )
-    assert len(objs) == 1, [o["metadata"]["name"] for o in objs]
+    if len(objs) != 1:
+        msg = f"expected one {kind} in {namespace}, found {[o['metadata']['name'] for o in objs]}"
+        raise AssertionError(msg)
     return objs[0]
 
 

@@ -118,17 +118,19 @@ def simulate_gpu_node(kube: Kube, name: str, gpus: int = 8) -> None:
 
 
 def simulate_kubelet_pod_succeeded(kube: Kube, pod: dict[str, Any], message: str = "") -> None:
-    """The kubelet running a Job's Pod to completion: phase Succeeded, its container terminated
-    with exit code 0 and `message` as the termination message (what the container wrote to
-    /dev/termination-log). The real Job controller then counts the Pod and completes the Job.
+    """The kubelet running a Job's Pod to completion: phase Succeeded, exit code 0.
+
+    Its container terminates with `message` as the termination message (what the container wrote
+    to /dev/termination-log). The real Job controller then counts the Pod and completes the Job.
     """
     simulate_kubelet_pod_exited(kube, pod, 0, message)
 
 
 def simulate_kubelet_pod_exited(kube: Kube, pod: dict[str, Any], code: int, message: str) -> None:
-    """The kubelet reporting a Pod whose containers exited with `code`: Succeeded for 0, else
-    Failed, each container terminated with `message` (its termination message, or for a failure
-    under FallbackToLogsOnError the end of its log).
+    """The kubelet reporting a Pod whose containers exited with `code`: Succeeded for 0, or Failed.
+
+    Each container terminates with `message` (its termination message, or for a failure under
+    FallbackToLogsOnError the end of its log).
     """
     now = _now()
     terminated = {
