@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The function's runtime image, for those with Docker. scripts/build-image (`make image`) builds
-# the same contents without Docker, and tests/unit/test_dockerfile.py keeps the two agreed: Debian
-# bookworm's Python 3.11, the dependencies exactly as uv.lock pins them, oras at the version the
+# the same contents without Docker, and tests/unit/repo/test_dockerfile.py keeps the two agreed:
+# Debian bookworm's Python 3.11, the dependencies exactly as uv.lock pins them, oras at the version the
 # tests use, a CA bundle, user 65532, no shell. Both stages use the same Debian Python: the
 # virtualenv links its interpreter by path and version, so a runtime on another Python cannot
 # import it.

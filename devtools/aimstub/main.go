@@ -19,7 +19,7 @@
 // memory limit).
 //
 // Real AIM images carry a GPU inference server; none can run without AMD GPUs, so the tests put
-// this program in a small Debian image (devtools/aimimage.py) with the AIM labels instead.
+// this program in a small Debian image (devtools/cluster/aimimage.py) with the AIM labels instead.
 package main
 
 import (
