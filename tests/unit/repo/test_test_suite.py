@@ -63,3 +63,30 @@ def test_a_table_refuses_rows_it_could_not_tell_apart_or_explain() -> None:
         table([Case("a", "one reason"), Case("a", "another")])
     with pytest.raises(ValueError, match="without a reason"):
         table([Case("a", " ")])
+
+
+# Folders of tests/unit that test what function/ does not hold, with why.
+_UNIT_EXTRAS = {
+    "builders": "function/build's tests: pytest does not collect folders named build",
+    "migrate": "aim_migrate/",
+    "devtools": "devtools/",
+    "repo": "the repository as a whole: the Dockerfile, RBAC, layering, the suite's own rules",
+}
+
+
+def test_unit_tests_mirror_function() -> None:
+    """A unit test sits in the folder of function/ it tests (or a named extra), so the test of a
+    module is found where the module is; none is left loose at the top of tests/unit."""
+    unit = TESTS / "unit"
+    function = TESTS.parent / "function"
+    loose = sorted(p.name for p in unit.glob("test_*.py"))
+    assert not loose, f"tests at the top of tests/unit: {loose}"
+    strays = [
+        str(d.relative_to(unit))
+        for d in sorted(unit.rglob("*"))
+        if d.is_dir()
+        and any(d.glob("test_*.py"))
+        and not (function / d.relative_to(unit)).is_dir()
+        and d.relative_to(unit).parts[0] not in _UNIT_EXTRAS
+    ]
+    assert not strays, f"test folders with no counterpart in function/: {strays}"
