@@ -7,6 +7,7 @@ again at no cost; callers never deal with that cache.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import TypeVar
 
@@ -20,6 +21,16 @@ from function.kube.objects import aim_status
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 HeadlineT = TypeVar("HeadlineT", bound=StrEnum)
+T = TypeVar("T")
+
+
+def once(manifest: Manifest, key: str, compute: Callable[[], T]) -> T:
+    """`compute()`, a value of `manifest` alone under the name `key`, once per object version.
+
+    For what composers derive from a listed object on every call (a template's selection
+    candidate): a catalog of many templates costs its parsing once per version, not per call.
+    """
+    return OBJECTS.derived(manifest, key, compute)
 
 
 def parse_spec(manifest: Manifest, model: type[SpecT]) -> SpecT:

@@ -23,7 +23,7 @@ from function.errors import InvalidSpecError
 from function.kube.contract import Desired, Observed, Requirement
 from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
 from function.kube.objects import name_of
-from function.kube.parse import parse_spec, parse_status
+from function.kube.parse import once, parse_spec, parse_status
 from function.kube.views import string_at
 from function.rules import labels, naming
 from function.rules.merge import cpu_above_limit, merge_hardware
@@ -292,6 +292,10 @@ def _template_health(template: Template) -> Health:
 
 
 def _parse(found: Found) -> Template | Health:
+    return once(found.manifest, f"template:{found.kind}:{found.scope}", lambda: _parse_now(found))
+
+
+def _parse_now(found: Found) -> Template | Health:
     try:
         spec = parse_spec(found.manifest, ServiceTemplateSpec)
     except InvalidSpecError as e:
@@ -303,7 +307,10 @@ def _parse(found: Found) -> Template | Health:
 
 
 def _candidate(t: Template) -> Candidate:
-    # From the spec and status parsed once per object version: no cache of its own needed.
+    return once(t.manifest, f"candidate:{t.scope}", lambda: _candidate_now(t))
+
+
+def _candidate_now(t: Template) -> Candidate:
     profile = effective_profile(t.spec, t.status.profile, t.labels)
     return Candidate(
         name=t.name,
