@@ -41,8 +41,9 @@ from function.kube.contract import (
 )
 from function.kube.objects import metadata_of, name_of
 from function.kube.parse import parse_spec
-from function.kube.views import field_at, string_at
+from function.kube.views import condition_of, field_at, string_at
 from function.rules import naming
+from function.rules.credentials import credentials_condition
 from function.rules.runtimeconfig import DEFAULT_NAME, creation_scope
 from function.rules.status import Condition, ConditionStatus, ConditionType, Reason
 
@@ -66,7 +67,16 @@ def compose_runtime_config(observed: Observed) -> Composition:
         parse_spec(observed.composite, RuntimeConfigSpec)
         comp = Composition()
     else:
-        comp = _cluster_models(observed, parse_spec(observed.composite, ClusterRuntimeConfigSpec))
+        spec = parse_spec(observed.composite, ClusterRuntimeConfigSpec)
+        comp = _cluster_models(observed, spec)
+        # Never the readiness: Crossplane decides it from what the config composes.
+        credentials = credentials_condition(
+            Kind.CLUSTER_RUNTIME_CONFIG,
+            [("spec.env", spec.env)],
+            had=condition_of(observed.composite, ConditionType.CREDENTIALS_INLINE) is not None,
+        )
+        if credentials is not None:
+            comp.conditions.append(credentials)
     # No headline: Crossplane decides readiness from what a cluster config composes.
     stamp(comp, observed, RuntimeConfigStatus())
     return comp

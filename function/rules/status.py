@@ -71,6 +71,9 @@ class ConditionType(StrEnum):
     """A template is non-functional: the cluster lacks what it asks for (seed 001)."""
     AUTO_CREATED_MODELS = "AutoCreatedModels"
     """Which AIMClusterModels a cluster runtime config keeps for services; never a headline."""
+    CREDENTIALS_INLINE = "CredentialsInline"
+    """A cluster config or template writes a credential into env in plain text; a warning that
+    never sets the headline (`function.rules.credentials`)."""
 
     def health(self, state: State, reason: str, message: str) -> Health:
         """This condition's `Health` in `state`, and why."""
@@ -114,6 +117,9 @@ class Reason(StrEnum):
     # Cluster runtime configs: the models they create for services (creationScope: Cluster).
     CLUSTER_MODELS_COMPOSED = "ClusterModelsComposed"
     NO_CLUSTER_MODELS_REQUESTED = "NoClusterModelsRequested"
+    # Cluster configs and templates: credentials written into env.
+    LITERAL_CREDENTIAL = "LiteralCredential"
+    NO_LITERAL_CREDENTIALS = "NoLiteralCredentials"
     MODEL_NOT_READY = "ModelNotReady"
     TEMPLATE_NOT_FOUND = "TemplateNotFound"
     TEMPLATE_NOT_READY = "TemplateNotReady"

@@ -169,6 +169,22 @@ def test_missing_template_is_reported_after_crossplane_looked(
     assert any("spec.template.name" in w for w in warnings)
 
 
+def test_a_literal_credential_is_warned_about_by_name_never_by_value(
+    tools: Tools, function_target: str
+) -> None:
+    """A cluster config's token in plain text: the Warning event and the condition name the env
+    entry and the fix, and the token appears in neither (events are read more widely still)."""
+    example = ROOT / "examples" / "aimclusterruntimeconfig-literal-credential"
+    xr, _, results = split(render_example(tools, function_target, example))
+    [warning] = [r for r in results if r.get("severity") == "Warning"]
+    condition = next(c for c in status(xr)["conditions"] if c["type"] == "CredentialsInline")
+    for said in (str(warning["message"]), str(condition["message"])):
+        assert "HF_TOKEN" in said
+        assert "secretKeyRef" in said
+        assert "hf_NotARealTokenJustAnExample" not in said
+        assert "AWS_SECRET_ACCESS_KEY" not in said  # from a Secret already
+
+
 # One example per shape of input: required resources and observed resources, a discovery Job's
 # result, a cache download; enough to see the older engine feed the function the same way.
 # An example's directory is the case's id.

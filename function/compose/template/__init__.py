@@ -29,10 +29,12 @@ from function.kube.counted import DiscoveryStarted
 from function.kube.lookup import Absent, Lookup, Pending
 from function.kube.objects import labels_of
 from function.kube.parse import has_headline, parse_headline, parse_spec
+from function.kube.views import condition_of
 from function.rules import labels
+from function.rules.credentials import credentials_condition
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
-from function.rules.status import ConditionType, Health, Reason, State, worst
+from function.rules.status import Condition, ConditionType, Health, Reason, State, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
 
@@ -93,15 +95,19 @@ def compose_template(observed: Observed) -> Composition:
         if cache is not None
         else None
     )
+    credentials = None if namespaced else _credentials(observed, spec)
     state = frame.report(
         healths,
-        also=lifecycle.conditions(
-            healths,
-            discovery=discovered,
-            gpu=gpu.health,
-            gpu_unavailable=gpu.unavailable,
-            cache=warm,
-        ),
+        also=[
+            *lifecycle.conditions(
+                healths,
+                discovery=discovered,
+                gpu=gpu.health,
+                gpu_unavailable=gpu.unavailable,
+                cache=warm,
+            ),
+            *([credentials] if credentials is not None else []),
+        ],
     )
     comp.ttl_seconds = min(
         (t for t in (gpu.retry_after_s, found.retry_after_s) if t is not None), default=None
@@ -120,6 +126,22 @@ def compose_template(observed: Observed) -> Composition:
         discovery=found.state,
     )
     return frame.finish(status, headline)
+
+
+def _credentials(observed: Observed, spec: ClusterServiceTemplateSpec) -> Condition | None:
+    """A cluster template's env reaches every namespace: a credential written in is warned about.
+
+    A warning beside the components, never one of them: the template stays Available.
+    """
+    sources = spec.model_sources or ()
+    return credentials_condition(
+        Kind.CLUSTER_SERVICE_TEMPLATE,
+        [
+            ("spec.env", spec.env),
+            *((f"spec.modelSources[{i}].env", s.env) for i, s in enumerate(sources)),
+        ],
+        had=condition_of(observed.composite, ConditionType.CREDENTIALS_INLINE) is not None,
+    )
 
 
 def _template_cache(
