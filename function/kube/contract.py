@@ -70,8 +70,14 @@ class Observed:
 
     @property
     def namespace(self) -> str:
-        """The XR's namespace; empty for cluster-scoped XRs."""
-        return str(self.metadata.get("namespace", ""))
+        """The XR's namespace; empty for cluster-scoped XRs.
+
+        The server refuses an XR whose namespace contradicts its kind's XRD before any composer
+        runs (function/server/call.py `scope_mismatch`), so composers can rely on it. A value that
+        is no string (null, a number) counts as none.
+        """
+        namespace = self.metadata.get("namespace")
+        return namespace if isinstance(namespace, str) else ""
 
     @property
     def generation(self) -> int | None:

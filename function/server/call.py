@@ -21,6 +21,7 @@ from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 
+from function.api.definitions import DEFINITIONS
 from function.compose import Composer
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
@@ -52,7 +53,8 @@ class Composed:
     response: bytes
     kind: str = ""
     outcome: str = "composed"
-    """composed; invalid (a FunctionError); refused (no such kind or claim); error (a bug)."""
+    """composed; invalid (a FunctionError); refused (no such kind or claim, or the wrong scope);
+    error (a bug)."""
     events: tuple[Counted, ...] = ()
     """What the composer reported for the metrics (`Composition.counted`)."""
 
@@ -93,14 +95,9 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
     log = logging.get_logger().bind(tag=req.meta.tag, kind=observed.kind, xr=display_name(observed))
 
     composer = composers.by_kind.get(observed.kind)
-    if observed.claims and not observed.namespace:
-        response.fatal(
-            rsp,
-            f"{COMPOSITE_PREFIX}{observed.kind} {observed.name} belongs to no claim (its "
-            f"crossplane.io/claim-name and -namespace labels and spec.claimRef name none): in the "
-            f"claims flavour create an {observed.kind} in a namespace, and Crossplane makes its "
-            "composite",
-        )
+    refusal = orphan_composite(observed) or scope_mismatch(observed)
+    if refusal:
+        response.fatal(rsp, refusal)
         return Composed(rsp.SerializeToString(deterministic=True), observed.kind, "refused")
     if composer is None:
         known = ", ".join(sorted(composers.by_kind))
@@ -151,6 +148,55 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         observed.kind,
         events=tuple(composition.counted),
     )
+
+
+def orphan_composite(observed: Observed) -> str | None:
+    """Why a claims-flavour composite cannot be composed: it names no claim (so no namespace)."""
+    if not (observed.claims and not observed.namespace):
+        return None
+    return (
+        f"{COMPOSITE_PREFIX}{observed.kind} {observed.name} belongs to no claim (its "
+        f"crossplane.io/claim-name and -namespace labels and spec.claimRef name none): in the "
+        f"claims flavour create an {observed.kind} in a namespace, and Crossplane makes its "
+        "composite"
+    )
+
+
+SCOPES: Final = {d.kind.value: d.scope for d in DEFINITIONS}
+"""Each AIM kind's scope, as its XRD declares it."""
+
+
+def scope_mismatch(observed: Observed) -> str | None:
+    """Why the XR's metadata contradicts its kind's scope; None when it agrees (or no AIM kind).
+
+    Composers read `Observed.namespace` as where the XR lives: the namespace whose Secrets,
+    runtime config and templates it may use. The kind decides that, not the object, so a
+    cluster-scoped kind carrying a namespace (or a namespaced one without) is refused rather than
+    composed with another namespace's objects. A claim's composite is checked as the namespaced
+    XR it stands for, whose namespace is its claim's (function/kube/claims.py).
+    """
+    scope = SCOPES.get(observed.kind)
+    kind, name, namespace = observed.kind, _shown(observed.name), _shown(observed.namespace)
+    if scope == "Cluster" and namespace:
+        twin = kind.replace("AIMCluster", "AIM", 1)
+        other = f", or make it an {twin} in namespace {namespace}" if twin in SCOPES else ""
+        return (
+            f"{kind} {name} carries metadata.namespace {namespace!r}, but {kind} is "
+            f"cluster-scoped (scope Cluster in its XRD): remove metadata.namespace{other}"
+        )
+    if scope == "Namespaced" and not namespace:
+        twin = kind.replace("AIM", "AIMCluster", 1)
+        other = f", or make it an {twin} for the whole cluster" if twin in SCOPES else ""
+        return (
+            f"{kind} {name} has no metadata.namespace, but {kind} is namespaced (scope "
+            f"Namespaced in its XRD): set metadata.namespace to the namespace it serves{other}"
+        )
+    return None
+
+
+def _shown(text: str, most: int = 253) -> str:
+    """`text` cut to what a message can carry (an object name's limit): it comes from the user."""
+    return text if len(text) <= most else text[:most] + "..."
 
 
 def display_name(observed: Observed) -> str:

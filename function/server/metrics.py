@@ -37,7 +37,8 @@ class Metrics:
             "RunFunction calls by the XR's kind (other: none the function composes) and how they "
             "ended (composed; invalid: the XR "
             "cannot be composed as written; refused: a kind or composite the function does not "
-            "compose; too-large; error: a bug; timeout; worker-lost), with the time each took.",
+            "compose, or an XR of the wrong scope; too-large; error: a bug; timeout; "
+            "worker-lost), with the time each took.",
             ["kind", "outcome"],
             buckets=_BUCKETS,
             registry=self.registry,

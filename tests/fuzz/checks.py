@@ -134,3 +134,36 @@ def pod_specs(response: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, A
 def leaked(secrets: Iterator[str] | list[str], *texts: str) -> list[str]:
     """Secret values that appear in any of `texts`."""
     return sorted({s for s in secrets for t in texts if s and s in t})
+
+
+def scope_problems(
+    response: Mapping[str, Any], *, cluster: bool, namespace: str | None, system_namespace: str
+) -> list[str]:
+    """The XR's kind, not its metadata, decides whose objects it may read.
+
+    An XR whose namespace contradicts its kind's scope must be refused with a fatal result naming
+    metadata.namespace, composing and asking for nothing; a cluster-scoped XR may read Secrets only
+    in the function's system namespace, never in a team's.
+    """
+    requirements = response.get("requirements", {}).get("resources", {})
+    if cluster == bool(namespace):
+        fatal = [
+            r.get("message", "")
+            for r in response.get("results", [])
+            if r.get("severity") == "SEVERITY_FATAL"
+        ]
+        problems = (
+            []
+            if any("metadata.namespace" in m for m in fatal)
+            else [f"an XR of the wrong scope (namespace {namespace!r}) was not refused: {fatal}"]
+        )
+        if response.get("desired", {}).get("resources") or requirements:
+            problems.append("an XR of the wrong scope composed or asked for objects")
+        return problems
+    if not cluster:
+        return []
+    return [
+        f"a cluster-scoped XR asks for Secret {key} in namespace {r.get('namespace')!r}"
+        for key, r in requirements.items()
+        if r.get("kind") == "Secret" and r.get("namespace") != system_namespace
+    ]

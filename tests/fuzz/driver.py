@@ -32,6 +32,7 @@ from function.registry.inspect import (
 )
 from function.registry.listing import ListingAnswer, ListingRequest, QueryAnswer, RepositoryTags
 from function.server.fn import FunctionRunner
+from function.settings import DEFAULT_SYSTEM_NAMESPACE as SYSTEM_NAMESPACE
 from tests.fuzz import checks
 from tests.fuzz import strategies as fz
 from tests.podsecurity import restricted_violations
@@ -96,7 +97,12 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
         )
         xr = data.draw(fz.aim_object(kind, fz.metadata(namespace=namespace)), label="xr")
         world, observed = (), {}
-    if namespace and data.draw(st.booleans(), label="the claims flavour"):
+    wrong_scope = data.draw(st.integers(0, 9), label="the wrong scope") == 9
+    if wrong_scope:  # what `crossplane render` can be given, never the API server
+        namespace = None if namespace else data.draw(st.sampled_from(fz.NAMESPACES))
+        meta = {k: v for k, v in xr["metadata"].items() if k != "namespace"}
+        xr = {**xr, "metadata": {**meta, **({"namespace": namespace} if namespace else {})}}
+    elif namespace and data.draw(st.booleans(), label="the claims flavour"):
         claim_labels = fz.claim_labels(namespace, str(xr["metadata"]["name"]))
         xr = fz.as_composite(xr, data.draw(claim_labels, label="claim labels"))
     labels = data.draw(st.one_of(st.none(), fz.image_labels()), label="image labels")
@@ -110,7 +116,7 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
     # Tracebacks rendered, so a failing example shows where the bug is.
     with structlog.testing.capture_logs([structlog.processors.format_exc_info]) as logs:
         for _ in range(ROUNDS):
-            rsp = _answer(runner, req, findings)
+            rsp = _answer(runner, req, findings, _Scope(fz.is_cluster_scoped(kind), namespace))
             if rsp is None:
                 break
             req = _next_request(data, _World(xr, namespace, world, secrets), rsp)
@@ -127,8 +133,16 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
     return findings
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """The kind's scope (from its XRD) and the namespace the drawn XR lives in."""
+
+    cluster: bool
+    namespace: str | None
+
+
 def _answer(
-    runner: FunctionRunner, req: fnv1.RunFunctionRequest, findings: Findings
+    runner: FunctionRunner, req: fnv1.RunFunctionRequest, findings: Findings, scope: _Scope
 ) -> fnv1.RunFunctionResponse | None:
     wire = req.SerializeToString()
     first = asyncio.run(runner.RunFunction(fnv1.RunFunctionRequest.FromString(wire)))
@@ -144,6 +158,9 @@ def _answer(
     findings.problems += checks.bad_names(rsp)
     findings.problems += checks.oversized_status(rsp)
     findings.problems += checks.bad_references(rsp)
+    findings.problems += checks.scope_problems(
+        rsp, cluster=scope.cluster, namespace=scope.namespace, system_namespace=SYSTEM_NAMESPACE
+    )
     for key, pod in checks.pod_specs(rsp):
         findings.problems += [f"{key} is not restricted: {v}" for v in restricted_violations(pod)]
     fatal = any(r.get("severity") == "SEVERITY_FATAL" for r in rsp.get("results", []))

@@ -9,6 +9,8 @@ properties:
 - every composed name, namespace and label is one the API server accepts;
 - every pod spec we compose passes the `restricted` Pod Security level;
 - no secret value drawn into a pull secret appears in any response or log line.
+- an XR whose namespace contradicts its kind's scope is refused, composing and asking for
+  nothing; a cluster-scoped XR reads Secrets only in the function's system namespace.
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ from tests.cases import Case, table
 def request(
     kind: str, spec: dict[str, Any] | None = None, generation: int | None = None
 ) -> fnv1.RunFunctionRequest:
-    meta: dict[str, Any] = {"name": "x", "namespace": "team"}
+    meta: dict[str, Any] = {"name": "x"}
+    if not kind.startswith("AIMCluster"):  # a cluster kind's XR has no namespace (test_scope)
+        meta["namespace"] = "team"
     if generation is not None:
         meta["generation"] = generation
     xr: dict[str, Any] = {
