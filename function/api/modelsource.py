@@ -147,6 +147,14 @@ class ClusterModelSourceStatus(ObservedStatus):
     models_limit_reached: bool | None = Field(
         default=None, description="More images matched than `maxModels` let this source create."
     )
+    models_omitted: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Matching images left out at the last sync because `maxModels` was reached (counted, "
+            "not named)."
+        ),
+    )
     last_sync_time: str | None = Field(
         default=None, description="When the registry was last listed (RFC 3339)."
     )

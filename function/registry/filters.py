@@ -9,7 +9,7 @@ constraints (or the source's); with no constraints every tag is kept.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from function.api.modelsource import ClusterModelSourceSpec, ModelSourceFilter
 from function.registry import reference
@@ -72,11 +72,11 @@ def read_filters(spec: ClusterModelSourceSpec) -> list[Filter | FilterError]:
 def _read(index: int, f: ModelSourceFilter, spec: ClusterModelSourceSpec) -> Filter | FilterError:
     where = f"spec.filters[{index}]"
     texts = f.versions if f.versions is not None else spec.versions or []
-    field = f"{where}.versions" if f.versions is not None else "spec.versions"
+    named_in = f"{where}.versions" if f.versions is not None else "spec.versions"
     try:
         constraints = tuple(semver.parse_constraint(t) for t in texts)
     except semver.ConstraintError as e:
-        return FilterError(f.image, f"{field}: {e}")
+        return FilterError(f.image, f"{named_in}: {e}")
     exclude = frozenset(f.exclude or ())
     text = f.image.strip()
     if "*" in text:
@@ -121,31 +121,81 @@ def _is_host(segment: str) -> bool:
     return "." in segment or ":" in segment or segment == "localhost"
 
 
-def matched(f: Filter, answer: QueryAnswer | None) -> list[Match]:
-    """The images `f` matches: its own image, or the tags the registry listed that pass.
+class Versions(dict[str, semver.Version | None]):
+    """Tags read as versions, each tag once: a sync reads the same tags in many repositories."""
 
-    Newest versions first in each repository, so a `maxModels` cap keeps the newest.
+    def of(self, tag: str) -> semver.Version | None:
+        """The version `tag` names, or None."""
+        try:
+            return self[tag]
+        except KeyError:
+            version = self[tag] = semver.parse_version(tag)
+            return version
+
+
+@dataclass(frozen=True)
+class Matched:
+    """The tags of one repository a filter kept, in the registry's order.
+
+    Only as many images are named from them as are created: ordering them (`newest_first`) and
+    naming each image is the per-image work a `maxModels` cap stops; counting them is not.
     """
+
+    registry: str
+    repository: str
+    tags: tuple[str, ...]
+    versions: Versions = field(default_factory=Versions, compare=False, repr=False)
+
+    def image(self, tag: str) -> str:
+        """The image of `tag`, as `Match.image` names it."""
+        return Match(self.registry, self.repository, tag).image
+
+    def prefix(self) -> str:
+        """The image without its tag: `image(tag)` is this, a colon and the tag."""
+        return self.image("")[:-1]
+
+    def newest_first(self) -> list[str]:
+        """The tags, versions highest first, then the tags that are no version, by name."""
+        versions = {t: v for t in self.tags if (v := self.versions.of(t)) is not None}
+        ordered = sorted(versions, key=lambda t: (versions[t].key(), t), reverse=True)
+        return ordered + sorted(t for t in self.tags if t not in versions)
+
+
+def matched(
+    f: Filter, answer: QueryAnswer | None, versions: Versions | None = None
+) -> list[Matched]:
+    """The tags `f` keeps, per repository: its own image, or the tags listed that pass.
+
+    Only the constraints are checked per tag (one version read per distinct tag, shared through
+    `versions`); `Matched.newest_first` orders a repository's tags when they are needed, so a
+    `maxModels` cap keeps the newest.
+    """
+    versions = Versions() if versions is None else versions
     if f.tag is not None:
-        return [Match(f.registry, f.repository, f.tag)]
-    found: list[Match] = []
+        return [Matched(f.registry, f.repository, (f.tag,), versions)]
+    found: list[Matched] = []
+    allowed: dict[str, bool] = {}
     for repo in answer.repositories if answer is not None else ():
         if repo.repository in f.exclude:
             continue
-        kept = [t for t in repo.tags if _passes(t, f.constraints)]
-        found += [Match(f.registry, repo.repository, t) for t in _newest_first(kept)]
+        kept = repo.tags if not f.constraints else tuple(_kept(repo.tags, f, versions, allowed))
+        if kept:
+            found.append(Matched(f.registry, repo.repository, kept, versions))
     return found
 
 
-def _passes(tag: str, constraints: Sequence[semver.Constraint]) -> bool:
-    if not constraints:
-        return True
-    version = semver.parse_version(tag)
-    return version is not None and all(c.allows(version) for c in constraints)
-
-
-def _newest_first(tags: Sequence[str]) -> list[str]:
-    """Versions highest first, then the tags that are no version, by name."""
-    versions = {t: v for t in tags if (v := semver.parse_version(t)) is not None}
-    ordered = sorted(versions, key=lambda t: (versions[t].key(), t), reverse=True)
-    return ordered + sorted(t for t in tags if t not in versions)
+def _kept(
+    tags: Sequence[str], f: Filter, versions: Versions, allowed: dict[str, bool]
+) -> list[str]:
+    """The tags that satisfy `f`'s constraints, each distinct tag checked once (`allowed`)."""
+    out = []
+    for tag in tags:
+        ok = allowed.get(tag)
+        if ok is None:
+            version = versions.of(tag)
+            ok = allowed[tag] = version is not None and all(
+                c.allows(version) for c in f.constraints
+            )
+        if ok:
+            out.append(tag)
+    return out

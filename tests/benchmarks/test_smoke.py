@@ -45,6 +45,12 @@ BENCHMARKS = [
         ("baseline: oras version    8", "inspection                8"),
     ),
     Bench(
+        "model-source",
+        "a sync composed over 10 x 500 tags (100 x 5,000 in full) beside one repository",
+        "model_source.py",
+        ("baseline: 1 repository", "listing, versions >=0.5 <4", "omitted"),
+    ),
+    Bench(
         "scale",
         "services on the local control plane: converging, writes per service, the idle window",
         "scale.py",

@@ -408,9 +408,39 @@ def test_max_models_keeps_the_newest_and_says_the_limit_is_reached() -> None:
     assert images(comp) == [f"{REG}/amd/aim-qwen:0.8.5"]
     assert comp.status["modelsLimitReached"] is True
     assert comp.status["skipped"] == ["2 more image(s): spec.maxModels (1) is reached"]
+    assert comp.status["modelsOmitted"] == 2
     assert conditions(comp)["MaxModelsLimitReached"] == ("True", "LimitReached")
     assert "raise spec.maxModels (1)" in message(comp, "MaxModelsLimitReached")
     assert comp.status["status"] == "Ready", "a reached limit is the user's choice, not a failure"
+
+
+def test_a_huge_listing_creates_max_models_and_only_counts_the_rest() -> None:
+    """100 repositories of 5,000 tags (the most one wildcard lists): maxModels models, the newest
+    of the first repository, and the other 499,900 images counted in status, not named."""
+    registry = {f"amd/aim-m{r:03}": [f"1.{n}.0" for n in range(5000)] for r in range(100)}
+    comp, _ = sync(source(maxModels=100, versions=[">=1.0"]), registry=registry)
+
+    assert images(comp) == sorted(f"{REG}/amd/aim-m000:1.{n}.0" for n in range(4900, 5000))
+    assert comp.status["modelsOmitted"] == 500_000 - 100
+    assert comp.status["availableModels"] == 500_000
+    assert comp.status["filters"] == [{"image": "amd/aim-*", "matched": 500_000}]
+    assert comp.status["skipped"] == ["499900 more image(s): spec.maxModels (100) is reached"]
+    assert conditions(comp)["MaxModelsLimitReached"] == ("True", "LimitReached")
+    assert comp.status["status"] == "Ready"
+
+
+def test_past_max_models_an_image_in_the_catalog_is_still_named_not_counted() -> None:
+    """Counting past the cap still tells a hand-made model's image apart from a left-out one."""
+    hand = cluster_model("qwen-by-hand", f"{REG}/amd/aim-qwen:0.8.4")
+    comp, _ = sync(source(filters=[{"image": "amd/aim-qwen"}], maxModels=1), pool=[hand])
+
+    assert images(comp) == [f"{REG}/amd/aim-qwen:0.8.5"]
+    assert comp.status["skipped"] == [
+        f"{REG}/amd/aim-qwen:0.8.4: in the catalog already as qwen-by-hand",
+        "1 more image(s): spec.maxModels (1) is reached",
+    ]
+    assert comp.status["modelsOmitted"] == 1, "latest: left out; 0.8.4: in the catalog"
+    assert comp.status["availableModels"] == 3
 
 
 def test_one_failed_filter_degrades_and_keeps_what_the_others_found() -> None:
