@@ -143,7 +143,7 @@ def test_a_pod_runs_on_the_node_and_a_service_reaches_it(
         {
             "apiVersion": "aim.silogen.ai/v1alpha1",
             "kind": "AIMRuntimeConfig",
-            "metadata": {"name": "d"},
+            "metadata": {"name": "d", "namespace": NS},
             "spec": {},
         }
     )
