@@ -74,3 +74,18 @@ def test_the_benchmark_runs_in_its_smoke_mode(case: Bench) -> None:
     assert run.returncode == 0, f"{case.reason}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     for line in case.prints:
         assert line in run.stdout, f"{case.reason}: {line!r} not printed\n{run.stdout[-3000:]}"
+
+
+def test_run_function_refuses_too_few_calls_saying_why() -> None:
+    """`--calls 1` leaves one latency per row, too few for percentiles: argparse's usage error
+    (exit 2) naming the least it takes, not a StatisticsError after the servers have started."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run_function.py"), "--calls", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 2, run.stderr
+    assert "--calls must be a whole number of at least 2" in run.stderr
