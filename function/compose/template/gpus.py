@@ -37,11 +37,16 @@ class GpuCheck:
     retry_after_s: int | None = None
 
 
+def wants_gpu(hardware: Hardware | None) -> bool:
+    """Whether the template asks for a GPU: a count, a model, models or a memory size."""
+    gpu = hardware.gpu if hardware else None
+    return gpu is not None and bool(gpu.requests or gpu.model or gpu.models or gpu.min_vram)
+
+
 def check(observed: Observed, hardware: Hardware | None) -> GpuCheck:
     """Whether a GPU the template can run on is in the cluster."""
     gpu = hardware.gpu if hardware else None
-    wants_gpu = gpu is not None and bool(gpu.requests or gpu.model or gpu.models or gpu.min_vram)
-    if gpu is None or not wants_gpu:
+    if gpu is None or not wants_gpu(hardware):
         return GpuCheck(
             ConditionType.GPU_READY.ready(Reason.NO_GPU_NEEDED, "the template needs no GPU")
         )
@@ -95,11 +100,10 @@ def unknown_accelerator(hardware: Hardware | None, profile: Profile | None) -> H
     running it on CPUs would not be what the template promises.
     """
     meta = profile.metadata if profile else None
-    wanted = hardware.gpu.requests if hardware and hardware.gpu else None
-    if meta is not None and meta.gpu_count == 0 and not meta.gpu and wanted:
+    if meta is not None and meta.gpu_count == 0 and not meta.gpu and wants_gpu(hardware):
         return ConditionType.DISCOVERED.failed(
             Reason.UNKNOWN_ACCELERATOR,
-            f"the image's profile runs on CPUs, but the template asks for {wanted} GPU(s) "
+            "the image's profile runs on CPUs, but the template asks for a GPU "
             "(spec.hardware.gpu): the image has no profile for that GPU; choose a GPU model it "
             "supports, or make a CPU template (spec.hardware.cpu without gpu)",
         )

@@ -345,14 +345,44 @@ CPU_PROFILE = {
 }
 
 
-def test_a_cpu_profile_for_a_template_that_asks_for_gpus_fails_it_saying_so() -> None:
+@dataclass(frozen=True)
+class GpuAsk(Case):
+    hardware: dict[str, Any]
+
+
+GPU_ASKS = [
+    GpuAsk(
+        "count-and-model",
+        "the usual template: one MI300X",
+        {"gpu": {"requests": 1, "model": "MI300X"}},
+    ),
+    GpuAsk(
+        "model-only",
+        "a GPU model without a count still asks for that GPU",
+        {"gpu": {"model": "MI300X"}},
+    ),
+    GpuAsk("memory-only", "a minimum GPU memory asks for some GPU", {"gpu": {"minVram": "100Gi"}}),
+]
+
+
+def discovered_on(hardware: dict[str, Any], metadata: Any) -> Composition:
+    """`discovered`, for a template of the given hardware (in a world with an MI300X node)."""
+    xr = template(hardware=hardware)
+    job = job_of(compose(xr))
+    xr = step(xr, compose(xr))
+    pods = [pod(job, "Succeeded", message=dry_run(metadata))]
+    return compose(xr, [*WORLD, *pods], resources={DISCOVERY_JOB: complete_job(job)})
+
+
+@table(GPU_ASKS)
+def test_a_cpu_profile_for_a_template_that_asks_for_gpus_fails_it_saying_so(case: GpuAsk) -> None:
     """An image with no profile for the template's GPU answers with a CPU one: running that on
     the GPU nodes the template asked for would not be what it promises, so it fails, naming the
-    GPUs asked for and the two ways out."""
-    comp = discovered(CPU_PROFILE)
+    field and the two ways out, however the template asks for a GPU."""
+    comp = discovered_on(case.hardware, CPU_PROFILE)
 
-    assert comp.status["status"] == "Failed"
-    assert conditions(comp)["Failure"] == ("True", "UnknownAccelerator")
+    assert comp.status["status"] == "Failed", case.reason
+    assert conditions(comp)["Failure"] == ("True", "UnknownAccelerator"), case.reason
     said = message(comp, "Discovered")
     assert "runs on CPUs" in said
     assert "spec.hardware.gpu" in said
@@ -362,11 +392,7 @@ def test_a_cpu_profile_for_a_template_that_asks_for_gpus_fails_it_saying_so() ->
 def test_a_cpu_profile_for_a_cpu_template_is_its_answer() -> None:
     """A CPU template (hardware.cpu, no GPU) takes a CPU profile: its cores are no GPU count and
     its accelerator no GPU model, so nothing about it is unknown."""
-    xr = template(hardware={"cpu": {"requests": 8}})
-    job = job_of(compose(xr))
-    xr = step(xr, compose(xr))
-    pods = [pod(job, "Succeeded", message=dry_run(CPU_PROFILE))]
-    comp = compose(xr, [*WORLD, *pods], resources={DISCOVERY_JOB: complete_job(job)})
+    comp = discovered_on({"cpu": {"requests": 8}}, CPU_PROFILE)
 
     assert conditions(comp)["Discovered"][0] == "True", message(comp, "Discovered")
     assert "gpu" not in tree(comp.status)["profile"]["metadata"]
