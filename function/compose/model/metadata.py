@@ -83,7 +83,7 @@ class ImageRecord:
             inspected_image=string_at(model, "status", "inspectedImage"),
             digest=str(digest) if digest is not None else "",
             labels=_string_map(labels),
-            entrypoint=_strings(field_at(model, "status", "imageEntrypoint")),
+            entrypoint=stored_entrypoint(model),
         )
 
     def recorded_in(self, status: ModelStatus) -> ModelStatus:
@@ -250,6 +250,14 @@ def _failed(state: State, cause: str, message: str) -> Health:
 
 def _string_map(value: JsonValue) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def stored_entrypoint(model: Manifest) -> list[str]:
+    """The image entrypoint the model's status kept; empty when none, or not one an image has.
+
+    Read on its own, so another field of the status that fails to parse does not lose it.
+    """
+    return _strings(field_at(model, "status", "imageEntrypoint"))
 
 
 def _strings(value: JsonValue) -> list[str]:

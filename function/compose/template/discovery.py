@@ -29,6 +29,7 @@ from function.api.template import (
     TemplateStatus,
 )
 from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
+from function.compose.model.metadata import stored_entrypoint
 from function.compose.refs import Model
 from function.compose.template import slots
 from function.kube.contract import Desired, Observed, Requirement, keep
@@ -336,7 +337,7 @@ def _job(  # noqa: PLR0913 - everything a discovery Job is made of
         labels={**slots.JOB_LABELS, labels.TEMPLATE: labels.value(observed.name)},
         image=model.spec.image,
         # The model read it from the image's config with its labels.
-        entrypoint=model.status.image_entrypoint or observed.settings.discovery_entrypoint,
+        entrypoint=stored_entrypoint(model.manifest) or observed.settings.discovery_entrypoint,
         env=env,
         # The Job pulls the model's image: the secrets of the template, the model and the
         # runtime config all apply, and the first service account named, in that order.

@@ -168,6 +168,17 @@ def assert_restricted(pod_spec: Any) -> None:
         assert "ports" not in c
 
 
+def test_the_kept_entrypoint_runs_even_when_another_status_field_is_broken() -> None:
+    """The entrypoint is read on its own: a status field of the model that fails to parse
+    (another writer's, or an older version's) does not make discovery run the wrong program."""
+    broken = model(entrypoint=["aim-runtime", "--quiet"])
+    broken["status"]["templates"] = -1  # no count of templates
+    comp = compose(template(), [broken, MI300X_NODE])
+
+    container = job_of(comp)["spec"]["template"]["spec"]["containers"][0]
+    assert "aim-runtime --quiet" in " ".join(container["command"] + container.get("args", []))
+
+
 def test_without_a_known_entrypoint_the_configured_one_runs() -> None:
     """An image never inspected is run with the configured entrypoint."""
     comp = loop.reconcile(
