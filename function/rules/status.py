@@ -277,7 +277,6 @@ class Reported(Protocol):
 
     conditions: list[Condition]
     warnings: list[str]
-    ready: bool | None
 
 
 def report(
@@ -290,17 +289,15 @@ def report(
     """End a composer the one way they all end, returning the worst state (for the headline).
 
     A condition per component (then `also`), and a warning event for each component that failed
-    or degraded (after `warnings`). The XR is Ready when every component is, unless the
-    composer's headline says otherwise (`function.compose.frame.finish`).
+    or degraded (after `warnings`). Whether the XR is Ready is its headline's to say
+    (`function.compose.frame.finish`).
     """
     comp.conditions = [*(h.to_condition() for h in healths), *also]
     comp.warnings = [
         *warnings,
         *(h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}),
     ]
-    state = worst(healths)
-    comp.ready = state is State.READY
-    return state
+    return worst(healths)
 
 
 def worst(healths: Iterable[Health]) -> State:
