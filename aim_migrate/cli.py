@@ -25,7 +25,7 @@ from pydantic import JsonValue
 from aim_migrate.rules import Migration, collect_context, is_aim, migrate
 from function.api.definitions import DEFINITIONS
 from function.errors import InvalidSpecError
-from function.kube.observed import parse_spec
+from function.kube.parse import parse_spec
 
 _SPECS = {d.kind.value: d.spec for d in DEFINITIONS}
 

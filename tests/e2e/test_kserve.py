@@ -31,7 +31,7 @@ from devtools.pkg.image import Image
 from devtools.tools import Tools
 from function.api.meta import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
-from function.kube.observed import Observed
+from function.kube.contract import Observed
 from function.rules.pods import PREDICTOR_LABEL
 from tests.e2e.nodeplane import AIM_IMAGE, NS, chat, node_cluster
 from tests.unit import loop

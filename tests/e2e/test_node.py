@@ -38,7 +38,7 @@ from function.api.meta import Manifest
 from function.compose.cache import compose_model_cache
 from function.compose.cache.steps import DOWNLOAD_JOB, PVC, REPORT, SIZE_CHECK_JOB
 from function.compose.template import DISCOVERY_JOB, compose_template
-from function.kube.observed import Composition, Observed
+from function.kube.contract import Composition, Observed
 from function.settings import Settings
 from tests.cases import Case, table
 from tests.e2e.journey import docker_config

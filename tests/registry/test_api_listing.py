@@ -25,7 +25,7 @@ from devtools.cluster.registry import Registry
 from devtools.tools import Tools
 from function.api.modelsource import ClusterModelSourceStatus
 from function.compose.modelsource import compose_model_source
-from function.kube.observed import Composition, ListRegistry, Observed
+from function.kube.contract import Composition, ListRegistry, Observed
 from function.registry.api_pages import MAX_PAGE_BYTES, MAX_PAGES
 from function.registry.credentials import Credential
 from function.registry.github_listing import GitHubPackagesIndex

@@ -14,7 +14,7 @@ import pytest
 
 from function.api.meta import Manifest
 from function.compose import Composer
-from function.kube.observed import AskRegistry, Composition, Inspect, Observed
+from function.kube.contract import AskRegistry, Composition, Inspect, Observed
 
 MAX_CALLS = 6
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from function.api.modelsource import ClusterModelSourceSpec
 from function.compose.modelsource import compose_model_source
-from function.kube.observed import Composition, ListRegistry, Observed
+from function.kube.contract import Composition, ListRegistry, Observed
 from function.registry.filters import Filter, FilterError, read_filters
 from function.registry.inspect import FailureKind
 from function.registry.listing import (

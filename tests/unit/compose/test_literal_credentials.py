@@ -11,7 +11,7 @@ from typing import Any
 
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.template import compose_template
-from function.kube.observed import Composition, Observed
+from function.kube.contract import Composition, Observed
 from function.kube.transitions import transitions
 from tests.cases import Case, table
 from tests.unit import loop

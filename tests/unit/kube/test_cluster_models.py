@@ -12,8 +12,8 @@ from typing import Any
 
 from function.api.meta import Manifest
 from function.compose.runtimeconfig import compose_runtime_config
+from function.kube.contract import Composition, Observed
 from function.kube.objects import name_of
-from function.kube.observed import Composition, Observed
 from function.rules import naming
 from function.rules.status import ConditionStatus
 from tests.cases import Case, table

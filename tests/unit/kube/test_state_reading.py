@@ -24,7 +24,8 @@ from function.kube.convert import (
     struct_to_dict,
     update_struct,
 )
-from function.kube.observed import parse_spec, read_observed
+from function.kube.parse import parse_spec
+from function.kube.wire import read_observed
 from tests.cases import table
 
 

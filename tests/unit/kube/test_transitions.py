@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from function.kube.observed import Notice
+from function.kube.contract import Notice
 from function.kube.transitions import transitions
 from function.rules.status import Condition, ConditionStatus
 from tests.cases import table

@@ -11,7 +11,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.compose import COMPOSERS
 from function.errors import InvalidSpecError
-from function.kube.observed import Composition, Observed
+from function.kube.contract import Composition, Observed
 from function.server.fn import FunctionRunner
 from function.settings import Settings
 from tests.cases import Case, table

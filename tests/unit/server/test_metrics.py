@@ -17,14 +17,8 @@ from devtools.tools import free_port
 from function.api.meta import Manifest
 from function.compose.template import DISCOVERY_JOB
 from function.errors import InvalidSpecError
+from function.kube.contract import Composition, Desired, Inspect, ListRegistry, Observed
 from function.kube.counted import Counted, DiscoveryStarted, TemplateSelected
-from function.kube.observed import (
-    Composition,
-    Desired,
-    Inspect,
-    ListRegistry,
-    Observed,
-)
 from function.registry.inspect import (
     FailureKind,
     InspectionOutcome,

@@ -21,7 +21,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from devtools.tools import free_port
 from function.api.meta import Manifest
-from function.kube.observed import Composition, Desired, Observed
+from function.kube.contract import Composition, Desired, Observed
 from function.server.fn import FunctionRunner
 from function.server.serve import SERVICES, Listen, start
 

@@ -19,8 +19,8 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.compose import COMPOSERS
+from function.kube.contract import Composition, Observed
 from function.kube.convert import struct_to_dict
-from function.kube.observed import Composition, Observed
 from function.server.call import Composers
 from function.server.fn import FunctionRunner, UndecodableRequestError
 from function.server.workers import WorkerPool

@@ -15,7 +15,7 @@ from typing import Any
 
 from function.compose.cache import compose_template_cache
 from function.compose.service import TEMPLATE_CACHE, compose_service
-from function.kube.observed import Composition, Observed
+from function.kube.contract import Composition, Observed
 from function.rules import caching
 from tests.cases import Case, table
 from tests.unit import loop

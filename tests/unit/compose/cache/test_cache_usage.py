@@ -9,7 +9,7 @@ from typing import Any
 from function.compose.cache import usage
 from function.compose.cache.model_cache import compose_model_cache
 from function.compose.cache.steps import PVC
-from function.kube.observed import Observed
+from function.kube.contract import Observed
 from tests.cases import table
 from tests.unit.compose.service.test_caching import downloading, model_cache, reconcile
 

@@ -14,7 +14,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.api.definitions import DEFINITIONS
 from function.compose.model import compose_model
-from function.kube.observed import Composition, Inspect, Observed
+from function.kube.contract import Composition, Inspect, Observed
 from function.registry import reference
 from function.registry.inspect import (
     FailureKind,

@@ -17,7 +17,7 @@ from function.compose.cache.steps import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
 from function.compose.service import INFERENCE_SERVICE, TEMPLATE_CACHE, compose_service
 from function.compose.template import TEMPLATE_CACHE as OWN_CACHE
 from function.compose.template import compose_template
-from function.kube.observed import Composition, Observed
+from function.kube.contract import Composition, Observed
 from function.rules import caching, quantity
 from function.rules.status import Reason
 from tests import simulated

@@ -22,8 +22,8 @@ from function.compose.service import (
     compose_service,
 )
 from function.errors import InvalidSpecError
+from function.kube.contract import Composition, Observed
 from function.kube.counted import TemplateSelected
-from function.kube.observed import Composition, Observed
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL
 from tests.cases import Case, table

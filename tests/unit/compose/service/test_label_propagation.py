@@ -13,7 +13,8 @@ from google.protobuf import json_format
 from function.api.meta import Manifest
 from function.compose.cache import compose_template_cache
 from function.compose.service import compose_service
-from function.kube.observed import Composition, Desired, Observed, apply_composition
+from function.kube.contract import Composition, Desired, Observed
+from function.kube.wire import apply_composition
 from function.rules import labels
 from tests.cases import Case, table
 from tests.unit import loop

@@ -11,7 +11,7 @@ import copy
 from typing import Any, cast
 
 from function.compose.service import INFERENCE_SERVICE, MODEL, compose_service
-from function.kube.observed import Composition, Observed
+from function.kube.contract import Composition, Observed
 from function.rules import naming
 from tests.unit import loop
 

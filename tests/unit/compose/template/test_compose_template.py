@@ -14,8 +14,9 @@ from typing import Any
 
 from function.api.template import TemplateStatus
 from function.compose.template import DISCOVERY_JOB, compose_template
+from function.kube.contract import Composition, Observed
 from function.kube.counted import DiscoveryStarted
-from function.kube.observed import Composition, Observed, parse_status
+from function.kube.parse import parse_status
 from function.rules import discovery
 from function.settings import Settings
 from tests import simulated

@@ -16,7 +16,7 @@ import pytest
 
 from function.compose.model import compose_model
 from function.compose.template import DISCOVERY_JOB
-from function.kube.observed import Composition, Observed
+from function.kube.contract import Composition, Observed
 from function.rules import discovery
 from function.rules.discovery import ResultError
 from function.rules.status import Reason
