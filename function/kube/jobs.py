@@ -14,8 +14,8 @@ from pydantic import JsonValue
 
 from function.api.meta import Manifest
 from function.kube.contract import Observed, Requirement
-from function.kube.objects import find_condition, name_of, status_of
-from function.kube.views import phase_of
+from function.kube.objects import name_of, status_of
+from function.kube.views import is_true, phase_of
 from function.rules.pods import PULL_FAILURES, START_FAILURES
 
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
@@ -31,10 +31,9 @@ class JobState(StrEnum):
 
 def job_state(job: Manifest) -> JobState:
     """COMPLETE or FAILED once the Job controller says so, else RUNNING."""
-    conditions = status_of(job).get("conditions")
-    if find_condition(conditions, "Complete").get("status") == "True":
+    if is_true(job, "Complete"):
         return JobState.COMPLETE
-    if find_condition(conditions, "Failed").get("status") == "True":
+    if is_true(job, "Failed"):
         return JobState.FAILED
     return JobState.RUNNING
 

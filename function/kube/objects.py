@@ -55,20 +55,6 @@ def controller_uid(obj: Manifest) -> str | None:
     return uid if isinstance(uid, str) else None
 
 
-def condition_is_true(obj: Mapping[str, JsonValue], condition_type: str) -> bool:
-    """Whether `status.conditions` of an observed object has `condition_type` set to True."""
-    return find_condition(status_of(obj).get("conditions"), condition_type).get("status") == "True"
-
-
-def find_condition(conditions: JsonValue, condition_type: str) -> Mapping[str, JsonValue]:
-    """The condition of that type in a `conditions` list, or an empty mapping."""
-    if isinstance(conditions, list):
-        for c in conditions:
-            if isinstance(c, dict) and c.get("type") == condition_type:
-                return c
-    return {}
-
-
 def status_of(obj: Mapping[str, JsonValue] | None) -> Mapping[str, JsonValue]:
     """An object's `status`, empty when it has none yet."""
     status = obj.get("status") if obj is not None else None
@@ -79,8 +65,3 @@ def aim_status(obj: Mapping[str, JsonValue] | None) -> str | None:
     """The `status.status` value AIM objects report, if any."""
     value = status_of(obj).get("status")
     return value if isinstance(value, str) else None
-
-
-def inference_service_ready(observed: Mapping[str, JsonValue] | None) -> bool:
-    """KServe marks an InferenceService serving-ready with its `Ready` condition."""
-    return observed is not None and condition_is_true(observed, "Ready")

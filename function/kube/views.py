@@ -51,18 +51,19 @@ class ObjectCondition:
         return self.status == "False"
 
 
+def _condition(entry: Mapping[str, JsonValue]) -> ObjectCondition:
+    return ObjectCondition(
+        type=_text(entry.get("type")),
+        status=_text(entry.get("status")),
+        reason=_text(entry.get("reason")),
+        message=_text(entry.get("message")),
+        last_transition_time=_text(entry.get("lastTransitionTime")),
+    )
+
+
 def conditions(value: JsonValue) -> tuple[ObjectCondition, ...]:
     """The conditions in a `conditions` list, in order."""
-    return tuple(
-        ObjectCondition(
-            type=_text(c.get("type")),
-            status=_text(c.get("status")),
-            reason=_text(c.get("reason")),
-            message=_text(c.get("message")),
-            last_transition_time=_text(c.get("lastTransitionTime")),
-        )
-        for c in _entries(value)
-    )
+    return tuple(_condition(c) for c in _entries(value))
 
 
 def find(found: tuple[ObjectCondition, ...], condition_type: str) -> ObjectCondition | None:
@@ -73,8 +74,23 @@ def find(found: tuple[ObjectCondition, ...], condition_type: str) -> ObjectCondi
 def condition_of(
     obj: Mapping[str, JsonValue] | None, condition_type: str
 ) -> ObjectCondition | None:
-    """The object's `status.conditions` entry of that type, None when it has none."""
-    return find(conditions(status_of(obj).get("conditions")), condition_type)
+    """The object's `status.conditions` entry of that type, None when it has none.
+
+    Only that entry is read: composers ask this of every listed object on every call.
+    """
+    entry = next(
+        (c for c in _entries(status_of(obj).get("conditions")) if c.get("type") == condition_type),
+        None,
+    )
+    return _condition(entry) if entry is not None else None
+
+
+def is_true(obj: Mapping[str, JsonValue] | None, condition_type: str) -> bool:
+    """Whether the object's condition of that type is True (an InferenceService's Ready, a
+    Job's Complete).
+    """
+    found = condition_of(obj, condition_type)
+    return found is not None and found.is_true
 
 
 @dataclass(frozen=True)

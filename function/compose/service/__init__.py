@@ -26,9 +26,9 @@ from function.errors import InvalidSpecError
 from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.counted import TemplateSelected
 from function.kube.lookup import Found
-from function.kube.objects import inference_service_ready, name_of
+from function.kube.objects import name_of
 from function.kube.parse import parse_spec
-from function.kube.views import string_at
+from function.kube.views import is_true, string_at
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL, pods_health
 from function.rules.runtimeconfig import RuntimeConfig
@@ -96,7 +96,7 @@ def compose_service(observed: Observed) -> Composition:
     )
     healths = [config_health, models.health, templates.health, isvc_health]
     if INFERENCE_SERVICE in observed.resources:
-        serving = inference_service_ready(observed.resources[INFERENCE_SERVICE])
+        serving = is_true(observed.resources[INFERENCE_SERVICE], "Ready")
         pods = observed.required.get(PODS)
         if pods is not None:
             healths.append(pods_health(pods, serving=serving))
@@ -158,7 +158,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
 ) -> tuple[Desired | None, Health]:
     """The InferenceService once its inputs are ready; the existing one, kept, until then."""
     current = observed.resources.get(INFERENCE_SERVICE)
-    ready = inference_service_ready(current)
+    ready = is_true(current, "Ready")
     if (
         models.ready
         and templates.ready
