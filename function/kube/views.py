@@ -86,9 +86,7 @@ def condition_of(
 
 
 def is_true(obj: Mapping[str, JsonValue] | None, condition_type: str) -> bool:
-    """Whether the object's condition of that type is True (an InferenceService's Ready, a
-    Job's Complete).
-    """
+    """Whether the object's condition of that type is True (a Job's Complete, say)."""
     found = condition_of(obj, condition_type)
     return found is not None and found.is_true
 
