@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from function.api.cache import CacheStatusValue
-from function.api.common import ObservedStatus
+from function.api.common import EnvVar, ObservedStatus
 from function.api.model import ModelStatusValue
 from function.api.service import ServiceStatusValue
 from function.api.template import TemplateStatusValue
 from function.compose.config_lookup import lookup as runtime_config_lookup
 from function.compose.config_lookup import resolve as resolve_runtime_config
 from function.kube.contract import Composition, Observed
+from function.kube.views import condition_of
+from function.rules.credentials import credentials_condition
 from function.rules.runtimeconfig import RuntimeConfig, propagated_labels
 from function.rules.status import Condition, ConditionType, Health, State
 from function.rules.status import report as report_healths
@@ -106,3 +108,18 @@ def open_frame(
     frame.comp.requirements += config_lookup.requirements()
     frame.comp.propagated_labels = propagated_labels(observed.metadata, config)
     return frame
+
+
+def cluster_credentials(
+    observed: Observed, envs: Iterable[tuple[str, Iterable[EnvVar] | None]]
+) -> Condition | None:
+    """The `CredentialsInline` condition of a cluster-scoped XR, from its env lists.
+
+    A cluster object's env reaches every namespace's pods, and every catalog reader sees it;
+    whether the XR had the condition (so it must be cleared) is read from the XR itself.
+    """
+    return credentials_condition(
+        observed.kind,
+        envs,
+        had=condition_of(observed.composite, ConditionType.CREDENTIALS_INLINE) is not None,
+    )

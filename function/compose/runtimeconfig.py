@@ -29,7 +29,7 @@ from function.api.runtimeconfig import (
     RuntimeConfigStatus,
 )
 from function.build.aim import build_aim_object
-from function.compose.frame import stamp
+from function.compose.frame import cluster_credentials, stamp
 from function.compose.service.model import AUTO_CREATED_LABELS, image_model_spec
 from function.errors import InvalidSpecError
 from function.kube.contract import (
@@ -41,9 +41,8 @@ from function.kube.contract import (
 )
 from function.kube.objects import metadata_of, name_of
 from function.kube.parse import parse_spec
-from function.kube.views import condition_of, field_at, string_at
+from function.kube.views import field_at, string_at
 from function.rules import naming
-from function.rules.credentials import credentials_condition
 from function.rules.runtimeconfig import DEFAULT_NAME, creation_scope
 from function.rules.status import Condition, ConditionStatus, ConditionType, Reason
 
@@ -70,11 +69,7 @@ def compose_runtime_config(observed: Observed) -> Composition:
         spec = parse_spec(observed.composite, ClusterRuntimeConfigSpec)
         comp = _cluster_models(observed, spec)
         # Never the readiness: Crossplane decides it from what the config composes.
-        credentials = credentials_condition(
-            Kind.CLUSTER_RUNTIME_CONFIG,
-            [("spec.env", spec.env)],
-            had=condition_of(observed.composite, ConditionType.CREDENTIALS_INLINE) is not None,
-        )
+        credentials = cluster_credentials(observed, [("spec.env", spec.env)])
         if credentials is not None:
             comp.conditions.append(credentials)
     # No headline: Crossplane decides readiness from what a cluster config composes.

@@ -16,7 +16,7 @@ from typing import Final
 from function.api.meta import Kind, Manifest
 from function.api.model import ModelSpec, ModelStatus, ModelStatusValue, SourceType
 from function.api.template import TemplateStatusValue
-from function.compose.frame import Frame, open_frame
+from function.compose.frame import Frame, cluster_credentials, open_frame
 from function.compose.model import metadata, templates
 from function.kube.contract import (
     Composition,
@@ -103,7 +103,8 @@ def compose_model(observed: Observed) -> Composition | Inspect:
                 gap=gap,
                 generated=len(planned.templates),
                 kept=sum(k.startswith(_TEMPLATE_PREFIX) for k in comp.resources),
-            )
+            ),
+            *_credentials(observed, spec),
         ],
     )
     comp.ttl_seconds = meta.retry_after_s
@@ -373,3 +374,26 @@ def _named(
         if s != TemplateStatusValue.AVAILABLE
     ]
     return f"; not Available: {', '.join(others)}" if others else ""
+
+
+def _credentials(observed: Observed, spec: ModelSpec) -> list[Condition]:
+    """`CredentialsInline` for a cluster model whose env sets a credential to a literal value.
+
+    Its env reaches every namespace's pods; the warning sits beside the components, so the model
+    stays Ready.
+    """
+    if observed.kind != Kind.CLUSTER_MODEL:
+        return []
+    custom = spec.custom.templates if spec.custom and spec.custom.templates else ()
+    found = cluster_credentials(
+        observed,
+        [
+            ("spec.env", spec.env),
+            *(
+                (f"spec.modelSources[{i}].env", s.env)
+                for i, s in enumerate(spec.model_sources or ())
+            ),
+            *((f"spec.custom.templates[{i}].env", t.env) for i, t in enumerate(custom)),
+        ],
+    )
+    return [found] if found is not None else []

@@ -19,7 +19,7 @@ from function.api.template import (
     TemplateStatusValue,
 )
 from function.build.aim import build_aim_object
-from function.compose.frame import open_frame
+from function.compose.frame import cluster_credentials, open_frame
 from function.compose.refs import Model, resolved_model
 from function.compose.template import discovery, gpus, lifecycle
 from function.compose.template.discovery import DISCOVERY_JOB
@@ -29,9 +29,7 @@ from function.kube.counted import DiscoveryStarted
 from function.kube.lookup import Absent, Lookup, Pending
 from function.kube.objects import labels_of
 from function.kube.parse import has_headline, parse_headline, parse_spec
-from function.kube.views import condition_of
 from function.rules import labels
-from function.rules.credentials import credentials_condition
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
 from function.rules.status import Condition, ConditionType, Health, Reason, State, worst
@@ -134,13 +132,12 @@ def _credentials(observed: Observed, spec: ClusterServiceTemplateSpec) -> Condit
     A warning beside the components, never one of them: the template stays Available.
     """
     sources = spec.model_sources or ()
-    return credentials_condition(
-        Kind.CLUSTER_SERVICE_TEMPLATE,
+    return cluster_credentials(
+        observed,
         [
             ("spec.env", spec.env),
             *((f"spec.modelSources[{i}].env", s.env) for i, s in enumerate(sources)),
         ],
-        had=condition_of(observed.composite, ConditionType.CREDENTIALS_INLINE) is not None,
     )
 
 

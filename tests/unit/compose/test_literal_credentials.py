@@ -1,4 +1,4 @@
-"""A cluster config or template with a credential in plain text in its env: warned, still used.
+"""A cluster config, template or model with a credential in plain text in its env: warned.
 
 The rule is `function.rules.credentials`; these tests hold the composers to it: the cluster kinds
 warn (once, as a Warning event), the namespaced kinds do not, and nothing stops being Ready.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from function.compose.model import compose_model
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.template import compose_template
 from function.kube.contract import Composition, Observed
@@ -53,6 +54,24 @@ def template(
     return out
 
 
+def model(kind: str, env: list[Any], conditions: list[Any] | None = None, **spec: Any) -> Any:
+    """A custom model (its weights downloaded, so no registry is asked) with `env`."""
+    meta: dict[str, Any] = {"name": "qwen3", "uid": "uid-qwen3"}
+    if kind == "AIMModel":
+        meta["namespace"] = NS
+    body = {
+        "image": "ghcr.io/acme/base:1.0",
+        "modelSources": SOURCES,
+        "custom": {"hardware": {"gpu": {"requests": 1, "model": "MI300X"}}},
+        "env": env,
+        **spec,
+    }
+    out: dict[str, Any] = {"apiVersion": API, "kind": kind, "metadata": meta, "spec": body}
+    if conditions is not None:
+        out["status"] = {"conditions": conditions}
+    return out
+
+
 def catalog(kind: str) -> list[Any]:
     """A model for the template, a node with its GPU and a default config: it is Available."""
     model_meta: dict[str, Any] = {"name": "qwen3"}
@@ -79,6 +98,8 @@ def catalog(kind: str) -> list[Any]:
 def compose(xr: Any) -> Composition:
     if xr["kind"].endswith("RuntimeConfig"):
         return loop.reconcile(compose_runtime_config, Observed(xr), [])
+    if xr["kind"].endswith("Model"):
+        return loop.reconcile(compose_model, Observed(xr), [config("AIMClusterRuntimeConfig", [])])
     return loop.reconcile(compose_template, Observed(xr), catalog(xr["kind"]))
 
 
@@ -115,6 +136,37 @@ CASES = [
             sources=[{**SOURCES[0], "env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": "k"}]}],
         ),
         ("True", "LiteralCredential"),
+    ),
+    ComposerCase(
+        "cluster-model",
+        "a cluster model's env reaches every namespace's inference pods",
+        model("AIMClusterModel", LITERAL),
+        ("True", "LiteralCredential"),
+    ),
+    ComposerCase(
+        "cluster-model-custom-template",
+        "so does the env of its custom templates",
+        model(
+            "AIMClusterModel",
+            FROM_SECRET,
+            custom={
+                "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+                "templates": [{"env": [{"name": "DB_PASSWORD", "value": "p"}]}],
+            },
+        ),
+        ("True", "LiteralCredential"),
+    ),
+    ComposerCase(
+        "namespace-model",
+        "a namespace's model stays in the namespace",
+        model("AIMModel", LITERAL),
+        None,
+    ),
+    ComposerCase(
+        "cluster-model-fixed",
+        "a cluster model fixed after the warning clears it",
+        model("AIMClusterModel", FROM_SECRET, [WARNED]),
+        ("False", "NoLiteralCredentials"),
     ),
     ComposerCase(
         "namespace-config",
