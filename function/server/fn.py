@@ -27,7 +27,7 @@ from function.registry.inspect import InspectionRequest, Inspector, RegistryFail
 from function.registry.listing import Lister
 from function.registry.oras import OrasInspector
 from function.registry.oras_listing import OrasLister
-from function.registry.question import Answer, Question, Registry
+from function.registry.question import Answer, Question
 from function.server.call import (
     FUNCTION_NAME,
     Call,
@@ -74,7 +74,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             Composers(dict(composers), settings or Settings())
         )
         self._inspector: Inspector = inspector or OrasInspector()
-        self._registry = Registry(self._inspector, lister or OrasLister(OrasInspector()))
+        self._lister: Lister = lister or OrasLister(OrasInspector())
         self._clock = clock or (lambda: datetime.now(UTC))
         self._max_request_bytes = max_request_bytes
         self._log = logging.get_logger()
@@ -144,7 +144,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         """The registry's answer to what the call's first step asked, counted and logged."""
         who = _parse(call.request)[1]
         if isinstance(question, InspectionRequest):
-            inspection = await self._registry.ask(question)
+            inspection = await self._inspector.inspect(question)
             self.metrics.inspection(
                 inspection.kind.value if isinstance(inspection, RegistryFailure) else "ok"
             )
@@ -155,7 +155,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 **who,
             )
             return inspection
-        listing = await self._registry.ask(question)
+        listing = await self._lister.list_images(question)
         for answer in listing.answers:
             self.metrics.listing(answer.failure.value if answer.failure else "ok")
         self._log.info(
