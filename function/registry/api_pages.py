@@ -120,7 +120,8 @@ async def read_pages(  # noqa: PLR0913 - what one listing needs
         return Repositories(tuple(names[:MAX_REPOSITORIES]))
     note = (
         f"{site} was read up to {min(len(names), MAX_REPOSITORIES)} repositories "
-        f"({pages} pages); name the namespace's repositories or narrow the wildcard"
+        f"({pages} pages), in the order it lists them; a wildcard matches among those only, "
+        "so name repositories past them in filters of their own"
     )
     return Repositories(tuple(names[:MAX_REPOSITORIES]), note)
 
