@@ -152,7 +152,7 @@ class ClusterModelSourceStatus(ObservedStatus):
         ge=0,
         description=(
             "Matching images left out at the last sync because `maxModels` was reached (counted, "
-            "not named)."
+            "not named: one whose name would have been taken or invalid counts too)."
         ),
     )
     last_sync_time: str | None = Field(

@@ -58,10 +58,13 @@ class Match:
 
     @property
     def image(self) -> str:
-        """The image as a model names it: Docker Hub images without the registry, as AIM does."""
-        if self.registry == reference.DOCKER_HUB:
-            return f"{self.repository}:{self.tag}"
-        return f"{self.registry}/{self.repository}:{self.tag}"
+        """The image as a model names it (`image_name`, then a colon and the tag)."""
+        return f"{image_name(self.registry, self.repository)}:{self.tag}"
+
+
+def image_name(registry: str, repository: str) -> str:
+    """An image without its tag as a model names it: Docker Hub's without the registry, as AIM."""
+    return repository if registry == reference.DOCKER_HUB else f"{registry}/{repository}"
 
 
 def read_filters(spec: ClusterModelSourceSpec) -> list[Filter | FilterError]:
@@ -146,13 +149,9 @@ class Matched:
     tags: tuple[str, ...]
     versions: Versions = field(default_factory=Versions, compare=False, repr=False)
 
-    def image(self, tag: str) -> str:
-        """The image of `tag`, as `Match.image` names it."""
-        return Match(self.registry, self.repository, tag).image
-
     def prefix(self) -> str:
-        """The image without its tag: `image(tag)` is this, a colon and the tag."""
-        return self.image("")[:-1]
+        """The image without its tag (`image_name`): an image of a tag is this, `:` and the tag."""
+        return image_name(self.registry, self.repository)
 
     def newest_first(self) -> list[str]:
         """The tags, versions highest first, then the tags that are no version, by name."""
