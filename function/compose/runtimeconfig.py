@@ -68,7 +68,6 @@ def compose_runtime_config(observed: Observed) -> Composition:
     else:
         spec = parse_spec(observed.composite, ClusterRuntimeConfigSpec)
         comp = _cluster_models(observed, spec)
-        # Never the readiness: Crossplane decides it from what the config composes.
         credentials = cluster_credentials(observed, [("spec.env", spec.env)])
         if credentials is not None:
             comp.conditions.append(credentials)
