@@ -26,6 +26,7 @@ from typing import Final
 
 from function.api.common import EnvVar
 from function.rules.status import Condition, ConditionStatus, ConditionType, Reason
+from function.rules.text import cut
 
 CREDENTIAL_WORDS: Final = frozenset(
     {
@@ -129,4 +130,4 @@ def credentials_condition(
 
 
 def _shown(name: str) -> str:
-    return repr(name[:_MAX_SHOWN] + ("..." if len(name) > _MAX_SHOWN else ""))
+    return repr(cut(name, _MAX_SHOWN))

@@ -23,6 +23,7 @@ from function.api.template import DiscoveredSource, Profile
 from function.rules import jsontext, quantity
 from function.rules.naming import DNS_LABEL_MAX, sanitize_part
 from function.rules.status import Reason
+from function.rules.text import cut
 
 BACKOFF_BASE_S: Final = 60
 BACKOFF_MAX_S: Final = 3600
@@ -286,4 +287,4 @@ def _size(size_gb: JsonValue) -> str | None:
 
 
 def _excerpt(text: str, length: int = 200) -> str:
-    return text if len(text) <= length else text[:length] + "..."
+    return cut(text, length)

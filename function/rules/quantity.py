@@ -12,6 +12,8 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Final, NoReturn
 
+from function.rules.text import cut
+
 # What the API server accepts for a quantity (a sign, a decimal, a suffix or an exponent),
 # except a negative value, which no size can be.
 _QUANTITY: Final = re.compile(
@@ -87,7 +89,7 @@ def _too_large(text: str) -> NoReturn:
 
 
 def _shown(text: str) -> str:
-    return text if len(text) <= _MAX_LENGTH else f"{text[:_MAX_LENGTH]}..."
+    return cut(text, _MAX_LENGTH)
 
 
 def binary(size: int) -> str:

@@ -31,6 +31,7 @@ from function.kube.counted import Counted
 from function.kube.transitions import transitions
 from function.kube.wire import apply_composition, read_observed
 from function.registry.question import Answer
+from function.rules.text import cut
 from function.settings import Settings
 
 FUNCTION_NAME: Final = "function-aim"
@@ -162,6 +163,8 @@ def orphan_composite(observed: Observed) -> str | None:
     )
 
 
+_NAME_MAX: Final = 253
+"""What a message shows of a name or namespace (an object name's limit): they come from users."""
 SCOPES: Final = {d.kind.value: d.scope for d in DEFINITIONS}
 """Each AIM kind's scope, as its XRD declares it."""
 
@@ -176,7 +179,11 @@ def scope_mismatch(observed: Observed) -> str | None:
     XR it stands for, whose namespace is its claim's (function/kube/claims.py).
     """
     scope = SCOPES.get(observed.kind)
-    kind, name, namespace = observed.kind, _shown(observed.name), _shown(observed.namespace)
+    kind, name, namespace = (
+        observed.kind,
+        cut(observed.name, _NAME_MAX),
+        cut(observed.namespace, _NAME_MAX),
+    )
     if scope == "Cluster" and namespace:
         twin = kind.replace("AIMCluster", "AIM", 1)
         other = f", or make it an {twin} in namespace {namespace}" if twin in SCOPES else ""
@@ -192,11 +199,6 @@ def scope_mismatch(observed: Observed) -> str | None:
             f"Namespaced in its XRD): set metadata.namespace to the namespace it serves{other}"
         )
     return None
-
-
-def _shown(text: str, most: int = 253) -> str:
-    """`text` cut to what a message can carry (an object name's limit): it comes from the user."""
-    return text if len(text) <= most else text[:most] + "..."
 
 
 def display_name(observed: Observed) -> str:
