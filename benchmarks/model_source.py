@@ -91,6 +91,18 @@ def listed(xr: dict[str, Any], row: Row) -> Observed:
     return replace(base, listing=answer)
 
 
+def _calls(text: str) -> int:
+    """`--calls`: a row needs at least one compose to time."""
+    try:
+        calls = int(text)
+    except ValueError:
+        calls = 0
+    if calls < 1:
+        msg = f"--calls must be a whole number of at least 1, not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return calls
+
+
 def measure(row: Row, calls: int) -> None:
     """Compose the sync `calls` times and print the row: times, models, images omitted."""
     observed = listed(source(row.versions), row)
@@ -114,7 +126,12 @@ def measure(row: Row, calls: int) -> None:
 def main() -> None:
     """Run the benchmark and print one row per listing."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument(
+        "--calls",
+        type=_calls,
+        default=5,
+        help="composes per row, at least 1 (default 5)",
+    )
     parser.add_argument("--smoke", action="store_true", help="one call, a smaller listing")
     args = parser.parse_args()
     repositories, count = (100, 5000) if not args.smoke else (10, 500)

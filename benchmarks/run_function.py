@@ -238,8 +238,8 @@ async def drive(target: str, req: fnv1.RunFunctionRequest, calls: int, concurren
                 await stub.RunFunction(req)
                 times.append((time.perf_counter() - start) * 1000)
 
-        # Every caller makes at least one call, so a run never has fewer points than callers.
-        share = max(1, -(-calls // concurrency))
+        # Calls rounded up to a whole number per caller: each makes at least one.
+        share = -(-calls // concurrency)
         began = time.perf_counter()
         await asyncio.gather(*(caller(share) for _ in range(concurrency)))
         elapsed = time.perf_counter() - began

@@ -7,6 +7,7 @@ baseline that its docstring promises.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ BENCHMARKS = [
         "model-source",
         "a sync composed over 10 x 500 tags (100 x 5,000 in full) beside one repository",
         "model_source.py",
-        ("baseline: 1 repository", "listing, versions >=0.5 <4", "omitted"),
+        ("baseline: 1 repository", "listing, versions >=0.5 <4"),
     ),
     Bench(
         "scale",
@@ -89,3 +90,21 @@ def test_run_function_refuses_too_few_calls_saying_why() -> None:
     )
     assert run.returncode == 2, run.stderr
     assert "--calls must be a whole number of at least 2" in run.stderr
+
+
+def test_model_source_counts_the_images_past_max_models() -> None:
+    """The plain listing row (10 x 500 tags, maxModels 100) creates 100 models and counts the
+    other 4,900 as omitted: a sync that lost status.modelsOmitted, or named past the cap, shows
+    here even in smoke mode."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "model_source.py"), "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    row = re.search(r"^listing\s+10 x 500\s+\S+\s+\S+\s+(\S+)\s+(\S+)$", run.stdout, re.MULTILINE)
+    assert row is not None, run.stdout
+    assert (row[1], row[2]) == ("100", "4900")
