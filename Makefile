@@ -7,8 +7,8 @@ EXAMPLE ?= examples/aimservice-basic
 help:    ## List these targets, one line each
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-render:  ## Render an AIM manifest through the real Crossplane engine: EXAMPLE=<dir or name> or FILE=<your.yaml>
-	@scripts/render $(or $(FILE),$(EXAMPLE)) $(if $(REQUIRED),--required $(REQUIRED)) $(if $(OBSERVED),--observed $(OBSERVED))
+render:  ## Render an AIM manifest through the real Crossplane engine: EXAMPLE=<dir or name>, or FILE=<your.yaml> [REQUIRED="a.yaml b.yaml"] [OBSERVED=...] (FILE wins)
+	@scripts/render $(or $(FILE),$(EXAMPLE)) $(foreach r,$(REQUIRED),--required $(r)) $(if $(OBSERVED),--observed $(OBSERVED))
 
 test:    ## Run every check: lockfile, ruff, mypy --strict, unit, fuzz, API, registry, render, image, doc-command and end-to-end tests
 	@scripts/test

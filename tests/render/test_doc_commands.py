@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.tools import ROOT, Tools, free_port
+from devtools.tools import ROOT, free_port
 
 DOCS = sorted([ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("examples/**/*.md")])
 MARKER = re.compile(r"^<!-- runnable(?:: exit (\d+))? -->$")
@@ -80,10 +80,11 @@ def _left_running(pgid: int) -> bool:
 
 @pytest.mark.usefixtures("tools")
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.where)
-def test_a_runnable_doc_block_runs_as_pasted(block: Block, tools: Tools, tmp_path: Path) -> None:
+def test_a_runnable_doc_block_runs_as_pasted(block: Block, tmp_path: Path) -> None:
     """The block exits as the doc says, within its timeout, run from the checkout's root, and
-    leaves nothing running behind it (a function started with `&` is stopped by the block)."""
-    del tools
+    leaves nothing running behind it (a function started with `&` is stopped by the block).
+    No Python traceback either: a crash exits 1 too, which a block documented to exit 1 (a
+    migration that could not carry something) must not pass for."""
     # PORT: rendering by hand listens on ${PORT:-9443}; a free one here, so two runs side by side
     # (or a function someone left on 9443) do not collide.
     env = {**os.environ, "PORT": str(free_port())}
@@ -119,3 +120,4 @@ def test_a_runnable_doc_block_runs_as_pasted(block: Block, tools: Tools, tmp_pat
         f"exited {proc.returncode}, the doc says {block.exit_code}; {report}"
     )
     assert not left, f"left a process running; {report}"
+    assert "Traceback (most recent call last)" not in err.read_text(), f"crashed; {report}"

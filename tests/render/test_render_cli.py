@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from devtools.tools import ROOT, Tools
+from devtools.tools import ROOT
 from tests.cases import table
 
 SCRIPT = ROOT / "scripts" / "render"
@@ -126,14 +126,17 @@ def test_a_bare_example_name_renders_that_example() -> None:
 @pytest.mark.usefixtures("tools")
 def test_a_users_own_manifest_renders_with_its_required_objects(tmp_path: Path) -> None:
     """A manifest of one's own, in a file of any name, with the catalog it names passed by
-    REQUIRED=: rendered as the example it was copied from is (`make render FILE=...`)."""
+    REQUIRED= in two files (models, templates): rendered as the example it was copied from is
+    (`make render FILE=... REQUIRED="a.yaml b.yaml"`)."""
     mine = tmp_path / "my-service.yaml"
     doc = yaml.safe_load((BASIC / "xr.yaml").read_text())
     doc["metadata"]["name"] = "my-chat"
     mine.write_text(yaml.safe_dump(doc))
-    catalog = tmp_path / "catalog.yaml"
-    catalog.write_text((BASIC / "required.yaml").read_text())
-    proc = run(f"FILE={mine}", f"REQUIRED={catalog}", make=True)
+    catalog = [d for d in yaml.safe_load_all((BASIC / "required.yaml").read_text()) if d]
+    models, templates = tmp_path / "models.yaml", tmp_path / "templates.yaml"
+    models.write_text(yaml.safe_dump_all([d for d in catalog if d["kind"].endswith("Model")]))
+    templates.write_text(yaml.safe_dump_all([d for d in catalog if "Template" in d["kind"]]))
+    proc = run(f"FILE={mine}", f"REQUIRED={models} {templates}", make=True)
     assert proc.returncode == 0, proc.stderr
     objects = [d for d in yaml.safe_load_all(proc.stdout) if isinstance(d, dict)]
     assert objects[0]["metadata"]["name"] == "my-chat"
@@ -142,15 +145,18 @@ def test_a_users_own_manifest_renders_with_its_required_objects(tmp_path: Path) 
 
 
 @pytest.mark.usefixtures("tools")
-def test_a_users_manifest_alone_renders_what_the_function_says_is_missing(
-    tools: Tools, tmp_path: Path
-) -> None:
-    """Without the catalog beside it a service still renders: no InferenceService, and a
-    condition naming the model it could not find, rather than a harness error."""
-    del tools
+def test_a_users_manifest_alone_renders_what_the_function_says_is_missing(tmp_path: Path) -> None:
+    """Without the catalog beside it a service still renders: no InferenceService, and the
+    service Failed with a condition naming the template it could not find and the field that
+    names it, rather than a harness error."""
     mine = tmp_path / "my-service.yaml"
     mine.write_text((BASIC / "xr.yaml").read_text())
     proc = run(str(mine))
     assert proc.returncode == 0, proc.stderr
     assert "InferenceService" not in kinds(proc.stdout)
-    assert "ModelReady" in proc.stdout
+    service = next(d for d in yaml.safe_load_all(proc.stdout) if isinstance(d, dict))
+    assert service["status"]["status"] == "Failed"
+    [template] = [c for c in service["status"]["conditions"] if c["type"] == "TemplateReady"]
+    assert (template["status"], template["reason"]) == ("False", "TemplateNotFound")
+    assert "spec.template.name" in template["message"]
+    assert "qwen3-32b-mi300x-latency-fp8" in template["message"]
