@@ -1,18 +1,19 @@
 """devtools/'s groups import only the groups before them (devtools/__init__.py), and never tests.
 
-Read with `ast` over every module, imports inside functions included, as function/'s layering
-test does: a harness that reached into the tests, or a generator that needed the cluster, would
-make the smallest job (`make generate`, `make render`) carry the largest.
+Read with the same scan as function/'s layering test (tests/unit/imports.py: imports inside
+functions and relative ones included): a harness that reached into the tests, or a generator
+that needed the cluster, would make the smallest job (`make generate`, `make render`) carry the
+largest.
 """
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from pathlib import Path
 
 import devtools
 from tests.cases import Case, table
+from tests.unit.imports import imports
 
 ROOT = Path(devtools.__file__).parent
 
@@ -39,16 +40,6 @@ def group_of(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
-def imported(path: Path) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.lineno, node.module))
-        elif isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names]
-    return found
-
-
 MODULES = [p for p in sorted(ROOT.rglob("*.py")) if p.name != "__init__.py" or p.parent != ROOT]
 
 
@@ -63,7 +54,8 @@ def test_a_group_imports_only_groups_before_it(case: Group) -> None:
     group, and no module imports the tests."""
     wrong = []
     for path in (p for p in MODULES if group_of(p) == case.id):
-        for line, module in imported(path):
+        for imp in imports(path):
+            line, module = imp.line, imp.module
             parts = module.split(".")
             if parts[0] == "tests" or (
                 parts[0] == "devtools" and len(parts) > 1 and LEVEL.get(parts[1], 0) > case.level

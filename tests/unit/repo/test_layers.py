@@ -6,14 +6,13 @@ counts the same as one at the top: a lazy import still makes the lower layer dep
 
 from __future__ import annotations
 
-import ast
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import function
 from tests.cases import Case, table
+from tests.unit.imports import Import, imports
 
 ROOT = Path(function.__file__).parent
 
@@ -93,39 +92,6 @@ RULES_THIRD_PARTY = [
         "a route path template is Kubernetes-style JSONPath; the parser is pure computation",
     ),
 ]
-
-
-@dataclass(frozen=True)
-class Import:
-    """One import statement's target, where it is."""
-
-    source: Path
-    line: int
-    module: str
-
-    def __str__(self) -> str:
-        return f"{self.source.relative_to(ROOT.parent)}:{self.line}: imports {self.module}"
-
-
-def imports(path: Path, text: str | None = None) -> Iterator[Import]:
-    """Every module `path` imports, wherever the statement is (functions, TYPE_CHECKING too).
-
-    `text` stands for the file's content (the scan's own test).
-    """
-    package = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
-    if path.name != "__init__.py":
-        package = package.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text() if text is None else text, str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield Import(path, node.lineno, alias.name)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                module = f"{base}.{node.module}" if node.module else base
-            else:
-                module = node.module or ""
-            yield Import(path, node.lineno, module)
 
 
 def layer_of(module: str) -> str | None:
