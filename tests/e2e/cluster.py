@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Self
 
+from devtools.cluster.converge import ISVC, ROUTE
 from devtools.cluster.kube import Kube, KubeError, condition
 from devtools.cluster.simulate import (
     simulate_gateway_accepts,
@@ -45,8 +46,6 @@ from tests.e2e.images import AimImage
 
 JOB_LABEL: Final = "batch.kubernetes.io/job-name"
 TICK_S: Final = 0.3
-ISVC: Final = "serving.kserve.io/v1beta1"
-ROUTE: Final = "gateway.networking.k8s.io/v1"
 
 
 class SimulatedCluster:

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from devtools.cluster.converge import AIM
 from devtools.cluster.kube import Credentials, Kube, KubeError, wait_for
 from devtools.cluster.kubeconfig import credentials
 from tests.cases import Case, table
 from tests.e2e.platform import Platform
 
 NS = "team-roles"
-AIM = "aim.silogen.ai/v1alpha1"
 
 
 @dataclass(frozen=True)

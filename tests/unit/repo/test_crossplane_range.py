@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
+from devtools.tools import ROOT
+
 TOOLS = (ROOT / "scripts" / "build-tools.sh").read_text()
 
 

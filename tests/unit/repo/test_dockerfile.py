@@ -12,7 +12,8 @@ import re
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from devtools.tools import ROOT
+
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 BUILD_IMAGE = (ROOT / "scripts" / "build-image").read_text()
 # Debian releases by the number distroless names them with, and the Python each one ships.

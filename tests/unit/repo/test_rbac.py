@@ -3,14 +3,13 @@ the roles for people cover every AIM kind at the right scope."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from devtools.tools import ROOT
 from function.api.definitions import DEFINITIONS
 
-ROOT = Path(__file__).resolve().parents[3]
 GROUP = "aim.silogen.ai"
 
 

@@ -16,7 +16,7 @@ import yaml
 from click.testing import CliRunner
 from grpc_health.v1 import health_pb2
 
-from devtools.tools import free_port
+from devtools.tools import ROOT, free_port
 from function.registry.oras import OrasInspector
 from function.server import main
 from function.server.fn import FunctionRunner
@@ -116,7 +116,7 @@ def test_default_workers_follow_the_cgroup_cpu_limit(
 def test_the_documented_probe_configuration_matches_the_command() -> None:
     """docs/operations.md's DeploymentRuntimeConfig passes a flag the command has, and probes the
     port that flag opens: a typo in either would leave a function that never turns Ready."""
-    readme = (Path(__file__).resolve().parents[3] / "docs" / "operations.md").read_text()
+    readme = (ROOT / "docs" / "operations.md").read_text()
     block = readme.split("kind: DeploymentRuntimeConfig", 1)[1].split("```", 1)[0]
     config = yaml.safe_load("kind: DeploymentRuntimeConfig" + block)
     [container] = config["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"]
