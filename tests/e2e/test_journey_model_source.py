@@ -87,6 +87,7 @@ def test_a_model_source_fills_the_catalog_that_a_service_by_image_runs_from(
     assert status["discoveredModels"] == 4
     assert status["modelsLimitReached"] is True
     assert status["skipped"] == ["1 more image(s): spec.maxModels (4) is reached"]
+    assert status["modelsOmitted"] == 1  # counted, not named: the cap stops the per-image work
     wait_condition(platform, "AIMClusterModelSource", name, None, "MaxModelsLimitReached", "True")
     now = made_by(journey, name)
     assert wanted < set(now)
