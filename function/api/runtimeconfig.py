@@ -231,7 +231,10 @@ class RuntimeConfigSpec(RuntimeDefaults):
         default=None,
         max_length=253,
         pattern=OBJECT_NAME_PATTERN,
-        description="Service account of discovery Jobs, cache downloads and inference pods.",
+        description=(
+            "Service account of discovery Jobs, cache size checks and inference pods; a cache's "
+            "download runs as an account of its own."
+        ),
     )
     image_pull_secrets: list[LocalObjectReference] | None = Field(
         default=None, description="Secrets for pulling model and runtime images."

@@ -1,10 +1,11 @@
-"""How a download reports its progress through the Kubernetes API, with rights to nothing else.
+"""How a download reports its progress through the Kubernetes API, with rights to little else.
 
-A model cache's download gets a ConfigMap of its own; a Role allowing `get` and `patch` on that
-one ConfigMap (by name); a RoleBinding of it to the account the Job runs as (one made for the
-cache when the runtime config names none); and a native sidecar that writes the ConfigMap
-(progress.py). The account's token is projected into the sidecar only: the download container
-still has no API access, and the sidecar can touch nothing but its own report.
+A model cache's download gets a ConfigMap of its own, a ServiceAccount of its own, and a
+RoleBinding of that account to one fixed ClusterRole the platform installs (package/rbac:
+`get` and `patch` on ConfigMaps), so Crossplane never needs to create Roles. A native sidecar
+(progress.py) writes the ConfigMap with the account's token, which is projected into the sidecar
+alone; the sidecar makes itself non-dumpable before the download starts, so the download
+container, which shares its process namespace, cannot read the token through `/proc`.
 """
 
 from __future__ import annotations
@@ -27,14 +28,21 @@ ACCOUNT_DIR: Final = "/var/run/secrets/kubernetes.io/serviceaccount"
 TOKEN_EXPIRY_S: Final = 3600
 KEYS: Final = ("downloadedBytes", "grewAt", "updatedAt", "stalled")
 """What the sidecar writes into the ConfigMap's data."""
+CLUSTER_ROLE: Final = "aim-crossplane:download-progress"
+"""The ClusterRole (package/rbac) every report's RoleBinding names: Crossplane may only bind it."""
+GUARD_DIR: Final = "/run/aim-progress"
+GUARDED: Final = f"{GUARD_DIR}/guarded"
+"""Written by the sidecar once its token is out of other processes' reach: its startup probe."""
+# The kubelet starts the download only after this probe passes: until then, no other container
+# of the pod runs, so nothing can read the token before the sidecar has hidden it.
+_STARTUP_PROBE: Final = f"import os, sys; sys.exit(0 if os.path.exists({GUARDED!r}) else 1)"
 
 
 @dataclass(frozen=True)
 class Reporting:
-    """The names of one download's report: its ConfigMap, Role and account; and the stall limit."""
+    """The names of one download's report: its ConfigMap and account; and the stall limit."""
 
     configmap: str
-    role: str
     service_account: str
     stall_after_s: int
 
@@ -55,6 +63,7 @@ def sidecar(report: Reporting, *, image: str, directory: str) -> Manifest:
         {"name": "AIM_PROGRESS_DIR", "value": directory},
         {"name": "AIM_PROGRESS_INTERVAL_S", "value": str(report.interval_s)},
         {"name": "AIM_STALL_AFTER_S", "value": str(report.stall_after_s)},
+        {"name": "AIM_PROGRESS_GUARDED", "value": GUARDED},
     ]
     return {
         "name": CONTAINER,
@@ -64,15 +73,25 @@ def sidecar(report: Reporting, *, image: str, directory: str) -> Manifest:
         "env": env,
         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
         "securityContext": restricted_container_security(),
+        "startupProbe": {
+            "exec": {"command": ["python3", "-c", _STARTUP_PROBE]},
+            "periodSeconds": 1,
+            "failureThreshold": 120,
+        },
         "volumeMounts": [
             {"name": "cache", "mountPath": directory, "readOnly": True},
             {"name": "report-token", "mountPath": ACCOUNT_DIR, "readOnly": True},
+            {"name": "report-guard", "mountPath": GUARD_DIR},
         ],
     }
 
 
-def token_volume() -> Manifest:
-    """The account's token and the cluster's CA, for the sidecar alone."""
+def volumes() -> list[Manifest]:
+    """The account's token and the cluster's CA, and the sidecar's own scratch space."""
+    return [_token_volume(), {"name": "report-guard", "emptyDir": {"medium": "Memory"}}]
+
+
+def _token_volume() -> Manifest:
     return {
         "name": "report-token",
         "projected": {
@@ -98,30 +117,17 @@ def build_configmap(report: Reporting, *, namespace: str, labels: Mapping[str, s
     }
 
 
-def build_role(report: Reporting, *, namespace: str, labels: Mapping[str, str]) -> Manifest:
-    """Read and patch this one ConfigMap: nothing else, not even to list or create it."""
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": {"name": report.role, "namespace": namespace, "labels": dict(labels)},
-        "rules": [
-            {
-                "apiGroups": [""],
-                "resources": ["configmaps"],
-                "resourceNames": [report.configmap],
-                "verbs": ["get", "patch"],
-            }
-        ],
-    }
-
-
 def build_role_binding(report: Reporting, *, namespace: str, labels: Mapping[str, str]) -> Manifest:
-    """The Role, for the account the download Job runs as."""
+    """The fixed ClusterRole, in this namespace only, for the download's own account."""
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
-        "metadata": {"name": report.role, "namespace": namespace, "labels": dict(labels)},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": report.role},
+        "metadata": {"name": report.configmap, "namespace": namespace, "labels": dict(labels)},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": CLUSTER_ROLE,
+        },
         "subjects": [
             {"kind": "ServiceAccount", "name": report.service_account, "namespace": namespace}
         ],
@@ -129,7 +135,11 @@ def build_role_binding(report: Reporting, *, namespace: str, labels: Mapping[str
 
 
 def build_service_account(name: str, *, namespace: str, labels: Mapping[str, str]) -> Manifest:
-    """An account for a download when the runtime config names none; no token is automounted."""
+    """The download's own account: only its report's RoleBinding names it; no token automounted.
+
+    The runtime config's account is for discovery and size checks: a download runs as an
+    account no inference pod shares, so no other pod can forge its report.
+    """
     return {
         "apiVersion": "v1",
         "kind": "ServiceAccount",

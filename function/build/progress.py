@@ -4,8 +4,13 @@ Run as a native sidecar of the download Job, in the download image (any python3,
 library only): `python3 -c <this file>`. Every AIM_PROGRESS_INTERVAL_S it sums the sizes of the
 files under AIM_PROGRESS_DIR and merge-patches `downloadedBytes`, `grewAt` and `updatedAt` into
 the ConfigMap AIM_PROGRESS_CONFIGMAP, with the pod's service account token. The token is mounted
-into this container alone, and its Role allows `get` and `patch` on that one ConfigMap: the
-download itself has no API access, and the reporter can change nothing but its own report.
+into this container alone, and the account may only read and patch ConfigMaps of its namespace.
+The pod shares its process namespace (to stop a stalled download), so any of its processes could
+open the token through `/proc/<this pid>/root`: before anything else this process makes itself
+non-dumpable, which the kernel answers by refusing other processes of the same user its `/proc`
+files, then writes AIM_PROGRESS_GUARDED, the file the kubelet's startup probe waits for before it
+starts the download. Where that cannot be done it never reads the token, and only watches for
+stalls.
 
 When the files have not grown for AIM_STALL_AFTER_S, it records `stalled` and stops the download
 (the pod shares its process namespace), so the Job's next attempt starts over; the function reads
@@ -14,6 +19,7 @@ starts, so what the ConfigMap says is the latest attempt's. Reporting is best ef
 error is printed and tried again, and never stops the download.
 """
 
+import ctypes
 import json
 import os
 import signal
@@ -25,6 +31,18 @@ from pathlib import Path
 
 ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 MAX_FILES = 100000
+PR_SET_DUMPABLE = 4  # <linux/prctl.h>
+PR_GET_DUMPABLE = 3
+
+
+def guard() -> bool:
+    """Make this process non-dumpable (as ssh-agent does); True once the kernel says it is."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        return bool(libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
 
 
 def measure(root: str) -> int:
@@ -98,21 +116,34 @@ def report(data: dict[str, str]) -> None:
         sys.stderr.flush()
 
 
+def ignore(data: dict[str, str]) -> None:
+    """Where the token could not be hidden: it is never read, and nothing is reported."""
+    del data
+
+
 def main() -> None:
     """Report until the pod ends (a native sidecar is stopped after the download)."""
+    guarded = guard()
+    if not guarded:
+        sys.stderr.write("progress: cannot make this process non-dumpable; not reporting\n")
+        sys.stderr.flush()
+    marker = os.environ.get("AIM_PROGRESS_GUARDED")
+    if marker:
+        Path(marker).write_text("guarded\n" if guarded else "unguarded\n")
+    send = report if guarded else ignore
     root = os.environ["AIM_PROGRESS_DIR"]
     interval = max(float(os.environ.get("AIM_PROGRESS_INTERVAL_S", "10")), 1.0)
     stall_after = max(float(os.environ.get("AIM_STALL_AFTER_S", "600")), interval)
     size, grew_at, grew_clock = measure(root), now(), time.monotonic()
     # A new attempt starts with no stall; the kubelet stops this sidecar after the download,
     # and the last measure is the one that counts.
-    report({"downloadedBytes": str(size), "grewAt": grew_at, "updatedAt": grew_at, "stalled": ""})
+    send({"downloadedBytes": str(size), "grewAt": grew_at, "updatedAt": grew_at, "stalled": ""})
 
     def last_word(signum: int, frame: object) -> None:
         del signum, frame
         final = measure(root)
         grew = now() if final != size else grew_at
-        report({"downloadedBytes": str(final), "grewAt": grew, "updatedAt": now()})
+        send({"downloadedBytes": str(final), "grewAt": grew, "updatedAt": now()})
         sys.exit(0)
 
     signal.signal(signal.SIGTERM, last_word)
@@ -126,11 +157,11 @@ def main() -> None:
             data["stalled"] = (
                 f"no growth for {stall_after:.0f}s at {size} bytes; the attempt was stopped"
             )
-            report(data)
+            send(data)
             stop_download()
             grew_clock = time.monotonic()  # one stop per stall; the Job's next pod starts over
             continue
-        report(data)
+        send(data)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,8 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
     (verify.py) the main one, so a Job completes only with verified files; `checksums` (sha256
     by path) are checked too, whatever the source. With `report`, a
     sidecar writes the bytes downloaded into the report's ConfigMap and stops an attempt that
-    stalls; the pod shares its process namespace for that, and runs as the report's account.
+    stalls; the pod shares its process namespace for that (the sidecar hides its token from the
+    other containers before they start), and runs as the report's account.
     """
     job_env = _with_defaults(env, HF_HOME=_HF_HOME, TMPDIR="/tmp")  # noqa: S108 - an emptyDir
     container: Manifest = {
@@ -107,7 +108,7 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
     ]
     extra: Manifest = {"initContainers": [container]}
     if report is not None:
-        volumes.append(download_report.token_volume())
+        volumes.extend(download_report.volumes())
         sidecar = download_report.sidecar(report, image=image, directory=MOUNT_PATH)
         # The sidecar first: it starts before the download and runs until the check ends.
         extra = {"shareProcessNamespace": True, "initContainers": [sidecar, container]}

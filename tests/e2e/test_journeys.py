@@ -295,7 +295,7 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     assert len(others) == 2
 
     # The rights each download had to report its progress went with its Job: no report
-    # ConfigMap, Role or binding is left once the caches are Available.
+    # ConfigMap or binding is left once the caches are Available (and no Role was ever made).
     def reports() -> list[str]:
         return [
             f"{kind} {o['metadata']['name']}"

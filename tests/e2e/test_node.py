@@ -11,6 +11,7 @@ bound by the real volume binder and its download Job fills the volume.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import http.server
 import json
@@ -23,17 +24,24 @@ from typing import Any
 
 import grpc
 import pytest
+import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from devtools.cluster.aimimage import ENTRYPOINT, download_image, size_check_image, stub_image
+from devtools.cluster.aimimage import (
+    DOWNLOAD_ENTRYPOINT,
+    ENTRYPOINT,
+    download_image,
+    size_check_image,
+    stub_image,
+)
 from devtools.cluster.controlplane import ControlPlane
 from devtools.cluster.kube import Credentials, Kube, KubeError, wait_for
 from devtools.cluster.node import NODE_NAME, Node
-from devtools.cluster.oci import write_archive
+from devtools.cluster.oci import File, write_archive
 from devtools.cluster.registry import PASSWORD, USER, Registry
 from devtools.pkg.image import Image
-from devtools.tools import Tools
+from devtools.tools import ROOT, Tools
 from function.api.meta import Manifest
 from function.compose.cache import compose_model_cache
 from function.compose.cache.steps import DOWNLOAD_JOB, PVC, REPORT, SIZE_CHECK_JOB
@@ -439,6 +447,33 @@ def test_a_discovery_pod_the_registry_refuses_says_so_in_the_template(
 
 
 DOWNLOAD_IMAGE = "aim.local/aim-downloader:1"
+SNOOPING_DOWNLOAD_IMAGE = "aim.local/aim-downloader-snooping:1"
+# Run first in the snooping download image's download container: it tries what a hostile download
+# image would, opening the service-account token through every other process's root directory
+# (the pod shares its process namespace), says what it found in its termination message, then
+# downloads as usual.
+SNOOP = """
+import json, os, sys
+token = "var/run/secrets/kubernetes.io/serviceaccount/token"
+found = {}
+for pid in os.listdir("/proc"):
+    if not pid.isdigit() or int(pid) == os.getpid():
+        continue
+    try:
+        cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        continue
+    if b"AIM_PROGRESS_DIR" not in cmdline:
+        continue
+    try:
+        open(f"/proc/{pid}/root/{token}").read()
+        found[pid] = "read"
+    except OSError as e:
+        found[pid] = type(e).__name__
+with open("/dev/termination-log", "w") as log:
+    json.dump(found, log)
+os.execv(sys.argv[1], sys.argv[1:])
+"""
 FILES = {"config.json": b'{"architectures": ["Small"]}', "model.safetensors": b"\x00" * 4096}
 
 
@@ -553,11 +588,26 @@ def node_local_volume(kube: Kube, name: str, path: Path) -> None:
     )
 
 
+def snooping_download_image(tools: Tools, work: Path) -> Any:
+    """The download image with `SNOOP` run before its entrypoint."""
+    plain = download_image(tools, SNOOPING_DOWNLOAD_IMAGE, work)
+    return dataclasses.replace(
+        plain,
+        files={**plain.files, "/usr/local/bin/snoop.py": File(SNOOP.encode(), 0o755)},
+        entrypoint=("python3", "/usr/local/bin/snoop.py", *DOWNLOAD_ENTRYPOINT),
+    )
+
+
+def install_download_progress_role(kube: Kube) -> None:
+    """package/rbac's ClusterRole the report's binding names, as a platform applies it."""
+    kube.apply(yaml.safe_load((ROOT / "package" / "rbac" / "download-progress.yaml").read_text()))
+
+
 def create_composed(
     kube: Kube, cache: Manifest, settings: Settings | None = None
 ) -> tuple[Composition, dict[str, dict[str, Any]]]:
     """Compose `cache` and create what it composed, as Crossplane would, until nothing new comes
-    (the report's RoleBinding follows its Role); the last composition and the manifests."""
+    (the size, the claim, then the download); the last composition and the manifests."""
     made: dict[str, dict[str, Any]] = {}
     while True:
         observed = Observed(cache, resources=made, settings=settings or Settings())
@@ -600,16 +650,20 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
     Hugging Face mirror, the files land in the volume, and the composer reads the finished Job
     and the bound claim as an Available cache. The download's sidecar reported the bytes into
     the cache's ConfigMap through the `kubernetes` Service with the token the kubelet projected
-    for the cache's account; that token can do nothing else.
+    for the download's own account, bound to package/rbac's ClusterRole; that token can do
+    nothing beyond the namespace's ConfigMaps, and the download container, which tried to open
+    it through the sidecar's root directory, was refused by the kernel.
 
-    Simulated: the Hub (a mirror on the node's address) and the download image (`aim download`)."""
+    Simulated: the Hub (a mirror on the node's address) and the download image (`aim download`,
+    run after a script that tries to steal the token)."""
     plane, node = cluster
     kube = plane.admin
-    node.load(download_image(tools, DOWNLOAD_IMAGE, aim_images))
+    node.load(snooping_download_image(tools, aim_images))
+    install_download_progress_role(kube)
     volume = tmp_path_factory.mktemp("volume")
     node_local_volume(kube, "node-local", volume)
     with hugging_face_mirror(node.ip) as endpoint:
-        cache = model_cache("org-small", DOWNLOAD_IMAGE, endpoint, size="1Gi")
+        cache = model_cache("org-small", SNOOPING_DOWNLOAD_IMAGE, endpoint, size="1Gi")
         composed, made = create_composed(kube, cache)
         claim_name = str(made[PVC]["metadata"]["name"])
         job_name = str(made[DOWNLOAD_JOB]["metadata"]["name"])
@@ -644,7 +698,13 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
         "bytes": total,
     }
 
-    # The account the report is written with can write that report and nothing else.
+    # The download container saw the reporter's process and could not open the token.
+    [pod] = pods
+    statuses = {c["name"]: c for c in pod["status"]["initContainerStatuses"]}
+    snooped = json.loads(statuses["download"]["state"]["terminated"]["message"])
+    assert list(snooped.values()) == ["PermissionError"], f"the reporter's token: {snooped}"
+
+    # The account the report is written with can write the namespace's ConfigMaps, nothing else.
     account = str(made["download-account"]["metadata"]["name"])
     request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
     path = f"/api/v1/namespaces/{NS}/serviceaccounts/{account}/token"
@@ -657,15 +717,14 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
         content_type="application/merge-patch+json",
     )
     assert mine.body["data"]["updatedAt"] == "2026-01-01T00:00:00Z"
-    kube.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other", "namespace": NS}}
-    )
     for method, where in (
-        ("PATCH", f"/api/v1/namespaces/{NS}/configmaps/other"),
+        ("PATCH", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt"),
         ("GET", f"/api/v1/namespaces/{NS}/configmaps"),
+        ("POST", f"/api/v1/namespaces/{NS}/configmaps"),
         ("GET", f"/api/v1/namespaces/{NS}/secrets"),
+        ("PATCH", f"/api/v1/namespaces/{NS}/serviceaccounts/{account}"),
     ):
-        body: dict[str, Any] | None = {"data": {}} if method == "PATCH" else None
+        body: dict[str, Any] | None = {"data": {}} if method in {"PATCH", "POST"} else None
         with pytest.raises(KubeError) as refused:
             reporter.request(method, where, body, content_type="application/merge-patch+json")
         assert refused.value.status == 403, (method, where)
@@ -716,6 +775,7 @@ def test_a_download_that_stops_growing_is_stopped_and_the_cache_says_it_stalled(
     plane, node = cluster
     kube = plane.admin
     node.load(download_image(tools, DOWNLOAD_IMAGE, aim_images))
+    install_download_progress_role(kube)
     node_local_volume(kube, "node-local-stall", tmp_path_factory.mktemp("stall-volume"))
     settings = Settings(download_stall_s=4)
     with hugging_face_mirror(node.ip) as endpoint:

@@ -167,3 +167,35 @@ def scope_problems(
         for key, r in requirements.items()
         if r.get("kind") == "Secret" and r.get("namespace") != system_namespace
     ]
+
+
+_RBAC: Final = "rbac.authorization.k8s.io"
+DOWNLOAD_PROGRESS_ROLE: Final = "aim-crossplane:download-progress"
+
+
+def rbac_problems(response: Mapping[str, Any]) -> list[str]:
+    """RBAC objects beyond the one shape a download's report needs.
+
+    Crossplane may bind package/rbac's download-progress ClusterRole, in the binding's namespace,
+    to one ServiceAccount of that namespace; any other Role, ClusterRole or binding composed would
+    hand out what Crossplane holds.
+    """
+    problems = []
+    for key, item in response.get("desired", {}).get("resources", {}).items():
+        obj = item.get("resource", {})
+        if not str(obj.get("apiVersion", "")).startswith(_RBAC + "/"):
+            continue
+        kind, namespace = obj.get("kind"), obj.get("metadata", {}).get("namespace")
+        expected_subject = [{"kind": "ServiceAccount", "namespace": namespace}]
+        subjects = [
+            {k: v for k, v in s.items() if k in {"kind", "namespace"}}
+            for s in obj.get("subjects", [])
+        ]
+        if (
+            kind != "RoleBinding"
+            or obj.get("roleRef")
+            != {"apiGroup": _RBAC, "kind": "ClusterRole", "name": DOWNLOAD_PROGRESS_ROLE}
+            or subjects != expected_subject
+        ):
+            problems.append(f"{key} composes {kind} {json.dumps(obj, sort_keys=True)[:300]}")
+    return problems

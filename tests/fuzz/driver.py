@@ -158,6 +158,7 @@ def _answer(
     findings.problems += checks.bad_names(rsp)
     findings.problems += checks.oversized_status(rsp)
     findings.problems += checks.bad_references(rsp)
+    findings.problems += checks.rbac_problems(rsp)
     findings.problems += checks.scope_problems(
         rsp, cluster=scope.cluster, namespace=scope.namespace, system_namespace=SYSTEM_NAMESPACE
     )

@@ -1,8 +1,8 @@
 """The download step of an AIMModelCache: the Job that fills its PVC, and what it reports.
 
 Once the size is known and the runtime config resolved, a download Job copies the source into
-the PVC; while it runs, its reporter writes progress into a ConfigMap it alone may write (its
-Role, binding and, unless the runtime config names one, its own service account). Complete: the
+the PVC; while it runs, its reporter writes progress into a ConfigMap (with an account of the
+download's own, bound to the platform's fixed progress ClusterRole in this namespace). Complete: the
 cache is Available (recorded in status, so it holds while the PVC does), with the checksum
 verdict of the Job's verify container. Failed: a checksum mismatch, a stalled download, or the
 end of its log, each said with what to do. Running: the attempt and progress, and why the
@@ -37,7 +37,6 @@ from function.compose.cache.steps import (
     PVC,
     REPORT,
     REPORT_BINDING,
-    REPORT_ROLE,
     Names,
     Run,
     Step,
@@ -68,7 +67,6 @@ class _Job:
     manifest: Manifest
     labels: dict[str, str]
     reporting: download_report.Reporting
-    own_account: bool
     run: Run
 
 
@@ -132,11 +130,10 @@ def _job(
     names: Names,
     base_labels: Mapping[str, str],
 ) -> _Job:
-    pull_secrets, service_account = runs_as(spec, config)
+    pull_secrets, _ = runs_as(spec, config)
     reporting = download_report.Reporting(
         configmap=names.report,
-        role=names.report,
-        service_account=service_account or names.account,
+        service_account=names.account,
         stall_after_s=observed.settings.download_stall_s,
     )
     labels = {**base_labels, "app.kubernetes.io/component": "download"}
@@ -160,7 +157,7 @@ def _job(
         tuple(pull_secrets),
         f"download into PVC {names.pvc}",
     )
-    return _Job(manifest, labels, reporting, service_account is None, run)
+    return _Job(manifest, labels, reporting, run)
 
 
 def _complete(  # noqa: PLR0913 - what a complete download reports
@@ -249,22 +246,15 @@ def _checked(verification: Verification) -> str:
 
 
 def _reporting_objects(observed: Observed, job: _Job) -> dict[str, Desired]:
-    """The report's ConfigMap, the Role on it alone, its binding, and the account if ours."""
+    """The report's ConfigMap, the download's account, and the binding that lets it write."""
     ns = observed.namespace
     reporting, labels = job.reporting, job.labels
     objects = {
         REPORT: download_report.build_configmap(reporting, namespace=ns, labels=labels),
-        REPORT_ROLE: download_report.build_role(reporting, namespace=ns, labels=labels),
-    }
-    # The API server checks a binding against its Role's rules, so a binding applied before its
-    # Role exists is refused (and fails the whole reconcile): it follows once the Role is there.
-    if REPORT_ROLE in observed.resources or REPORT_BINDING in observed.resources:
-        objects[REPORT_BINDING] = download_report.build_role_binding(
-            reporting, namespace=ns, labels=labels
-        )
-    if job.own_account:
-        objects[DOWNLOAD_ACCOUNT] = download_report.build_service_account(
+        REPORT_BINDING: download_report.build_role_binding(reporting, namespace=ns, labels=labels),
+        DOWNLOAD_ACCOUNT: download_report.build_service_account(
             reporting.service_account, namespace=ns, labels=labels
-        )
+        ),
+    }
     # Nothing to wait for in these: the download's pod waits for them itself.
     return {key: Desired(manifest, ready=True) for key, manifest in objects.items()}

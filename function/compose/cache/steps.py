@@ -27,7 +27,6 @@ PVC: Final = "pvc"
 DOWNLOAD_JOB: Final = "download-job"
 SIZE_CHECK_JOB: Final = "size-check-job"
 REPORT: Final = "download-report"
-REPORT_ROLE: Final = "download-report-role"
 REPORT_BINDING: Final = "download-report-binding"
 DOWNLOAD_ACCOUNT: Final = "download-account"
 DOWNLOAD_PODS: Final = "download-pods"
@@ -117,7 +116,10 @@ def job_or_kept(job: Manifest, current: Manifest | None, *, ready: bool) -> Desi
 
 
 def runs_as(spec: ModelCacheSpec, config: RuntimeConfig) -> tuple[list[str], str | None]:
-    """The Jobs' pull secrets (the cache's, then the runtime config's) and service account."""
+    """The Jobs' pull secrets (the cache's, then the runtime config's); the size check's account.
+
+    The download runs as an account of its own, which only its report's binding names.
+    """
     return (
         secret_names(spec.image_pull_secrets, config.spec.image_pull_secrets),
         config.spec.service_account_name,

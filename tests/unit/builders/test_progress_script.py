@@ -8,6 +8,7 @@ real sidecar against a real API server and kubelet runs in tests/e2e/test_node.p
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from function.build import progress
+from tests.cases import Case, table
 
 
 def test_measure_counts_the_bytes_of_files_and_nothing_a_link_points_at(tmp_path: Path) -> None:
@@ -57,10 +59,23 @@ class _TicksOverError(Exception):
     """The scripted ticks are over."""
 
 
+def guard_file(root: Path) -> Path:
+    """Where the sidecar says it is guarded: beside the download's files, not among them."""
+    return root.parent / f"{root.name}-guarded"
+
+
 def run_sidecar(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, growth: list[int], stall_s: int
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    growth: list[int],
+    stall_s: int,
+    *,
+    guarded: bool = True,
 ) -> Sidecar:
     world = Sidecar(tmp_path, growth)
+    # The real guard would make the test process itself non-dumpable: its own test is below.
+    monkeypatch.setattr(progress, "guard", lambda: guarded)
+    monkeypatch.setenv("AIM_PROGRESS_GUARDED", str(guard_file(tmp_path)))
     monkeypatch.setenv("AIM_PROGRESS_DIR", str(tmp_path))
     monkeypatch.setenv("AIM_PROGRESS_INTERVAL_S", "1")
     monkeypatch.setenv("AIM_STALL_AFTER_S", str(stall_s))
@@ -107,6 +122,18 @@ def test_a_download_that_stops_growing_is_stopped_once_per_stall(
     assert stalled[0]["downloadedBytes"] == "10"
 
 
+def test_a_sidecar_that_cannot_hide_its_token_never_reports_but_still_stops_stalls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a non-dumpable process (no ctypes in the image, an odd kernel) the token could be
+    read by the download: it is never used. The download still starts (the startup probe's file
+    is written, saying so) and a stall is still stopped, as that needs no API."""
+    world = run_sidecar(tmp_path, monkeypatch, [10, 0, 0, 0, 0], stall_s=3, guarded=False)
+    assert world.reports == []
+    assert world.stops == [4.0]
+    assert guard_file(tmp_path).read_text() == "unguarded\n"
+
+
 def test_reporting_failures_never_stop_the_sidecar(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -148,3 +175,70 @@ def test_stop_download_signals_only_processes_of_the_download(
     monkeypatch.setattr("function.build.progress.os.kill", kill)
     progress.stop_download()
     assert killed == [41]
+
+
+# A process that reads another's /proc files as the same, unprivileged user: what the download
+# container would do to reach the sidecar's token through its root directory.
+_PEEK = """
+import os, sys
+try:
+    os.listdir(f"/proc/{sys.argv[1]}/root/")
+    print("read")
+except PermissionError:
+    print("refused")
+"""
+_TARGET = """
+import sys, time
+script = {"__name__": "progress"}
+exec(sys.argv[2], script)
+print(script["guard"]() if sys.argv[1] == "guard" else "unguarded", flush=True)
+time.sleep(30)
+"""
+NOBODY = 65534
+
+
+@dataclass(frozen=True)
+class Peek(Case):
+    mode: str
+    expected: str
+
+
+PEEKS = [
+    Peek("guarded", "the sidecar's case: its root directory is out of a peer's reach",
+         "guard", "refused"),
+    Peek("control", "without the guard the same peer reads it: the test can fail",
+         "plain", "read"),
+]  # fmt: skip
+# The script runs in the download image's python3, not ours: any python3 the other user may run.
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run both processes as another user")
+@pytest.mark.skipif(not SYSTEM_PYTHON.exists(), reason="needs /usr/bin/python3 for the other user")
+@table(PEEKS)
+def test_guard_keeps_a_same_user_process_out_of_the_sidecar_s_proc_files(case: Peek) -> None:
+    """The kernel, not the script, enforces it: a process of the same unprivileged user is
+    refused the guarded process's root directory (through which the token mounted in the
+    sidecar's container would be read), and reads it when the guard is not used."""
+    with subprocess.Popen(
+        [SYSTEM_PYTHON, "-c", _TARGET, case.mode, Path(progress.__file__).read_text()],
+        stdout=subprocess.PIPE,
+        text=True,
+        user=NOBODY,
+        cwd="/",
+    ) as target:
+        try:
+            assert target.stdout is not None
+            said = target.stdout.readline().strip()
+            assert said == ("True" if case.mode == "guard" else "unguarded")
+            peek = subprocess.run(
+                [SYSTEM_PYTHON, "-c", _PEEK, str(target.pid)],
+                capture_output=True,
+                text=True,
+                user=NOBODY,
+                check=True,
+                cwd="/",
+            )
+            assert peek.stdout.strip() == case.expected
+        finally:
+            target.kill()

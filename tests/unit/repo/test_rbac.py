@@ -9,25 +9,35 @@ import yaml
 
 from devtools.tools import ROOT
 from function.api.definitions import DEFINITIONS
+from function.build import download_report
 
 GROUP = "aim.silogen.ai"
 
 
-def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
-    """package/rbac grants Crossplane every kind the composers emit or require."""
+def crossplane_grants() -> dict[tuple[str, str], set[str]]:
+    """What package/rbac adds to Crossplane's role: verbs by (group, resource), any name."""
     role = yaml.safe_load((ROOT / "package" / "rbac" / "aggregate-to-crossplane.yaml").read_text())
     assert role["metadata"]["labels"]["rbac.crossplane.io/aggregate-to-crossplane"] == "true"
-    granted = {
+    return {
         (g, r): set(rule["verbs"])
         for rule in role["rules"]
+        if not rule.get("resourceNames")
         for g in rule["apiGroups"]
         for r in rule["resources"]
     }
+
+
+def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
+    """package/rbac grants Crossplane every kind the composers emit or require."""
+    granted = crossplane_grants()
     for composed in [
         ("batch", "jobs"),
         ("", "persistentvolumeclaims"),
         ("serving.kserve.io", "inferenceservices"),
         ("gateway.networking.k8s.io", "httproutes"),
+        ("", "configmaps"),
+        ("", "serviceaccounts"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
     ]:
         assert {"create", "update", "delete", "watch"} <= granted[composed]
     # Templates count the discovery Jobs of every namespace before starting theirs.
@@ -39,6 +49,36 @@ def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
         ("autoscaling", "horizontalpodautoscalers"),
     ]:
         assert {"get", "list", "watch"} <= granted[read]
+
+
+def test_crossplane_cannot_write_roles_and_binds_one_fixed_cluster_role() -> None:
+    """A Role Crossplane could create would grant anything Crossplane holds (Secrets included) to
+    whoever made it compose one: it may only delete the per-download Roles older versions made,
+    and the one ClusterRole the download reports need is bound by name."""
+    role = yaml.safe_load((ROOT / "package" / "rbac" / "aggregate-to-crossplane.yaml").read_text())
+    granted = crossplane_grants()
+    assert granted["rbac.authorization.k8s.io", "roles"] == {"get", "list", "watch", "delete"}
+    assert ("rbac.authorization.k8s.io", "clusterroles") not in granted, "no name-less rule"
+    assert ("rbac.authorization.k8s.io", "clusterrolebindings") not in granted
+    [bind] = [r for r in role["rules"] if r.get("resourceNames")]
+    assert bind == {
+        "apiGroups": ["rbac.authorization.k8s.io"],
+        "resources": ["clusterroles"],
+        "resourceNames": [download_report.CLUSTER_ROLE],
+        "verbs": ["bind"],
+    }
+
+
+def test_the_download_progress_role_reads_and_patches_config_maps_only() -> None:
+    """The role every download's binding names (the function's constant and the file agree) lets
+    its reporter read and patch ConfigMaps: not list them, not create, not anything else."""
+    text = (ROOT / "package" / "rbac" / "download-progress.yaml").read_text()
+    role = yaml.safe_load(text)
+    assert role["metadata"]["name"] == download_report.CLUSTER_ROLE
+    assert "labels" not in role["metadata"], "aggregated into nothing"
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "patch"]}
+    ]
 
 
 def user_roles() -> dict[str, dict[str, Any]]:

@@ -388,32 +388,25 @@ def report(**data: str) -> Any:
     }
 
 
-def test_a_download_reports_its_progress_with_rights_to_its_report_alone() -> None:
-    """The download Job gets a sidecar that writes bytes into a ConfigMap of its own, through a
-    Role on that ConfigMap alone, bound to an account made for the cache; the download container
-    gets no token. The bytes written come back in status and in the condition's message."""
+def test_a_download_reports_its_progress_through_the_fixed_role_and_an_account_of_its_own() -> None:
+    """The download Job gets a sidecar that writes bytes into a ConfigMap of its own, as an
+    account made for the download and bound (in this namespace) to the one ClusterRole the
+    platform installs: no Role is composed. Only the sidecar mounts the token, and the download
+    starts only once the sidecar has hidden it (its startup probe). The bytes written come back in
+    status and in the condition's message."""
     comp, pvc, job = downloading()
     objects = {k: tree(d.manifest) for k, d in comp.resources.items()}
-    role = objects["download-report-role"]
-    assert role["rules"] == [
-        {
-            "apiGroups": [""],
-            "resources": ["configmaps"],
-            "resourceNames": ["org-model-download-report"],
-            "verbs": ["get", "patch"],
-        }
-    ]
-    assert "download-report-binding" not in objects, "refused before its Role exists"
-    with_role = reconcile(
-        compose_model_cache,
-        model_cache(size="1Gi"),
-        resources={PVC: pvc, DOWNLOAD_JOB: job, "download-report-role": role},
-    )
-    binding = tree(with_role.resources["download-report-binding"].manifest)
+    assert not [o for o in objects.values() if o["kind"] in {"Role", "ClusterRole"}]
+    binding = objects["download-report-binding"]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "aim-crossplane:download-progress",
+    }
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "org-model-download", "namespace": NS}
     ]
-    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["metadata"]["namespace"] == NS
     assert objects["download-account"]["automountServiceAccountToken"] is False
     assert objects["download-report"]["metadata"]["name"] == "org-model-download-report"
     assert "data" not in objects["download-report"], "the sidecar owns the data"
@@ -423,6 +416,9 @@ def test_a_download_reports_its_progress_with_rights_to_its_report_alone() -> No
     assert pod_spec["shareProcessNamespace"] is True
     sidecar, download = pod_spec["initContainers"]
     assert sidecar["restartPolicy"] == "Always", "a native sidecar: ends with the download"
+    probe = " ".join(sidecar["startupProbe"]["exec"]["command"])
+    guarded = {e["name"]: e.get("value") for e in sidecar["env"]}["AIM_PROGRESS_GUARDED"]
+    assert guarded in probe, "the download waits for the file the sidecar writes once guarded"
     mounts = {m["name"]: m for m in sidecar["volumeMounts"]}
     assert mounts["cache"]["readOnly"] is True
     assert "report-token" in mounts
@@ -458,32 +454,32 @@ def test_a_download_reports_its_progress_with_rights_to_its_report_alone() -> No
         resources={PVC: pvc, DOWNLOAD_JOB: complete(job)},
     )
     assert tree(done.status)["download"]["percent"] == 100
-    assert not {"download-report", "download-report-role", "download-report-binding"} & set(
+    assert not {"download-report", "download-report-binding", "download-account"} & set(
         done.resources
     ), "the rights to report end with the download"
 
 
-def test_a_runtime_config_s_account_is_bound_and_no_account_is_made() -> None:
-    """With the runtime config's service account, the Role is bound to it and no other is made."""
+def test_a_runtime_config_s_account_runs_the_size_check_but_never_the_download() -> None:
+    """The runtime config's service account is for discovery and size checks: an account the
+    inference pods may share must not carry the download's right to write its report (any of
+    those pods could forge its progress). The download runs as its own account."""
     config = {
         "apiVersion": API,
         "kind": "AIMRuntimeConfig",
         "metadata": {"name": "default", "namespace": NS},
-        "spec": {"serviceAccountName": "team-downloads"},
+        "spec": {"serviceAccountName": "team-runtime"},
     }
-    first = reconcile(compose_model_cache, model_cache(size="1Gi"), pool=[config])
-    role = tree(first.resources["download-report-role"].manifest)
-    comp = reconcile(
-        compose_model_cache,
-        model_cache(size="1Gi"),
-        pool=[config],
-        resources={"download-report-role": role},
-    )
-    assert "download-account" not in comp.resources
+    measuring = reconcile(compose_model_cache, model_cache(), pool=[config])
+    size_check = tree(measuring.resources[SIZE_CHECK_JOB].manifest)
+    assert size_check["spec"]["template"]["spec"]["serviceAccountName"] == "team-runtime"
+    comp = reconcile(compose_model_cache, model_cache(size="1Gi"), pool=[config])
     binding = tree(comp.resources["download-report-binding"].manifest)
-    assert binding["subjects"][0]["name"] == "team-downloads"
+    assert binding["subjects"][0]["name"] == "org-model-download"
     job = tree(comp.resources[DOWNLOAD_JOB].manifest)
-    assert job["spec"]["template"]["spec"]["serviceAccountName"] == "team-downloads"
+    assert job["spec"]["template"]["spec"]["serviceAccountName"] == "org-model-download"
+    assert tree(comp.resources["download-account"].manifest)["metadata"]["name"] == (
+        "org-model-download"
+    )
 
 
 @dataclass(frozen=True)
@@ -959,26 +955,38 @@ RUNTIME_CONFIG = {
 class CacheJobCase(Case):
     spec: dict[str, Any]
     job: str
+    account: str
 
 
 CACHE_JOB_CASES = [
     CacheJobCase(
-        "size-check", "a cache without a size first runs a size check", {}, SIZE_CHECK_JOB
+        "size-check",
+        "a cache without a size first runs a size check, as the runtime config's account",
+        {},
+        SIZE_CHECK_JOB,
+        "aim-runtime",
     ),
-    CacheJobCase("download", "a cache with a size downloads", {"size": "10Gi"}, DOWNLOAD_JOB),
+    CacheJobCase(
+        "download",
+        "a cache with a size downloads, as its own account (the one its report binding names)",
+        {"size": "10Gi"},
+        DOWNLOAD_JOB,
+        "org-model-download",
+    ),
 ]
 
 
 @table(CACHE_JOB_CASES)
-def test_cache_jobs_run_with_the_runtime_configs_account_and_pull_secrets(
+def test_cache_jobs_pull_with_the_runtime_configs_secrets_and_run_without_a_token(
     case: CacheJobCase,
 ) -> None:
-    """Seed 004: the runtime config's service account and pull secrets are for every workload
-    AIM starts on the namespace's behalf, cache downloads included."""
+    """The runtime config's pull secrets are for every workload AIM starts on the namespace's
+    behalf, cache Jobs included; its account runs the size check, the download has its own; no
+    token is mounted into either Job's work."""
     xr = model_cache(imagePullSecrets=[{"name": "own"}], **case.spec)
     comp = reconcile(compose_model_cache, xr, [RUNTIME_CONFIG])
     pod_spec = tree(comp.resources[case.job].manifest)["spec"]["template"]["spec"]
-    assert pod_spec["serviceAccountName"] == "aim-runtime"
+    assert pod_spec["serviceAccountName"] == case.account
     assert pod_spec["imagePullSecrets"] == [{"name": "own"}, {"name": "mirror"}]
     assert pod_spec["automountServiceAccountToken"] is False  # the account, never its token
 

@@ -1,0 +1,57 @@
+"""The fuzz tier's checks catch what they are for: each is shown a response it must flag."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from function.build import download_report
+from tests.cases import Case, table
+from tests.fuzz import checks
+
+NS = "team-a"
+RBAC = "rbac.authorization.k8s.io"
+
+
+def binding(role: dict[str, str], subjects: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{RBAC}/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "r", "namespace": NS},
+        "roleRef": role,
+        "subjects": subjects,
+    }
+
+
+OURS = {"apiGroup": RBAC, "kind": "ClusterRole", "name": download_report.CLUSTER_ROLE}
+ACCOUNT = {"kind": "ServiceAccount", "name": "x-download", "namespace": NS}
+
+
+@dataclass(frozen=True)
+class Rbac(Case):
+    obj: dict[str, Any]
+    flagged: bool
+
+
+RBAC_CASES = [
+    Rbac("ours", "the download report's binding is the one shape allowed",
+         binding(OURS, [ACCOUNT]), flagged=False),
+    Rbac("a-role", "a composed Role could grant anything Crossplane holds",
+         {"apiVersion": f"{RBAC}/v1", "kind": "Role", "metadata": {"name": "r", "namespace": NS},
+          "rules": []}, flagged=True),
+    Rbac("other-role", "binding another ClusterRole hands out its rights",
+         binding({**OURS, "name": "edit"}, [ACCOUNT]), flagged=True),
+    Rbac("other-namespace", "an account of another namespace would write this one's ConfigMaps",
+         binding(OURS, [{**ACCOUNT, "namespace": "team-b"}]), flagged=True),
+    Rbac("a-user", "only an account, never a person or group",
+         binding(OURS, [{"kind": "Group", "name": "system:authenticated"}]), flagged=True),
+    Rbac("two-subjects", "one account per download", binding(OURS, [ACCOUNT, ACCOUNT]),
+         flagged=True),
+]  # fmt: skip
+
+
+@table(RBAC_CASES)
+def test_rbac_problems_allow_only_the_download_report_binding(case: Rbac) -> None:
+    """What the fuzz tier flags among composed RBAC objects."""
+    response = {"desired": {"resources": {"rbac": {"resource": case.obj}}}}
+    assert bool(checks.rbac_problems(response)) == case.flagged
