@@ -118,11 +118,19 @@ def build_configmap(report: Reporting, *, namespace: str, labels: Mapping[str, s
 
 
 def build_role_binding(report: Reporting, *, namespace: str, labels: Mapping[str, str]) -> Manifest:
-    """The fixed ClusterRole, in this namespace only, for the download's own account."""
+    """The fixed ClusterRole, in this namespace only, for the download's own account.
+
+    Named after the account: an earlier version's binding, named after the report, bound a Role,
+    and a binding's roleRef cannot change.
+    """
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
-        "metadata": {"name": report.configmap, "namespace": namespace, "labels": dict(labels)},
+        "metadata": {
+            "name": report.service_account,
+            "namespace": namespace,
+            "labels": dict(labels),
+        },
         "roleRef": {
             "apiGroup": "rbac.authorization.k8s.io",
             "kind": "ClusterRole",

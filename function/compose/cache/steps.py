@@ -27,7 +27,9 @@ PVC: Final = "pvc"
 DOWNLOAD_JOB: Final = "download-job"
 SIZE_CHECK_JOB: Final = "size-check-job"
 REPORT: Final = "download-report"
-REPORT_BINDING: Final = "download-report-binding"
+# Not "download-report-binding", the key of an earlier version's binding to a Role: a binding's
+# roleRef cannot change, so the new one is another object, and the old one is deleted.
+REPORT_BINDING: Final = "download-progress-binding"
 DOWNLOAD_ACCOUNT: Final = "download-account"
 DOWNLOAD_PODS: Final = "download-pods"
 SIZE_CHECK_PODS: Final = "size-check-pods"

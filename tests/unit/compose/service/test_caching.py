@@ -397,7 +397,7 @@ def test_a_download_reports_its_progress_through_the_fixed_role_and_an_account_o
     comp, pvc, job = downloading()
     objects = {k: tree(d.manifest) for k, d in comp.resources.items()}
     assert not [o for o in objects.values() if o["kind"] in {"Role", "ClusterRole"}]
-    binding = objects["download-report-binding"]
+    binding = objects["download-progress-binding"]
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "ClusterRole",
@@ -407,6 +407,10 @@ def test_a_download_reports_its_progress_through_the_fixed_role_and_an_account_o
         {"kind": "ServiceAccount", "name": "org-model-download", "namespace": NS}
     ]
     assert binding["metadata"]["namespace"] == NS
+    # Not the name an earlier version's binding to a Role had: a roleRef cannot be changed.
+    assert binding["metadata"]["name"] == "org-model-download"
+    assert "download-report-binding" not in objects, "an earlier binding's key: Crossplane drops it"
+    assert "download-report-role" not in objects, "and the Role it bound"
     assert objects["download-account"]["automountServiceAccountToken"] is False
     assert objects["download-report"]["metadata"]["name"] == "org-model-download-report"
     assert "data" not in objects["download-report"], "the sidecar owns the data"
@@ -454,7 +458,7 @@ def test_a_download_reports_its_progress_through_the_fixed_role_and_an_account_o
         resources={PVC: pvc, DOWNLOAD_JOB: complete(job)},
     )
     assert tree(done.status)["download"]["percent"] == 100
-    assert not {"download-report", "download-report-binding", "download-account"} & set(
+    assert not {"download-report", "download-progress-binding", "download-account"} & set(
         done.resources
     ), "the rights to report end with the download"
 
@@ -473,7 +477,7 @@ def test_a_runtime_config_s_account_runs_the_size_check_but_never_the_download()
     size_check = tree(measuring.resources[SIZE_CHECK_JOB].manifest)
     assert size_check["spec"]["template"]["spec"]["serviceAccountName"] == "team-runtime"
     comp = reconcile(compose_model_cache, model_cache(size="1Gi"), pool=[config])
-    binding = tree(comp.resources["download-report-binding"].manifest)
+    binding = tree(comp.resources["download-progress-binding"].manifest)
     assert binding["subjects"][0]["name"] == "org-model-download"
     job = tree(comp.resources[DOWNLOAD_JOB].manifest)
     assert job["spec"]["template"]["spec"]["serviceAccountName"] == "org-model-download"
