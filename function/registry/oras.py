@@ -130,11 +130,13 @@ class OrasInspector:
         what: str,
         max_bytes: int,
         cut: bool = False,
+        within: str = "",
     ) -> bytes:
         """Run `oras ARGS` against `registry` (or its mirror) and return what it printed.
 
         An answer longer than `max_bytes` is an error, or with `cut` its first `max_bytes + 1`
-        bytes (the caller tells it was cut by its length), and oras is stopped.
+        bytes (the caller tells it was cut by its length), and oras is stopped. `within` names
+        the time `deadline` allows, for the error past it (an inspection's `timeout_s` if unset).
 
         Raises:
             OrasError: oras failed, ran past `deadline`, or answered too much without `cut`.
@@ -163,7 +165,7 @@ class OrasInspector:
             )
         except TimeoutError:
             await _stop(proc)
-            msg = f"no answer from {registry} within {self.timeout_s:g}s {what}"
+            msg = f"no answer from {registry} within {within or f'{self.timeout_s:g}s'} {what}"
             raise OrasError(FailureKind.TIMEOUT, msg) from None
         if len(out) > max_bytes:
             await _stop(proc)

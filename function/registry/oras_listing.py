@@ -38,9 +38,13 @@ from function.registry.listing import (
 from function.registry.oras import OrasError, OrasInspector
 from function.registry.reference import DOCKER_HUB
 
-DEFAULT_TIMEOUT_S: Final = 120.0
+DEFAULT_TIMEOUT_S: Final = 90.0
+"""Crossplane gives a whole reconcile 2 minutes, the function's calls included: a listing that
+took them all would be cut off by Crossplane, nothing of it recorded, and the next reconcile
+would list again at once. 90 s leaves the compose steps around it their budget."""
 CONCURRENCY: Final = 4
 GHCR: Final = "ghcr.io"
+TIMEOUT_FLAG: Final = "--registry-listing-timeout"
 # Registries that serve the Registry API's catalog to nobody (a mirror of them may: it is asked).
 _NO_CATALOG: Final = frozenset({DOCKER_HUB, GHCR})
 
@@ -121,6 +125,7 @@ class OrasLister:
                 what=f"while listing the repositories of {query.registry}",
                 max_bytes=limit,
                 cut=True,
+                within=self._within,
             )
         names = list(valid_repositories(_lines(out, limit)))
         notes = []
@@ -142,11 +147,17 @@ class OrasLister:
                 what=f"while listing the tags of {query.registry}/{repository}",
                 max_bytes=limit,
                 cut=True,
+                within=self._within,
             )
         tags = valid_tags(_lines(out, limit))
         if len(out) > limit or len(tags) > MAX_TAGS:
             return tags[:MAX_TAGS], f"{repository}: only its first {MAX_TAGS} tags were read"
         return tags, ""
+
+    @property
+    def _within(self) -> str:
+        """The time a sync's calls run out of, for the error past it."""
+        return f"the sync's {self.timeout_s:g} s ({TIMEOUT_FLAG})"
 
     def _index(self, registry: str) -> RepositoryIndex | None:
         if self.indexes is not None:

@@ -101,7 +101,9 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     type=click.FloatRange(min=1),
     default=DEFAULT_LISTING_TIMEOUT_S,
     show_default=True,
-    help="Seconds one model source's sync may spend listing registries in all.",
+    help="Seconds one model source's sync may spend listing registries in all; keep it well "
+    "under Crossplane's 2 minutes for a whole reconcile, or Crossplane gives up on the call "
+    "before the sync can record its failure.",
 )
 @click.option(
     "--insecure-registry",

@@ -142,7 +142,8 @@ def test_a_mirror_with_a_catalog_serves_wildcards_of_a_registry_without_one(
 
 
 def test_a_registry_that_never_answers_costs_one_deadline(tools: Tools, silent_server: str) -> None:
-    """A hanging registry fails every query of the sync at the sync's deadline, not later."""
+    """A hanging registry fails every query of the sync at the sync's deadline, not later, and
+    says which time ran out and the flag that sets it (not an inspection's 30 s)."""
     target = lister(tools, silent_server, timeout=2)
     answers = ask(
         target,
@@ -150,6 +151,8 @@ def test_a_registry_that_never_answers_costs_one_deadline(tools: Tools, silent_s
         RepositoryQuery(silent_server, "a/*", wildcard=True),
     ).answers
     assert [a.failure for a in answers] == [FailureKind.TIMEOUT, FailureKind.TIMEOUT]
+    for answer in answers:
+        assert "within the sync's 2 s (--registry-listing-timeout)" in answer.message
 
 
 class _Flood(BaseHTTPRequestHandler):
