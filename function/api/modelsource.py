@@ -102,7 +102,10 @@ class ClusterModelSourceSpec(ApiModel):
         default=100,
         ge=1,
         le=10000,
-        description="Most models this source creates; past it, new images are only counted.",
+        description=(
+            "Most models this source creates, across all its filters; past it, new images are "
+            "only counted."
+        ),
     )
     sync_interval: str = Field(
         default=DEFAULT_SYNC_INTERVAL,

@@ -443,6 +443,73 @@ def test_past_max_models_an_image_in_the_catalog_is_still_named_not_counted() ->
     assert comp.status["availableModels"] == 3
 
 
+@dataclass(frozen=True)
+class Total(Case):
+    filters: tuple[str, ...]
+    max_models: int
+    created: int
+    omitted: int
+    registry: dict[str, list[str]] | None = None
+    existing: int = 0
+    """Models the source made at an earlier sync (of the first filter's repository)."""
+
+
+TOTALS = [
+    Total(
+        "two-filters",
+        "maxModels caps the source, not each filter: qwen's 3 and llama's 2 images, room for 4",
+        ("amd/aim-qwen", "amd/aim-llama"),
+        max_models=4,
+        created=4,
+        omitted=1,
+    ),
+    Total(
+        "first-filter-fills-it",
+        "a first filter that fills the cap leaves the second nothing; its images are counted",
+        ("amd/aim-qwen", "amd/aim-llama"),
+        max_models=3,
+        created=3,
+        omitted=2,
+    ),
+    Total(
+        "overlapping-filters",
+        "an image two filters match is one image: created or counted once",
+        ("amd/aim-*", "amd/aim-qwen"),
+        max_models=2,
+        created=2,
+        omitted=4,
+    ),
+    Total(
+        "earlier-models-count",
+        "models of earlier syncs take their share of the cap: 2 made before, room for 1 more",
+        ("amd/aim-qwen", "amd/aim-llama"),
+        max_models=3,
+        created=1,
+        omitted=2,
+        existing=2,
+    ),
+]
+
+
+@table(TOTALS)
+def test_max_models_is_a_total_across_filters(case: Total) -> None:
+    """However many filters match, the source creates at most maxModels models in all, and
+    modelsOmitted counts each image left out once."""
+    xr = source(filters=[{"image": f} for f in case.filters], maxModels=case.max_models)
+    resources = {
+        f"model-old{i}": cluster_model(f"old{i}", f"{REG}/amd/aim-qwen:0.8.{4 + i}")
+        for i in range(case.existing)
+    }
+    comp, _ = sync(xr, resources=resources)
+
+    assert len(images(comp)) - case.existing == case.created
+    assert comp.status["discoveredModels"] == case.existing + case.created
+    assert comp.status["modelsOmitted"] == case.omitted
+    assert comp.status["skipped"] == [
+        f"{case.omitted} more image(s): spec.maxModels ({case.max_models}) is reached"
+    ]
+
+
 def test_one_failed_filter_degrades_and_keeps_what_the_others_found() -> None:
     """A registry refusing one filter degrades the source; the other filters' models are added."""
     xr = source(filters=[{"image": "amd/aim-qwen"}, {"image": "secret/models"}])
