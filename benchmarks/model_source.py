@@ -4,11 +4,12 @@
 
 Composes, in this process, the call of a sync that has the registry's answer: a wildcard filter
 whose listing holds 100 repositories of 5,000 tags each (the most `function/registry/listing.py`
-reads of one wildcard), with `maxModels` 100, without and with version constraints. The baseline
-is the same source over a listing of one repository of 100 tags: the same 100 models composed,
-so the difference is what the listing's size costs. The registry itself is not called (that is
-`fn.py`'s and the lister's time, bounded by the sync's deadline); this is the compose call that
-must stay within the function's compose budget.
+reads of one wildcard), with `maxModels` 100, without and with version constraints, and two
+such wildcards (a million tags: the most one sync reads across its filters, `MAX_SYNC_TAGS`).
+The baseline is the same source over a listing of one repository of 100 tags: the same 100
+models composed, so the difference is what the listing's size costs. The registry itself is not
+called (that is `fn.py`'s and the lister's time, bounded by the sync's deadline); this is the
+compose call that must stay within the function's compose budget.
 
 `--smoke` runs every row with one call and a smaller listing: the test command runs it, so a
 benchmark that breaks fails the suite; its figures mean nothing.
@@ -38,15 +39,23 @@ class Row:
 
     name: str
     repositories: int
+    """Per filter."""
     tags: int
     versions: tuple[str, ...] = ()
+    filters: int = 1
+    """Wildcard filters, each with its own `repositories` (`amd/aim-*`, `amd1/aim-*`, ...)."""
 
 
-def source(versions: tuple[str, ...]) -> dict[str, Any]:
-    """The source: one wildcard filter, `maxModels` 100, `versions` if any."""
+def namespace(index: int) -> str:
+    """The namespace of the filter at `index`: `amd`, `amd1`, `amd2`, ..."""
+    return f"amd{index}" if index else "amd"
+
+
+def source(versions: tuple[str, ...], filters: int = 1) -> dict[str, Any]:
+    """The source: `filters` wildcard filters, `maxModels` 100, `versions` if any."""
     spec: dict[str, Any] = {
         "registry": REG,
-        "filters": [{"image": "amd/aim-*"}],
+        "filters": [{"image": f"{namespace(i)}/aim-*"} for i in range(filters)],
         "maxModels": MAX_MODELS,
     }
     if versions:
@@ -83,12 +92,17 @@ def listed(xr: dict[str, Any], row: Row) -> Observed:
     if not isinstance(asked, ListRegistry):
         msg = f"the first call of a sync did not ask the registry: {asked}"
         raise SystemExit(msg)
-    query = asked.request.queries[0]
-    repositories = tuple(
-        RepositoryTags(f"amd/aim-model-{r}", tags(r, row.tags)) for r in range(row.repositories)
+    answers = tuple(
+        QueryAnswer(
+            query,
+            tuple(
+                RepositoryTags(f"{namespace(i)}/aim-model-{r}", tags(r, row.tags))
+                for r in range(row.repositories)
+            ),
+        )
+        for i, query in enumerate(asked.request.queries)
     )
-    answer = ListingAnswer(asked.request.source, (QueryAnswer(query, repositories),))
-    return replace(base, listing=answer)
+    return replace(base, listing=ListingAnswer(asked.request.source, answers))
 
 
 def _calls(text: str) -> int:
@@ -105,7 +119,7 @@ def _calls(text: str) -> int:
 
 def measure(row: Row, calls: int) -> None:
     """Compose the sync `calls` times and print the row: times, models, images omitted."""
-    observed = listed(source(row.versions), row)
+    observed = listed(source(row.versions, row.filters), row)
     times: list[float] = []
     comp: Composition | ListRegistry | None = None
     for _ in range(calls):
@@ -141,6 +155,7 @@ def main() -> None:
         Row("baseline: 1 repository", 1, MAX_MODELS),
         Row("listing", repositories, count),
         Row("listing, versions >=0.5 <4", repositories, count, (">=0.5", "<4")),
+        Row("2 wildcards, the sync's bound", repositories, count, filters=2),
     ]
     print(f"maxModels {MAX_MODELS}, {args.calls} call(s) per row; compose time in ms")
     print(f"{'':<34} {'repos x tags':<13} {'median':>9} {'max':>9}   {'models':>6} {'omitted':>9}")

@@ -133,6 +133,17 @@ class FilterStatus(ApiModel):
     )
 
 
+class FailedSync(ApiModel):
+    """A sync whose listing could not be used: nothing of it was created or recorded."""
+
+    time: str = Field(description="When the registry was listed (RFC 3339).")
+    generation: int = Field(ge=0, description="The metadata.generation whose filters it listed.")
+    reason: str = Field(description="Why it could not be used: `RegistryTooLarge`.")
+    message: str = Field(
+        description="How far the listing got, what it grew past, and how to narrow it."
+    )
+
+
 class ClusterModelSourceStatus(ObservedStatus):
     """Observed state of an AIMClusterModelSource, written by the function."""
 
@@ -172,4 +183,13 @@ class ClusterModelSourceStatus(ObservedStatus):
     skipped: list[str] | None = Field(
         default=None,
         description="Matching images not created, and why (in the catalog already, over limit).",
+    )
+    failed_sync: FailedSync | None = Field(
+        default=None,
+        description=(
+            "The last sync, when its listing could not be used (more tags than the function "
+            "reads, or composes within its budget, in one sync); the fields above stay those of "
+            "the last sync that completed, and the models it created are kept. Cleared by the "
+            "next sync that completes."
+        ),
     )

@@ -3,9 +3,13 @@
 Every `spec.syncInterval` (and at once when the spec changes) the function lists the registry for
 the filters (`ListRegistry`; `fn.py` makes the calls between two calls of this composer) and
 composes a model for each matching image that no model of the catalog serves yet, up to
-`spec.maxModels`. Between syncs it composes the models it made, so nothing is listed twice within
-an interval. Models are kept when their image leaves the registry or the filters change
-(append-only, as AIM's operator does: services may use them); deleting the source deletes them.
+`spec.maxModels` across all filters. Between syncs it composes the models it made, so nothing is
+listed twice within an interval. A listing given up past the function's bounds (`ListingStopped`:
+more tags than one sync reads, or more than a call composes within its budget) is not used in
+part: the source keeps its models and its last sync's status, says `RegistryTooLarge` with how far
+the listing got and how to narrow it, and lists again when a failed sync would. Models are kept
+when their image leaves the registry or the filters change (append-only, as AIM's operator does:
+services may use them); deleting the source deletes them.
 
 The catalog is read too (every AIMClusterModel), so an image someone already added by hand is not
 added twice, and a name someone holds is not taken over.
@@ -21,7 +25,12 @@ from typing import Final
 
 from function.api.meta import Kind, Manifest
 from function.api.model import ModelSpec, ModelStatusValue
-from function.api.modelsource import ClusterModelSourceSpec, ClusterModelSourceStatus, FilterStatus
+from function.api.modelsource import (
+    ClusterModelSourceSpec,
+    ClusterModelSourceStatus,
+    FailedSync,
+    FilterStatus,
+)
 from function.build.aim import build_aim_object
 from function.compose.frame import finish
 from function.compose.model import HEADLINE
@@ -48,7 +57,7 @@ from function.registry.filters import (
     matched,
     read_filters,
 )
-from function.registry.listing import ListingAnswer, ListingRequest
+from function.registry.listing import ListingAnswer, ListingRequest, ListingStopped
 from function.rules import labels, naming
 from function.rules.discovery import rfc3339, timestamp
 from function.rules.status import (
@@ -67,7 +76,8 @@ SOURCE_REPOSITORY: Final = labels.PREFIX + "source-repository"
 SOURCE_TAG: Final = labels.PREFIX + "source-tag"
 MODEL_PREFIX: Final = "model-"
 RETRY_FAILED_S: Final = 300
-"""A sync with failed filters is tried again this soon (or at the interval, if sooner)."""
+"""A sync with failed filters, or given up, is tried again this soon (or at the interval, if
+sooner); in between no reconcile lists the registry."""
 MAX_SKIPPED: Final = 20
 _MAX_NAMED: Final = 10
 _CATALOG: Final = Listing("cluster-models", Kind.CLUSTER_MODEL)
@@ -105,7 +115,17 @@ def compose_model_source(observed: Observed) -> Composition | ListRegistry:
         outcome = _sync(observed, spec, own, secret_names, namespace)
         if isinstance(outcome, ListRegistry):
             return outcome
-        if isinstance(outcome, Health):
+        if isinstance(outcome, ListingStopped):
+            # Nothing of the listing is used: the last sync's record stays, with this one beside.
+            failed = FailedSync(
+                time=rfc3339(observed.now),
+                generation=generation or 0,
+                reason=Reason.REGISTRY_TOO_LARGE,
+                message=_too_large(outcome, record, interval),
+            )
+            record = record.model_copy(update={"failed_sync": failed})
+            wait = _due_in(record, observed.now, interval, generation)
+        elif isinstance(outcome, Health):
             sync_health = outcome
             wait = interval if outcome.state is State.FAILED else 1
         else:
@@ -137,6 +157,12 @@ def _due_in(
     record: ClusterModelSourceStatus, now: datetime, interval: int, generation: int | None
 ) -> int:
     """Seconds until the next sync; 0 or less: now (never synced, or the spec changed)."""
+    given_up = record.failed_sync
+    if given_up is not None and given_up.generation == (generation or 0):
+        tried = timestamp(given_up.time)
+        if tried is None or tried > now:
+            return 0
+        return int((tried + timedelta(seconds=min(interval, RETRY_FAILED_S)) - now).total_seconds())
     last = timestamp(record.last_sync_time)
     if last is None or last > now or record.synced_generation != generation:
         return 0
@@ -151,28 +177,19 @@ def _sync(
     own: Mapping[str, Manifest],
     secret_names: Sequence[str],
     namespace: str,
-) -> _Sync | ListRegistry | Health:
-    """List the registry (via `ListRegistry`) and plan the models; a Health if it cannot yet."""
+) -> _Sync | ListRegistry | Health | ListingStopped:
+    """List the registry (via `ListRegistry`) and plan the models; a Health if it cannot yet.
+
+    A listing given up past its bounds is returned as such: nothing of it is planned.
+    """
     catalog = _CATALOG.items(observed.required)
     if catalog is None:
         return ConditionType.REGISTRY_SYNCED.pending(
             Reason.RESOLVING, "reading the cluster's model catalog"
         )
-    secrets: list[Manifest] = []
-    for name in secret_names:
-        found = observed.required.get(f"pull-secret-{name}")
-        if found is None:
-            return ConditionType.REGISTRY_SYNCED.pending(
-                Reason.RESOLVING, f"looking up pull secret {name!r}"
-            )
-        if not found:
-            return ConditionType.REGISTRY_SYNCED.failed(
-                Reason.SECRET_NOT_FOUND,
-                f"spec.imagePullSecrets: secret {name!r} does not exist in namespace "
-                f"{namespace!r}; create it (kubectl create secret docker-registry -n "
-                f"{namespace}) or remove it from the list",
-            )
-        secrets.extend(found)
+    secrets = _pull_secrets(observed, secret_names, namespace)
+    if isinstance(secrets, Health):
+        return secrets
     filters = read_filters(spec)
     queries = []
     for f in filters:
@@ -189,7 +206,31 @@ def _sync(
     answer = observed.listing
     if queries and (answer is None or answer.source != observed.name):
         return ListRegistry(ListingRequest(observed.name, tuple(queries)))
+    if queries and answer is not None and answer.stopped is not None:
+        return answer.stopped
     return _plan(observed, spec, _outcomes(filters, answer), own, catalog)
+
+
+def _pull_secrets(
+    observed: Observed, secret_names: Sequence[str], namespace: str
+) -> list[Manifest] | Health:
+    """The pull secrets `spec.imagePullSecrets` names, or why they cannot be had yet."""
+    secrets: list[Manifest] = []
+    for name in secret_names:
+        found = observed.required.get(f"pull-secret-{name}")
+        if found is None:
+            return ConditionType.REGISTRY_SYNCED.pending(
+                Reason.RESOLVING, f"looking up pull secret {name!r}"
+            )
+        if not found:
+            return ConditionType.REGISTRY_SYNCED.failed(
+                Reason.SECRET_NOT_FOUND,
+                f"spec.imagePullSecrets: secret {name!r} does not exist in namespace "
+                f"{namespace!r}; create it (kubectl create secret docker-registry -n "
+                f"{namespace}) or remove it from the list",
+            )
+        secrets.extend(found)
+    return secrets
 
 
 def _outcomes(
@@ -319,8 +360,36 @@ def _image(model: Manifest) -> str:
     return string_at(model, "spec", "image") or ""
 
 
+def _too_large(stopped: ListingStopped, record: ClusterModelSourceStatus, interval: int) -> str:
+    """Why a listing was given up, how far it got, how to narrow it, and what happens now."""
+    retry = min(interval, RETRY_FAILED_S)
+    kept = (
+        f"the models and status of the last completed sync ({record.last_sync_time}) are kept"
+        if record.last_sync_time
+        else "no model was created"
+    )
+    return (
+        f"the listing of {', '.join(stopped.registries)} was given up past {stopped.past}: "
+        f"{stopped.repositories:,} repositories and {stopped.tags:,} tags read in "
+        f"{stopped.calls:,} registry calls. Narrow spec.filters to fewer repositories (a longer "
+        "prefix before `*`, spec.filters[].exclude, or one filter per repository; versions do "
+        "not narrow a listing, every tag is read before they are checked) or raise "
+        f"{stopped.setting} in the function's DeploymentRuntimeConfig. Nothing of this listing "
+        f"was used: {kept}; the registry is listed again in {_span(retry)}, or at once when the "
+        "spec changes"
+    )
+
+
+def _span(seconds: int) -> str:
+    return f"{seconds // 60} minute(s)" if seconds % 60 == 0 else f"{seconds} s"
+
+
 def _filters_health(record: ClusterModelSourceStatus, discovered: int) -> Health:
-    """The last sync as one component: every filter listed, some failed, or all failed."""
+    """The last sync as one component: given up, every filter listed, some or all failed."""
+    if record.failed_sync is not None:
+        return ConditionType.REGISTRY_SYNCED.failed(
+            record.failed_sync.reason, record.failed_sync.message
+        )
     if record.last_sync_time is None:
         return ConditionType.REGISTRY_SYNCED.pending(
             Reason.RESOLVING, "the registry has not been listed yet"

@@ -117,13 +117,13 @@ async def read_pages(  # noqa: PLR0913 - what one listing needs
         names += valid_repositories(found)
         url = urljoin(url, following) if following is not None else None
     if url is None:
-        return Repositories(tuple(names[:MAX_REPOSITORIES]))
+        return Repositories(tuple(names[:MAX_REPOSITORIES]), pages=pages)
     note = (
         f"{site} was read up to {min(len(names), MAX_REPOSITORIES)} repositories "
         f"({pages} pages), in the order it lists them; a wildcard matches among those only, "
         "so name repositories past them in filters of their own"
     )
-    return Repositories(tuple(names[:MAX_REPOSITORIES]), note)
+    return Repositories(tuple(names[:MAX_REPOSITORIES]), note, pages)
 
 
 async def fetch_page(

@@ -22,6 +22,14 @@ MAX_TAG_LISTS: Final = 100
 """Repositories whose tags one wildcard filter lists."""
 MAX_TAGS: Final = 5000
 """Tags read of one repository."""
+MAX_SYNC_TAGS: Final = 1_000_000
+"""Tags one sync reads across all its filters, by default (`--registry-listing-max-tags`).
+
+The bounds above are each filter's; a source has up to 100 filters, so only this one bounds what
+a sync holds and composes. Twice what one wildcard may read (`MAX_TAG_LISTS` x `MAX_TAGS`); a sync
+over a million tags composes in well under a second (`benchmarks/model_source.py`), a small
+share of the default compose budget.
+"""
 MAX_NAME: Final = 255
 """Repository names and tags longer than this are no registry's (tags are at most 128)."""
 _TAG: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -73,11 +81,51 @@ class QueryAnswer:
 
 
 @dataclass(frozen=True)
+class ListingStopped:
+    """Why a sync's listing was given up before it was used, and how far it got.
+
+    A source uses a whole listing or none: one that grew past a bound is not used in part (which
+    filters' images would be left out would depend on which registry answered first), and the
+    source keeps its models and its last sync's status.
+    """
+
+    registries: tuple[str, ...]
+    """The registries the sync lists, as its filters name them."""
+    repositories: int
+    """Repositories whose tags were read."""
+    tags: int
+    """Tags read in all."""
+    calls: int
+    """Registry and API calls made (catalogs, pages of a site's list, tag lists)."""
+    past: str
+    """What the listing grew past, in words for a condition ("the 1000000 tags ...")."""
+    setting: str
+    """The function's flag that raises that bound."""
+
+
+@dataclass(frozen=True)
 class ListingAnswer:
-    """The answers to a `ListingRequest`, one per query, in its order."""
+    """The answers to a `ListingRequest`, one per query, in its order (none when `stopped`)."""
 
     source: str
     answers: tuple[QueryAnswer, ...]
+    calls: int = 0
+    """Registry and API calls the listing made."""
+    stopped: ListingStopped | None = None
+    """Set when the listing grew past a bound and is not to be used; `answers` is then empty."""
+
+    def given_up(self, past: str, setting: str) -> ListingAnswer:
+        """This listing as one not to be used, saying how far it got: past `past` (`setting`)."""
+        repositories = [r for a in self.answers for r in a.repositories]
+        stopped = ListingStopped(
+            registries=tuple(sorted({a.query.registry for a in self.answers})),
+            repositories=len(repositories),
+            tags=sum(len(r.tags) for r in repositories),
+            calls=self.calls,
+            past=past,
+            setting=setting,
+        )
+        return ListingAnswer(self.source, (), self.calls, stopped)
 
 
 class ListingError(Exception):
@@ -100,6 +148,8 @@ class Repositories:
 
     names: tuple[str, ...]
     note: str = ""
+    pages: int = field(default=1, compare=False)
+    """Pages the site answered them in (how far a listing got, when one is given up)."""
 
 
 class RepositoryIndex(Protocol):
@@ -123,7 +173,11 @@ class Lister(Protocol):
     """Lists repositories and tags. Must not block the event loop; must time out."""
 
     async def list_images(self, request: ListingRequest) -> ListingAnswer:
-        """Answer every query; registry problems are answers, not exceptions."""
+        """Answer every query; registry problems are answers, not exceptions.
+
+        A listing that grows past the sync's bound (`MAX_SYNC_TAGS`) stops there and answers
+        `ListingAnswer.stopped` instead.
+        """
         ...
 
 

@@ -5,7 +5,9 @@ handling (`OrasInspector.run`). Registries whose catalog is closed list a wildca
 through their site's API instead (`RepositoryIndex`: Docker Hub's repository API, GitHub's
 packages API), unless a mirror serves them: a mirror is asked for its catalog. A sync has one
 deadline for all its calls; a few run at once, so one slow registry costs one sync its deadline
-and never holds up other XRs' inspections beyond that.
+and never holds up other XRs' inspections beyond that. A sync also has one bound on the tags it
+reads across all its filters (`max_tags`): a listing that grows past it is given up, so what a
+sync holds and composes is bounded however many filters it has.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from function.registry.inspect import FailureKind
 from function.registry.listing import (
     MAX_NAME,
     MAX_REPOSITORIES,
+    MAX_SYNC_TAGS,
     MAX_TAG_LISTS,
     MAX_TAGS,
     ListingAnswer,
     ListingError,
     ListingRequest,
+    ListingStopped,
     QueryAnswer,
     RepositoryIndex,
     RepositoryQuery,
@@ -44,6 +48,7 @@ took them all would be cut off by Crossplane, nothing of it recorded, and the ne
 would list again at once. 90 s leaves the compose steps around it their budget."""
 CONCURRENCY: Final = 4
 GHCR: Final = "ghcr.io"
+MAX_TAGS_FLAG: Final = "--registry-listing-max-tags"
 TIMEOUT_FLAG: Final = "--registry-listing-timeout"
 # Registries that serve the Registry API's catalog to nobody (a mirror of them may: it is asked).
 _NO_CATALOG: Final = frozenset({DOCKER_HUB, GHCR})
@@ -54,34 +59,67 @@ def site_indexes() -> dict[str, RepositoryIndex]:
     return {DOCKER_HUB: DockerHubIndex(), GHCR: GitHubPackagesIndex()}
 
 
+@dataclass
+class _Sync:
+    """One sync's deadline, its share of calls at a time, and what it has read so far."""
+
+    deadline: float
+    gate: asyncio.Semaphore
+    max_tags: int
+    calls: int = 0
+    repositories: int = 0
+    tags: int = 0
+
+    @property
+    def stopped(self) -> bool:
+        """More tags read than the sync may hold: no further call is made."""
+        return self.tags > self.max_tags
+
+
 @dataclass(frozen=True)
 class OrasLister:
     """Lists repositories and tags with `inspector`'s oras, within `timeout_s` per sync.
 
-    `indexes` lists the repositories of registries without a catalog, by registry (as image
-    references name it: `docker.io`); None is `site_indexes()` for every such registry that has
-    no mirror. Tests give stand-ins here; nothing a user writes reaches it.
+    A sync reads at most `max_tags` tags across all its filters; past them it makes no further
+    call and answers `ListingAnswer.stopped`. `indexes` lists the repositories of registries
+    without a catalog, by registry (as image references name it: `docker.io`); None is
+    `site_indexes()` for every such registry that has no mirror. Tests give stand-ins here;
+    nothing a user writes reaches it.
     """
 
     inspector: OrasInspector
     timeout_s: float = DEFAULT_TIMEOUT_S
     indexes: Mapping[str, RepositoryIndex] | None = None
+    max_tags: int = MAX_SYNC_TAGS
 
     async def list_images(self, request: ListingRequest) -> ListingAnswer:
         """Answer every query of one sync, at most `CONCURRENCY` oras calls at a time."""
-        deadline = time.monotonic() + self.timeout_s
-        gate = asyncio.Semaphore(CONCURRENCY)
-        answers = await asyncio.gather(*(self._answer(q, deadline, gate) for q in request.queries))
-        return ListingAnswer(request.source, tuple(answers))
+        sync = _Sync(
+            time.monotonic() + self.timeout_s, asyncio.Semaphore(CONCURRENCY), self.max_tags
+        )
+        answers = await asyncio.gather(*(self._answer(q, sync) for q in request.queries))
+        if not sync.stopped:
+            return ListingAnswer(request.source, tuple(answers), sync.calls)
+        stopped = ListingStopped(
+            registries=tuple(sorted({q.registry for q in request.queries})),
+            repositories=sync.repositories,
+            tags=sync.tags,
+            calls=sync.calls,
+            past=f"the {self.max_tags:,} tags one sync reads across all its filters",
+            setting=MAX_TAGS_FLAG,
+        )
+        return ListingAnswer(request.source, (), sync.calls, stopped)
 
-    async def _answer(
-        self, query: RepositoryQuery, deadline: float, gate: asyncio.Semaphore
-    ) -> QueryAnswer:
+    async def _answer(self, query: RepositoryQuery, sync: _Sync) -> QueryAnswer:
+        """The query's answer; once the sync is stopped, an empty one nobody uses."""
         try:
             if not query.wildcard:
-                tags, note = await self._tags(query, query.repository, deadline, gate)
+                one = await self._tags(query, query.repository, sync)
+                if one is None:
+                    return QueryAnswer(query)
+                tags, note = one
                 return QueryAnswer(query, (RepositoryTags(query.repository, tags),), message=note)
-            names, notes = await self._catalog(query, deadline, gate)
+            names, notes = await self._catalog(query, sync)
             chosen = [n for n in names if matches(query.repository, n) and n not in query.exclude]
             if len(chosen) > MAX_TAG_LISTS:
                 notes.append(
@@ -89,24 +127,24 @@ class OrasLister:
                     "were listed (narrow the wildcard)"
                 )
                 chosen = chosen[:MAX_TAG_LISTS]
-            listed = await asyncio.gather(
-                *(self._tags(query, name, deadline, gate) for name in chosen)
-            )
+            listed = await asyncio.gather(*(self._tags(query, name, sync) for name in chosen))
         except (OrasError, ListingError) as e:
             return QueryAnswer(query, failure=e.kind, message=e.message)
-        notes += [note for _, note in listed if note]
-        repositories = tuple(
-            RepositoryTags(n, tags) for n, (tags, _) in zip(chosen, listed, strict=True)
-        )
+        except _Stopped:
+            return QueryAnswer(query)
+        read = [(name, one) for name, one in zip(chosen, listed, strict=True) if one is not None]
+        notes += [note for _, (_, note) in read if note]
+        repositories = tuple(RepositoryTags(name, tags) for name, (tags, _) in read)
         return QueryAnswer(query, repositories, message="; ".join(notes))
 
-    async def _catalog(
-        self, query: RepositoryQuery, deadline: float, gate: asyncio.Semaphore
-    ) -> tuple[list[str], list[str]]:
+    async def _catalog(self, query: RepositoryQuery, sync: _Sync) -> tuple[list[str], list[str]]:
         index = self._index(query.registry)
         if index is not None:
-            async with gate:
-                found = await index.repositories(query, deadline)
+            async with sync.gate:
+                if sync.stopped:
+                    raise _Stopped
+                found = await index.repositories(query, sync.deadline)
+            sync.calls += found.pages
             return list(found.names), [found.note] if found.note else []
         if self._host(query.registry) in _NO_CATALOG:
             msg = (
@@ -116,16 +154,16 @@ class OrasLister:
             )
             raise OrasError(FailureKind.ERROR, msg)
         limit = MAX_REPOSITORIES * (MAX_NAME + 1)
-        async with gate:
-            out = await self.inspector.run(
+        async with sync.gate:
+            if sync.stopped:
+                raise _Stopped
+            sync.calls += 1
+            out = await self._run(
                 ["repo", "ls", self._host(query.registry)],
-                query.registry,
-                query.credential,
-                deadline,
+                query,
+                sync,
                 what=f"while listing the repositories of {query.registry}",
                 max_bytes=limit,
-                cut=True,
-                within=self._within,
             )
         names = list(valid_repositories(_lines(out, limit)))
         notes = []
@@ -135,24 +173,43 @@ class OrasLister:
         return names, notes
 
     async def _tags(
-        self, query: RepositoryQuery, repository: str, deadline: float, gate: asyncio.Semaphore
-    ) -> tuple[tuple[str, ...], str]:
+        self, query: RepositoryQuery, repository: str, sync: _Sync
+    ) -> tuple[tuple[str, ...], str] | None:
+        """The repository's tags and what was cut of them; None once the sync is stopped."""
         limit = MAX_TAGS * 129
-        async with gate:
-            out = await self.inspector.run(
+        async with sync.gate:
+            if sync.stopped:
+                return None
+            sync.calls += 1
+            out = await self._run(
                 ["repo", "tags", f"{self._host(query.registry)}/{repository}"],
-                query.registry,
-                query.credential,
-                deadline,
+                query,
+                sync,
                 what=f"while listing the tags of {query.registry}/{repository}",
                 max_bytes=limit,
-                cut=True,
-                within=self._within,
             )
         tags = valid_tags(_lines(out, limit))
+        note = ""
         if len(out) > limit or len(tags) > MAX_TAGS:
-            return tags[:MAX_TAGS], f"{repository}: only its first {MAX_TAGS} tags were read"
-        return tags, ""
+            tags, note = tags[:MAX_TAGS], f"{repository}: only its first {MAX_TAGS} tags were read"
+        sync.repositories += 1
+        sync.tags += len(tags)
+        return tags, note
+
+    async def _run(
+        self, args: list[str], query: RepositoryQuery, sync: _Sync, *, what: str, max_bytes: int
+    ) -> bytes:
+        """What oras printed, cut at `max_bytes`; a call past the deadline names the flag."""
+        return await self.inspector.run(
+            args,
+            query.registry,
+            query.credential,
+            sync.deadline,
+            what=what,
+            max_bytes=max_bytes,
+            cut=True,
+            within=self._within,
+        )
 
     @property
     def _within(self) -> str:
@@ -168,6 +225,10 @@ class OrasLister:
 
     def _host(self, registry: str) -> str:
         return self.inspector.mirrors.get(registry, registry)
+
+
+class _Stopped(Exception):  # noqa: N818 - an outcome, not a fault
+    """The sync stopped before this query's catalog was read."""
 
 
 def _lines(out: bytes, limit: int) -> list[str]:

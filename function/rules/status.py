@@ -230,6 +230,8 @@ class Reason(StrEnum):
     ALL_FILTERS_SUCCEEDED = "AllFiltersSucceeded"
     SOME_FILTERS_FAILED = "SomeFiltersFailed"
     ALL_FILTERS_FAILED = "AllFiltersFailed"
+    REGISTRY_TOO_LARGE = "RegistryTooLarge"
+    """A sync's listing grew past what the function reads or composes in one sync."""
     LIMIT_REACHED = "LimitReached"
     WITHIN_LIMIT = "WithinLimit"
     ALL_MODELS_READY = "AllModelsReady"

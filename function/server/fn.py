@@ -24,15 +24,17 @@ from google.protobuf.message import DecodeError
 from function.compose import COMPOSERS, Composer
 from function.kube.contract import AskRegistry
 from function.registry.inspect import InspectionRequest, Inspector, RegistryFailure
-from function.registry.listing import Lister
+from function.registry.listing import Lister, ListingAnswer
 from function.registry.oras import OrasInspector
 from function.registry.oras_listing import OrasLister
 from function.registry.question import Answer, Question
+from function.rules.status import Reason
 from function.server.call import (
     FUNCTION_NAME,
     Call,
     Composed,
     Composers,
+    Step,
     Undecodable,
 )
 from function.server.metrics import Metrics
@@ -116,7 +118,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 raise UndecodableRequestError(outcome.error)
             if isinstance(outcome, AskRegistry):
                 answer = await self._ask_registry(call, outcome.request)
-                outcome = await self._executor.run(dataclasses.replace(call, answer=answer))
+                outcome = await self._answered(call, answer)
         except BudgetExceeded:
             self._count_failed(request, "timeout", started)
             return self._internal_error(
@@ -140,6 +142,30 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self.metrics.call(outcome.kind, outcome.outcome, elapsed, outcome.events)
         return outcome.response
 
+    async def _answered(self, call: Call, answer: Answer) -> Step:
+        """The call's step with the registry's answer in.
+
+        A listing too large to compose within the budget is no bug of the source: the step runs
+        again with the listing given up (`ListingAnswer.given_up`), so the source says how far
+        it got and how to narrow it (RegistryTooLarge) and records when it tried, instead of an
+        error result that records nothing, after which every reconcile would list again.
+
+        Raises:
+            BudgetExceeded: a step ran out of time with no listing to give up.
+            WorkerLost: the worker died.
+        """
+        try:
+            return await self._executor.run(dataclasses.replace(call, answer=answer))
+        except BudgetExceeded:
+            if not isinstance(answer, ListingAnswer) or answer.stopped is not None:
+                raise
+        who = _parse(call.request)[1]
+        self._log.warning("listing too large to compose within --compose-budget", **who)
+        given_up = answer.given_up(
+            "what one call composes within the function's compose budget", "--compose-budget"
+        )
+        return await self._executor.run(dataclasses.replace(call, answer=given_up))
+
     async def _ask_registry(self, call: Call, question: Question) -> Answer:
         """The registry's answer to what the call's first step asked, counted and logged."""
         who = _parse(call.request)[1]
@@ -158,10 +184,15 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         listing = await self._lister.list_images(question)
         for answer in listing.answers:
             self.metrics.listing(answer.failure.value if answer.failure else "ok")
+        if listing.stopped is not None:  # given up as a whole: every query with it
+            for _ in question.queries:
+                self.metrics.listing(Reason.REGISTRY_TOO_LARGE)
         self._log.info(
             "listed registry",
-            queries=len(listing.answers),
+            queries=len(question.queries),
             failed=sum(a.failure is not None for a in listing.answers),
+            calls=listing.calls,
+            given_up=listing.stopped is not None,
             **who,
         )
         return listing

@@ -13,6 +13,7 @@ from crossplane.function import logging
 from crossplane.function.runtime import load_credentials
 
 from function.compose import COMPOSERS
+from function.registry.listing import MAX_SYNC_TAGS
 from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
 from function.registry.oras_listing import DEFAULT_TIMEOUT_S as DEFAULT_LISTING_TIMEOUT_S
 from function.registry.oras_listing import OrasLister
@@ -106,6 +107,15 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     "before the sync can record its failure.",
 )
 @click.option(
+    "--registry-listing-max-tags",
+    type=click.IntRange(min=1),
+    default=MAX_SYNC_TAGS,
+    show_default=True,
+    help="Tags one model source's sync may read across all its filters; a listing that grows "
+    "past them is given up (the source says RegistryTooLarge). A sync over a million tags "
+    "composes in well under a second; raise --compose-budget with it.",
+)
+@click.option(
     "--insecure-registry",
     "insecure_registries",
     multiple=True,
@@ -194,6 +204,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     oras_path: str,
     registry_timeout: float,
     registry_listing_timeout: float,
+    registry_listing_max_tags: int,
     insecure_registries: tuple[str, ...],
     registry_mirrors: dict[str, str],
     waiting_recheck: int,
@@ -227,7 +238,9 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
         else InProcess(composers),
         max_request_bytes=max_recv_message_size << 20,
         inspector=inspector,
-        lister=OrasLister(inspector, timeout_s=registry_listing_timeout),
+        lister=OrasLister(
+            inspector, timeout_s=registry_listing_timeout, max_tags=registry_listing_max_tags
+        ),
     )
     logging.configure(level=level)
     try:

@@ -52,7 +52,7 @@ class Metrics:
         self._listings = Counter(
             "function_aim_registry_listings",
             "Model sources' registry queries (one per filter that lists a registry), by outcome "
-            "(ok, or the failure's reason).",
+            "(ok, the failure's reason, or RegistryTooLarge for each query of a sync given up).",
             ["outcome"],
             registry=self.registry,
         )

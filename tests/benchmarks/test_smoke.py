@@ -47,9 +47,10 @@ BENCHMARKS = [
     ),
     Bench(
         "model-source",
-        "a sync composed over 10 x 500 tags (100 x 5,000 in full) beside one repository",
+        "a sync composed over 10 x 500 tags (100 x 5,000 in full), and two such wildcards, "
+        "beside one repository",
         "model_source.py",
-        ("baseline: 1 repository", "listing, versions >=0.5 <4"),
+        ("baseline: 1 repository", "listing, versions >=0.5 <4", "2 wildcards, the sync's bound"),
     ),
     Bench(
         "scale",

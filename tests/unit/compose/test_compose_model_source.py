@@ -21,6 +21,7 @@ from function.registry.listing import (
     RepositoryQuery,
     RepositoryTags,
 )
+from function.registry.oras_listing import MAX_TAGS_FLAG
 from function.settings import Settings
 from tests.cases import Case, table
 from tests.unit import loop
@@ -79,17 +80,33 @@ REGISTRY = {
 }
 
 
+def too_large(request: ListingRequest, tags: dict[str, list[str]]) -> ListingAnswer:
+    """What `OrasLister` answers when the sync's listing grows past its bound of tags (having
+    made a call per query and one per repository it listed)."""
+    listed = answer_all(request, tags)
+    calls = len(listed.answers) + sum(len(a.repositories) for a in listed.answers)
+    return dataclasses.replace(listed, calls=calls).given_up(
+        "the 1,000 tags one sync reads across all its filters", MAX_TAGS_FLAG
+    )
+
+
 def sync(
     xr: Any,
     pool: list[Any] | None = None,
     registry: dict[str, list[str]] | None = None,
+    *,
+    given_up: bool = False,
     **observed: Any,
 ) -> tuple[Composition, ListingRequest | None]:
-    """One reconcile as `fn.py` runs it: compose, list the registry if asked, compose again."""
+    """One reconcile as `fn.py` runs it: compose, list the registry if asked, compose again.
+
+    `given_up`: the listing grew past the lister's bound, which answers how far it got.
+    """
     base = Observed(xr, now=observed.pop("now", NOW), **observed)
     asked = loop.run(compose_model_source, base, pool or [])
     if isinstance(asked, ListRegistry):
-        listing = answer_all(asked.request, REGISTRY if registry is None else registry)
+        answer = too_large if given_up else answer_all
+        listing = answer(asked.request, REGISTRY if registry is None else registry)
         return loop.reconcile(
             compose_model_source, dataclasses.replace(base, listing=listing), pool or []
         ), asked.request
@@ -508,6 +525,88 @@ def test_max_models_is_a_total_across_filters(case: Total) -> None:
     assert comp.status["skipped"] == [
         f"{case.omitted} more image(s): spec.maxModels ({case.max_models}) is reached"
     ]
+
+
+def test_a_listing_given_up_keeps_the_last_sync_and_says_how_far_it_got() -> None:
+    """A sync whose listing grew past the lister's bound uses none of it: the models and status
+    of the last completed sync stay, and RegistrySynced says RegistryTooLarge naming the
+    registry, how far the listing got, how to narrow the filters and which flag raises the
+    bound."""
+    xr = source(syncInterval="30m")
+    first, _ = sync(xr)
+    later, resources = observed_after(first, xr)
+    bigger = {**REGISTRY, "amd/aim-new": ["1.0.0"]}
+
+    comp, asked = sync(
+        later, resources=resources, registry=bigger, given_up=True, now=NOW + timedelta(minutes=31)
+    )
+
+    assert asked is not None, "the sync was due and listed"
+    assert images(comp) == images(first), "nothing half-created, nothing deleted"
+    for kept in ("lastSyncTime", "availableModels", "filters", "discoveredModels"):
+        assert comp.status[kept] == first.status[kept], f"{kept} stays the last sync's"
+    assert conditions(comp)["RegistrySynced"] == ("False", "RegistryTooLarge")
+    said = message(comp, "RegistrySynced")
+    assert comp.status["failedSync"] == {
+        "time": "2026-11-23T12:31:00Z",
+        "generation": 1,
+        "reason": "RegistryTooLarge",
+        "message": said,
+    }, "recorded, so the condition outlives this reconcile and the retry waits"
+    assert f"the listing of {REG} was given up past the 1,000 tags one sync reads" in said
+    assert "4 repositories and 7 tags read in 5 registry calls" in said, "a catalog, 4 tag lists"
+    assert "Narrow spec.filters" in said
+    assert "--registry-listing-max-tags" in said
+    assert "last completed sync (2026-11-23T12:00:00Z) are kept" in said
+    assert comp.status["status"] == "Failed"
+    assert said in comp.warnings, "a failed sync is a Warning event too"
+
+
+def test_a_listing_given_up_at_the_first_sync_creates_nothing() -> None:
+    """With no earlier sync there is nothing to keep: no model, and the condition says so."""
+    comp, _ = sync(source(), given_up=True)
+
+    assert images(comp) == []
+    assert "lastSyncTime" not in comp.status
+    assert "no model was created" in message(comp, "RegistrySynced")
+    assert comp.status["status"] == "Failed"
+
+
+def test_a_listing_given_up_is_not_listed_again_at_every_reconcile() -> None:
+    """After a listing was given up, reconciles in the next 5 minutes list nothing and keep
+    saying why; the response's TTL brings the retry on time."""
+    xr = source(syncInterval="1h")
+    first, _ = sync(xr, given_up=True)
+    later, resources = observed_after(first, xr)
+
+    soon, asked_soon = sync(later, resources=resources, now=NOW + timedelta(minutes=4))
+    _, asked_later = sync(later, resources=resources, given_up=True, now=NOW + timedelta(minutes=5))
+
+    assert asked_soon is None, "no listing within the retry window"
+    assert conditions(soon)["RegistrySynced"] == ("False", "RegistryTooLarge")
+    assert soon.status["failedSync"] == first.status["failedSync"]
+    assert soon.ttl_seconds == 60, "called again when the retry is due"
+    assert asked_later is not None, "tried again after 5 minutes, not at the interval"
+
+
+def test_narrowed_filters_after_a_listing_given_up_sync_at_once_and_clear_it() -> None:
+    """The fix the condition names, a narrower spec, is a new generation: listed at once, and a
+    sync that completes clears failedSync and its condition."""
+    xr = source()
+    first, _ = sync(xr, given_up=True)
+    later, resources = observed_after(first, xr)
+    narrowed = {
+        **later,
+        "metadata": {**later["metadata"], "generation": 2},
+        "spec": {**later["spec"], "filters": [{"image": "amd/aim-qwen"}]},
+    }
+
+    comp, asked = sync(narrowed, resources=resources, now=NOW + timedelta(minutes=1))
+
+    assert asked is not None
+    assert len(images(comp)) == 3
+    assert "failedSync" not in comp.status
+    assert conditions(comp)["RegistrySynced"] == ("True", "AllFiltersSucceeded")
 
 
 def test_one_failed_filter_degrades_and_keeps_what_the_others_found() -> None:

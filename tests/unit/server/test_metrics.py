@@ -85,6 +85,15 @@ class HalfRefusing:
         return ListingAnswer(request.source, tuple(answers))
 
 
+class TooLarge:
+    """A registry whose listing grows past the lister's bound: given up, no answers."""
+
+    async def list_images(self, request: ListingRequest) -> ListingAnswer:
+        """Give the listing up after a few calls."""
+        listed = ListingAnswer(request.source, (), calls=3)
+        return listed.given_up("the 10 tags one sync reads", "--registry-listing-max-tags")
+
+
 def invalid(observed: Observed) -> Composition:
     """A model whose spec cannot be composed."""
     raise InvalidSpecError(field="spec.image", problem=f"{observed.name}: no image reference")
@@ -154,6 +163,17 @@ def test_a_model_source_s_registry_queries_are_counted_and_answered() -> None:
     listings = "function_aim_registry_listings_total"
     assert sample(runner, listings, outcome="ok") == 1
     assert sample(runner, listings, outcome="ImageNotFound") == 1
+
+
+def test_a_listing_given_up_counts_each_of_its_queries_as_too_large() -> None:
+    """A sync given up as a whole answers no query; each is counted RegistryTooLarge, so a
+    source that keeps outgrowing the bound shows in the metrics, not as missing listings."""
+    runner = FunctionRunner({"AIMClusterModelSource": listing}, lister=TooLarge())
+    asyncio.run(runner.RunFunction(request("AIMClusterModelSource")))
+
+    listings = "function_aim_registry_listings_total"
+    assert sample(runner, listings, outcome="RegistryTooLarge") == 2
+    assert sample(runner, listings, outcome="ok") == 0
 
 
 def test_kinds_the_function_does_not_compose_share_one_series() -> None:

@@ -19,8 +19,15 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.compose import COMPOSERS
-from function.kube.contract import Composition, Observed
+from function.kube.contract import Composition, ListRegistry, Observed
 from function.kube.convert import struct_to_dict
+from function.registry.listing import (
+    ListingAnswer,
+    ListingRequest,
+    QueryAnswer,
+    RepositoryQuery,
+    RepositoryTags,
+)
 from function.server.call import Composers
 from function.server.fn import FunctionRunner, UndecodableRequestError
 from function.server.workers import WorkerPool
@@ -35,6 +42,34 @@ def spin(observed: Observed) -> Composition:
     while time.monotonic() < deadline:
         pass
     return Composition(status={"status": f"spun {observed.name}"})
+
+
+def spin_over_listings(observed: Observed) -> Composition | ListRegistry:
+    """A model source whose listing takes longer to compose than any budget: it asks for one,
+    spins over it, and reports a listing given up (`ListingAnswer.given_up`) by what it says."""
+    if observed.listing is None:
+        query = RepositoryQuery("r.example", "org/*", wildcard=True)
+        return ListRegistry(ListingRequest(observed.name, (query,)))
+    stopped = observed.listing.stopped
+    if stopped is None:
+        return spin(observed)
+    said = f"{stopped.repositories} repositories, {stopped.tags} tags, {stopped.calls} calls"
+    return Composition(
+        status={"status": f"given up past {stopped.past} ({stopped.setting}): {said}"}
+    )
+
+
+class Listing:
+    """A registry answering every wildcard with two repositories of three tags."""
+
+    async def list_images(self, request: ListingRequest) -> ListingAnswer:
+        """Two repositories, read in three calls (the catalog, two tag lists)."""
+        tags = ("1.0.0", "1.1.0", "2.0.0")
+        answers = tuple(
+            QueryAnswer(q, (RepositoryTags("org/a", tags), RepositoryTags("org/b", tags)))
+            for q in request.queries
+        )
+        return ListingAnswer(request.source, answers, calls=3)
 
 
 def quick(observed: Observed) -> Composition:
@@ -84,6 +119,24 @@ def test_a_call_over_budget_gets_a_result_naming_the_xr_and_others_go_on(
     assert len(set(pool.pids) - set(before)) == 1  # the stuck worker was replaced
     again = asyncio.run(runner.RunFunction(request("Quick", "after")))
     assert status_of(again) == "composed after"
+
+
+def test_a_listing_too_large_to_compose_in_the_budget_is_given_up_not_an_error() -> None:
+    """A model source whose listing cannot be composed within the budget is no bug: its step
+    runs again with the listing given up, and the source reports how far the listing got and
+    the flag that raises the budget, instead of an internal error that records nothing."""
+    pool = WorkerPool(Composers({"Source": spin_over_listings}, Settings()), size=1, budget_s=1.0)
+    runner = FunctionRunner(executor=pool, lister=Listing())
+    try:
+        rsp = asyncio.run(runner.RunFunction(request("Source", "catalog-30")))
+    finally:
+        runner.close()
+
+    assert [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL] == []
+    assert status_of(rsp) == (
+        "given up past what one call composes within the function's compose budget "
+        "(--compose-budget): 2 repositories, 6 tags, 3 calls"
+    )
 
 
 def test_a_worker_that_dies_gives_a_result_and_is_replaced(pool: WorkerPool) -> None:
