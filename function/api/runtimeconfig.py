@@ -44,14 +44,80 @@ class RoutingConfig(ApiModel):
         max_length=512,
         description=(
             "HTTP path prefix, with JSONPath fragments in braces rendered against the "
-            "AIMService, e.g. `/{.metadata.namespace}/{.metadata.name}`."
+            "AIMService, e.g. `/{.metadata.namespace}/{.metadata.name}`. It must lie under the "
+            "route policy's prefix (by default `/<namespace>/`; the AIMClusterRuntimeConfig's "
+            "`routing.policy.pathPrefix`)."
         ),
     )
     request_timeout: Duration | None = Field(
         default=None, description="HTTPRoute request timeout, e.g. `60s` or `5m`."
     )
     annotations: StringMap | None = Field(
-        default=None, description="Annotations added to the HTTPRoutes."
+        default=None,
+        description=(
+            "Annotations added to the HTTPRoutes. A service's or an AIMRuntimeConfig's need "
+            "their keys allowed by the AIMClusterRuntimeConfig's "
+            "`routing.policy.allowedAnnotations` (by default none is)."
+        ),
+    )
+
+
+DEFAULT_PATH_PREFIX = "/{.metadata.namespace}/"
+
+ANNOTATION_KEY_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$"
+)
+"""An annotation key (`[prefix/]name`), or a prefix alone ending in `/`."""
+
+
+class RoutePolicy(ApiModel):
+    """Where services may put their routes on a shared Gateway, and which annotations they add."""
+
+    path_prefix: str = Field(
+        default=DEFAULT_PATH_PREFIX,
+        min_length=1,
+        max_length=512,
+        pattern=r"^/",
+        description=(
+            "Every service's route path must lie under this prefix, a template rendered against "
+            "the AIMService like `pathTemplate` (without dropping a repeated segment). Paths are "
+            "compared segment by segment, so `/team-a/` covers `/team-a` and `/team-a/chat` but "
+            "not `/team-ab/chat`. A path outside it gets no HTTPRoute (`RoutePathNotAllowed`). "
+            "Services without a path template are routed at `<prefix>/<uid>`. The default keeps "
+            "each namespace under its own `/<namespace>/`, so no team can take, or shadow with a "
+            "longer prefix, another's paths; `/` lets services take any path."
+        ),
+    )
+    allowed_annotations: list[
+        Annotated[str, Field(min_length=1, max_length=317, pattern=ANNOTATION_KEY_PATTERN)]
+    ] = Field(
+        default_factory=list,
+        max_length=64,
+        description=(
+            "Route annotations services and namespace runtime configs may set: exact keys, or "
+            "prefixes ending in `/` (`example.com/` allows `example.com/anything`). Gateway "
+            "controllers read some annotations as settings (authentication, rate limits, "
+            "rewrites), so by default none is allowed: a service or AIMRuntimeConfig that sets "
+            "one gets no HTTPRoute (`RouteAnnotationNotAllowed`). The annotations of this "
+            "AIMClusterRuntimeConfig's own `routing.annotations` are the platform's and always "
+            "pass."
+        ),
+    )
+
+
+class ClusterRoutingConfig(RoutingConfig):
+    """The cluster's routing defaults, and the policy that only the platform sets."""
+
+    policy: RoutePolicy | None = Field(
+        default=None,
+        description=(
+            "What tenants' routes may do on a shared Gateway; only an AIMClusterRuntimeConfig "
+            "sets it. It binds the services of every namespace that use this config's name, and "
+            "a service picks that name itself (`runtimeConfigName`), so a looser policy under "
+            "another name is open to every namespace. Unset: each namespace's services route "
+            "under `/<namespace>/` and add no annotations of their own."
+        ),
     )
 
 
@@ -211,6 +277,10 @@ DEFAULT_MAX_CONCURRENT_DISCOVERY_JOBS = 10
 class ClusterRuntimeConfigSpec(RuntimeDefaults):
     """Cluster-wide runtime defaults, and the limits that only make sense cluster-wide."""
 
+    routing: ClusterRoutingConfig | None = Field(
+        default=None, description="HTTP routing defaults, and the route policy of tenants."
+    )
+
     max_concurrent_discovery_jobs: int = Field(
         default=DEFAULT_MAX_CONCURRENT_DISCOVERY_JOBS,
         ge=1,
@@ -244,8 +314,16 @@ class RuntimeConfigSpec(RuntimeDefaults):
 class EffectiveRuntimeConfigSpec(RuntimeConfigSpec, ClusterRuntimeConfigSpec):
     """What AIM objects read: a namespace's config merged over the cluster's of the same name.
 
-    Not an XRD of its own; it has every field of both scopes.
+    Not an XRD of its own; it has every field of both scopes. Its `routing.policy` is the
+    cluster's: a namespace's config that carries one is refused before the merge, which would
+    let it loosen the platform's.
     """
+
+    # Said again: pydantic takes an inherited field from the first base (the namespace's
+    # RoutingConfig), where Python's attribute lookup finds the cluster's first.
+    routing: ClusterRoutingConfig | None = Field(
+        default=None, description="HTTP routing defaults, and the route policy of tenants."
+    )
 
 
 class RuntimeConfigStatus(ObservedStatus):

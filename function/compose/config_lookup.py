@@ -14,7 +14,7 @@ from pydantic import JsonValue
 
 from function.api.common import ResolvedReference
 from function.api.meta import Kind, Manifest, Scope
-from function.api.runtimeconfig import EffectiveRuntimeConfigSpec
+from function.api.runtimeconfig import ClusterRuntimeConfigSpec, EffectiveRuntimeConfigSpec
 from function.errors import InvalidSpecError
 from function.kube.lookup import Lookup
 from function.kube.objects import uid_of
@@ -66,9 +66,23 @@ def resolve(
             "it, or leave the field unset to use 'default'",
         ), None
 
+    if namespaced is not None and _has_policy(namespaced):
+        # Its XRD has no such field, so the API server refuses it; this holds where admission
+        # did not run. Merged over the cluster's, it would loosen the platform's policy.
+        return condition.failed(
+            Reason.INVALID,
+            f"{Kind.RUNTIME_CONFIG} {name!r} in namespace {config_lookup.namespace!r}: "
+            f"spec.routing.policy is the platform's, set only in {Kind.CLUSTER_RUNTIME_CONFIG} "
+            f"{name!r}; remove it from the namespace's config",
+        ), None
     merged = merge_specs(_spec(cluster), _spec(namespaced))
     try:
         spec = parse_spec({"spec": merged}, EffectiveRuntimeConfigSpec)
+        platform = (
+            parse_spec({"spec": dict(_spec(cluster))}, ClusterRuntimeConfigSpec)
+            if cluster
+            else None
+        )
     except InvalidSpecError as e:
         return condition.failed(
             Reason.INVALID, f"runtime config {name!r} cannot be used: {e}"
@@ -82,12 +96,22 @@ def resolve(
     using = f"using {ref.kind} {name!r}"
     if namespaced is not None and cluster is not None:
         using += f" merged over {Kind.CLUSTER_RUNTIME_CONFIG} {name!r}"
-    return condition.ready(resolved, using), RuntimeConfig(spec, ref, cluster=cluster is not None)
+    return condition.ready(resolved, using), RuntimeConfig(
+        spec,
+        ref,
+        cluster=cluster is not None,
+        platform_routing=platform.routing if platform else None,
+    )
 
 
 def _spec(obj: Manifest | None) -> Mapping[str, JsonValue]:
     spec = obj.get("spec") if obj else None
     return spec if isinstance(spec, dict) else {}
+
+
+def _has_policy(obj: Manifest) -> bool:
+    routing = _spec(obj).get("routing")
+    return isinstance(routing, dict) and "policy" in routing
 
 
 def _reference(

@@ -3,8 +3,14 @@
 Each `{...}` is a Kubernetes-style JSONPath evaluated (with jsonpath-ng) against the AIMService and
 must yield exactly one scalar. The rendered path is normalised so that any value is safe in a
 URL: segments are lowercased and RFC 3986 percent-encoded, empty segments and a segment repeating
-the one before it are dropped, and the trailing slash is trimmed. A path must stay under 200
-characters. Anything that cannot be rendered raises `RoutePathError` naming the fragment.
+the one before it are dropped, and the trailing slash is trimmed. A `.` or `..` segment is refused:
+Gateway API refuses such paths, and they would climb out of a route policy's prefix. A path must
+stay under 200 characters. Anything that cannot be rendered raises `RoutePathError` naming the
+fragment.
+
+A route policy's prefix (`render_prefix`) renders the same way, but keeps repeated segments: with
+`/teams/{.metadata.namespace}/`, namespace `teams` must get `/teams/teams`, not `/teams`, which
+would cover every other namespace's paths. `within` compares paths segment by segment.
 """
 
 from __future__ import annotations
@@ -35,22 +41,39 @@ def render_path(template: str, obj: Mapping[str, JsonValue]) -> str:
 
     Raises:
         RoutePathError: braces do not pair up, a fragment is not valid JSONPath, finds no value or
-            several, finds an object or list, or the path is empty or too long.
+            several, finds an object or list, a segment is `.` or `..`, or the path is empty or
+            too long.
     """
-    segments = [
-        _FRAGMENT.sub(lambda m: _evaluate(m.group(1), obj), raw) for raw in _split(template)
-    ]
-    return normalize(segments)
+    return normalize(_rendered(template, obj))
 
 
-def normalize(segments: Sequence[str]) -> str:
-    """Lowercase and percent-encode each segment, drop empty and repeated ones, check length."""
+def render_prefix(template: str, obj: Mapping[str, JsonValue]) -> str:
+    """The normalised prefix for `obj`, repeated segments kept; `/` when it renders to nothing.
+
+    Raises:
+        RoutePathError: as `render_path`, but an empty prefix is `/`, not an error.
+    """
+    return normalize(_rendered(template, obj), dedupe=False, root=True)
+
+
+def normalize(segments: Sequence[str], *, dedupe: bool = True, root: bool = False) -> str:
+    """Lowercase and percent-encode each segment, drop empty ones, check the length.
+
+    With `dedupe`, a segment repeating the one before it is dropped; with `root`, no segment at
+    all is `/` rather than an error.
+    """
     kept: list[str] = []
     for raw in segments:
         segment = quote(raw.strip().lower(), safe="")
-        if segment and (not kept or kept[-1] != segment):
+        if segment in {".", ".."}:
+            msg = (
+                f"the segment {segment!r} would climb out of the path; Gateway API refuses "
+                "'.' and '..' segments"
+            )
+            raise RoutePathError(msg)
+        if segment and not (dedupe and kept and kept[-1] == segment):
             kept.append(segment)
-    if not kept:
+    if not kept and not root:
         msg = "the path renders to nothing; give it at least one non-empty segment"
         raise RoutePathError(msg)
     result = "/" + "/".join(kept)
@@ -58,6 +81,24 @@ def normalize(segments: Sequence[str]) -> str:
         msg = f"the rendered path is {len(result)} characters long; it must stay under 200"
         raise RoutePathError(msg)
     return result
+
+
+def segments_of(path: str) -> tuple[str, ...]:
+    """The segments of a normalised path (`/` has none)."""
+    return tuple(s for s in path.split("/") if s)
+
+
+def within(path: str, prefix: str) -> bool:
+    """Whether the normalised `path` lies under the normalised `prefix`, by whole segments.
+
+    `/team-a` covers `/team-a` and `/team-a/chat`, not `/team-ab`.
+    """
+    wanted = segments_of(prefix)
+    return segments_of(path)[: len(wanted)] == wanted
+
+
+def _rendered(template: str, obj: Mapping[str, JsonValue]) -> list[str]:
+    return [_FRAGMENT.sub(lambda m: _evaluate(m.group(1), obj), raw) for raw in _split(template)]
 
 
 def _split(template: str) -> list[str]:

@@ -16,8 +16,10 @@ from pydantic import JsonValue
 from function.api.common import ResolvedReference
 from function.api.meta import Manifest
 from function.api.runtimeconfig import (
+    ClusterRoutingConfig,
     EffectiveRuntimeConfigSpec,
     ModelCreationScope,
+    RoutePolicy,
     RuntimeDefaults,
 )
 from function.rules import labels
@@ -34,6 +36,19 @@ class RuntimeConfig:
     ref: ResolvedReference | None
     cluster: bool = False
     """An AIMClusterRuntimeConfig of this name exists (the one that creates cluster models)."""
+    platform_routing: ClusterRoutingConfig | None = None
+    """The AIMClusterRuntimeConfig's own `routing`, before a namespace's is merged over it: what
+    the platform wrote (its annotations always pass the route policy), as opposed to a tenant."""
+
+    @property
+    def route_policy(self) -> RoutePolicy:
+        """The platform's route policy, or the default one (each namespace under `/<ns>/`).
+
+        Read from the cluster's config alone: the merged spec has the same one (a namespace's
+        config with a policy is refused), but this does not depend on that refusal.
+        """
+        policy = self.platform_routing.policy if self.platform_routing else None
+        return policy or RoutePolicy()
 
     @property
     def creates_cluster_models(self) -> bool:

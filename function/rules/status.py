@@ -132,6 +132,11 @@ class Reason(StrEnum):
     READY = "Ready"
     GATEWAY_NOT_CONFIGURED = "GatewayNotConfigured"
     ROUTE_TEMPLATE_INVALID = "RouteTemplateInvalid"
+    ROUTE_PATH_NOT_ALLOWED = "RoutePathNotAllowed"
+    """The rendered path lies outside the route policy's prefix (the platform's, or the default
+    `/<namespace>/`): another team's paths on a shared Gateway."""
+    ROUTE_ANNOTATION_NOT_ALLOWED = "RouteAnnotationNotAllowed"
+    """A tenant's route annotation the route policy does not allow."""
     ROUTE_PENDING = "HTTPRoutePending"
     ROUTE_ACCEPTED = "HTTPRouteAccepted"
     ROUTE_BACKEND_UNRESOLVED = "HTTPRouteBackendNotResolved"

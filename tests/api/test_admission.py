@@ -480,6 +480,27 @@ INVALID = [
         'unknown field: "maxConcurrentDiscoveryJobs"',
     ),
     Refusal(
+        "rc-route-policy",
+        "the route policy is the platform's: a team cannot loosen it for its own routes",
+        "AIMRuntimeConfig",
+        {"routing": {"policy": {"pathPrefix": "/"}}},
+        'unknown field: "policy"',
+    ),
+    Refusal(
+        "clrc-route-prefix-relative",
+        "a route prefix is a path: it starts at `/`",
+        "AIMClusterRuntimeConfig",
+        {"routing": {"policy": {"pathPrefix": "{.metadata.namespace}/"}}},
+        "spec.routing.policy.pathPrefix in body should match '^/'",
+    ),
+    Refusal(
+        "clrc-route-annotation-glob",
+        "allowed annotations are keys or prefixes ending in `/`, not globs",
+        "AIMClusterRuntimeConfig",
+        {"routing": {"policy": {"allowedAnnotations": ["example.com/*"]}}},
+        "spec.routing.policy.allowedAnnotations[0] in body should match",
+    ),
+    Refusal(
         "clrc-no-discovery",
         "a cap of 0 would stop every discovery for good; pause templates instead",
         "AIMClusterRuntimeConfig",

@@ -76,9 +76,7 @@ def compose_service(observed: Observed) -> Composition:
     caches = caching.resolve(
         observed, spec, templates.template, models.model, config, template_ready=templates.ready
     )
-    route = routing.compose_route(
-        observed, spec.routing, config.spec.routing if config else None, isvc_name
-    )
+    route = routing.compose_route(observed, spec.routing, config, isvc_name)
 
     upstream = [config_health, models.health, templates.health]
     if route.health is not None:

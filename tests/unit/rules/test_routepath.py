@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from function.rules.routepath import RoutePathError, render_path
+from function.rules.routepath import RoutePathError, render_path, render_prefix, within
 from tests.cases import Case, table
 
 SERVICE: dict[str, Any] = {
@@ -15,7 +15,7 @@ SERVICE: dict[str, Any] = {
         "name": "Chat.v2",
         "namespace": "ml-team",
         "labels": {"team": "NLP", "app.kubernetes.io/part-of": "a/b c"},
-        "annotations": {"owner": "ml-team"},
+        "annotations": {"owner": "ml-team", "up": ".."},
     },
     "spec": {"model": {"ref": "qwen3"}, "replicas": 2, "cacheModel": True},
 }
@@ -98,6 +98,19 @@ ERROR_CASES = [
     ),
     PathCase("long", "a path of 200 characters", "/" + "a" * 199, "under 200"),
     PathCase("empty", "a path that renders to '/' alone", "//", "renders to nothing"),
+    PathCase(
+        "dot-dot",
+        "`..` would climb out of a route policy's prefix; Gateway API refuses it too",
+        "/{.metadata.namespace}/../other",
+        "'..' would climb out",
+    ),
+    PathCase("dot", "`.` is refused by Gateway API as well", "/{.metadata.namespace}/./x", "'.'"),
+    PathCase(
+        "dot-dot-value",
+        "a value of `..` is a segment of its own like any other",
+        "/{.metadata.namespace}/{.metadata.annotations.up}",
+        "'..' would climb out",
+    ),
 ]
 
 
@@ -111,3 +124,57 @@ def test_what_cannot_render_is_an_error_naming_the_fragment(case: PathCase) -> N
 def test_path_of_199_characters_is_accepted() -> None:
     """A path at the length limit is accepted."""
     assert len(render_path("/" + "a" * 198, SERVICE)) == 199
+
+
+PREFIX_CASES = [
+    PathCase(
+        "namespace",
+        "the default prefix, trailing slash trimmed",
+        "/{.metadata.namespace}/",
+        "/ml-team",
+    ),
+    PathCase("root", "`/` renders to nothing: every path is under it", "/", "/"),
+    PathCase(
+        "repeats-kept",
+        "a repeated segment is kept: dropping it would widen the prefix",
+        "/ml-team/{.metadata.namespace}/",
+        "/ml-team/ml-team",
+    ),
+]
+
+
+@table(PREFIX_CASES)
+def test_prefixes_render_like_paths_but_keep_repeats(case: PathCase) -> None:
+    """A route policy's prefix renders as a path does, but may be `/` and keeps repeats."""
+    assert render_prefix(case.template, SERVICE) == case.want, case.reason
+
+
+@dataclass(frozen=True)
+class WithinCase(Case):
+    path: str
+    prefix: str
+    inside: bool
+
+
+WITHIN_CASES = [
+    WithinCase("below", "a path below the prefix", "/team-a/chat", "/team-a", inside=True),
+    WithinCase("equal", "the prefix itself", "/team-a", "/team-a", inside=True),
+    WithinCase("root", "everything is under `/`", "/team-b/chat", "/", inside=True),
+    WithinCase("sibling", "another segment", "/team-b/chat", "/team-a", inside=False),
+    WithinCase(
+        "string-prefix",
+        "shares the characters, not the segment",
+        "/team-ab/chat",
+        "/team-a",
+        inside=False,
+    ),
+    WithinCase(
+        "above", "a path shorter than the prefix covers more", "/teams", "/teams/a", inside=False
+    ),
+]
+
+
+@table(WITHIN_CASES)
+def test_within_compares_whole_segments(case: WithinCase) -> None:
+    """A path is within a prefix when the prefix's segments begin it, whole."""
+    assert within(case.path, case.prefix) is case.inside, case.reason

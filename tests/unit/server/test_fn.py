@@ -284,6 +284,16 @@ def test_only_the_cluster_runtime_config_sets_the_discovery_cap() -> None:
     assert "spec.maxConcurrentDiscoveryJobs" in result.message
 
 
+def test_only_the_cluster_runtime_config_sets_the_route_policy() -> None:
+    """The route policy keeps tenants' routes apart on a shared Gateway, so a namespace's own
+    AIMRuntimeConfig cannot set it: it is refused naming the field, the cluster's accepted."""
+    policy = {"routing": {"policy": {"pathPrefix": "/", "allowedAnnotations": ["example.com/"]}}}
+    assert list(run(FunctionRunner(), request("AIMClusterRuntimeConfig", policy)).results) == []
+    result = only_result(run(FunctionRunner(), request("AIMRuntimeConfig", policy)))
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert "spec.routing.policy" in result.message
+
+
 GENERATION_CASES = [
     KindCase("service", "a composer with requirements", "AIMService", {"model": {"ref": "m"}}),
     KindCase(

@@ -1110,7 +1110,7 @@ def test_runtime_config_of_the_namespace_merges_over_the_cluster_one() -> None:
     )
     namespaced = config(
         env=[{"name": "B", "value": "team"}],
-        routing={"pathTemplate": "/team/{.metadata.name}"},
+        routing={"pathTemplate": "/{.metadata.namespace}/team/{.metadata.name}"},
         serviceAccountName="team-sa",
         imagePullSecrets=[{"name": "team-pull"}],
     )
@@ -1126,7 +1126,7 @@ def test_runtime_config_of_the_namespace_merges_over_the_cluster_one() -> None:
     predictor = isvc(comp)["spec"]["predictor"]
     assert predictor["serviceAccountName"] == "team-sa"
     assert predictor["imagePullSecrets"] == [{"name": "mine"}, {"name": "team-pull"}]
-    assert status(comp)["routing"]["path"] == "/team/qwen-chat"
+    assert status(comp)["routing"]["path"] == "/ml-team/team/qwen-chat"
 
 
 def test_min_and_max_replicas_turn_on_kserve_autoscaling() -> None:
