@@ -302,6 +302,42 @@ def test_bad_manifest_is_rejected_at_admission(platform: Platform) -> None:
     assert kube.get(AIM, "AIMService", "bad", ns) is None
 
 
+def test_a_team_cannot_take_another_teams_path_on_a_shared_gateway(
+    journey: Journey, catalog: str
+) -> None:
+    """Two namespaces route through one Gateway under the default route policy (no
+    AIMClusterRuntimeConfig `default` sets one: each namespace under `/<namespace>/`). Team A's
+    service is routed at `/<A>/chat`; team B's service whose template claims `/<A>/chat` gets no
+    HTTPRoute, `HTTPRouteReady` False `RoutePathNotAllowed` naming the path and B's prefix, and
+    A's route is the same object with the same rules.
+
+    Simulated (in the background, tests/e2e/cluster.py): KServe; no Gateway controller runs, and
+    none is needed to tell who may have a path.
+    """
+    kube = journey.platform.kube
+    platform = journey.platform
+    team_a, team_b = journey.namespace("team-route-a"), journey.namespace("team-route-b")
+    gateway = {"name": "inference", "namespace": "gateways"}
+    own = {"enabled": True, "gatewayRef": gateway, "pathTemplate": "/{.metadata.namespace}/chat"}
+    journey.apply([service("chat", team_a, "llama-8b", catalog, routing=own)])
+    route_a = one(platform, ROUTE, "HTTPRoute", team_a)
+    [rule] = route_a["spec"]["rules"]
+    assert rule["matches"][0]["path"]["value"] == f"/{team_a}/chat"
+
+    taken = {**own, "pathTemplate": f"/{team_a}/chat"}
+    journey.apply([service("chat", team_b, "llama-8b", catalog, routing=taken)])
+    refused = wait_condition(
+        platform, "AIMService", "chat", team_b, "HTTPRouteReady", "False", "RoutePathNotAllowed"
+    )
+    assert f"renders /{team_a}/chat" in refused["message"]
+    assert f"/{team_b}/" in refused["message"]
+    # The condition and the desired state come from the same call: no route was composed.
+    assert kube.list(ROUTE, "HTTPRoute", team_b) == []
+    [still] = kube.list(ROUTE, "HTTPRoute", team_a)
+    assert still["metadata"]["uid"] == route_a["metadata"]["uid"]
+    assert still["spec"]["rules"] == route_a["spec"]["rules"]
+
+
 def test_two_cached_services_share_one_template_cache_and_outlive_each_other(
     journey: Journey, catalog: str
 ) -> None:
