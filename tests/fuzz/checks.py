@@ -199,3 +199,44 @@ def rbac_problems(response: Mapping[str, Any]) -> list[str]:
         ):
             problems.append(f"{key} composes {kind} {json.dumps(obj, sort_keys=True)[:300]}")
     return problems
+
+
+def routes_outside_the_namespace(
+    request: Mapping[str, Any], response: Mapping[str, Any], namespace: str | None
+) -> list[str]:
+    """HTTPRoute paths outside `/<namespace>/`, the default route policy, where no platform
+    policy widens it.
+
+    Only the platform's AIMClusterRuntimeConfig can set `spec.routing.policy`: where the request
+    carries one that does, another prefix may be right and nothing is checked. Paths are compared
+    by whole segments, so `/team-a` does not cover `/team-ab`.
+    """
+    if not namespace or _platform_route_policy(request):
+        return []
+    problems = []
+    for key, item in response.get("desired", {}).get("resources", {}).items():
+        obj = item.get("resource", {})
+        if obj.get("kind") != "HTTPRoute":
+            continue
+        for rule in (obj.get("spec") or {}).get("rules", []):
+            for match in rule.get("matches", []):
+                path = str((match.get("path") or {}).get("value", ""))
+                segments = [s for s in path.split("/") if s]
+                if len(segments) < 2 or segments[0] != namespace:
+                    problems.append(f"{key} routes {path!r}, outside /{namespace}/")
+    return problems
+
+
+def _platform_route_policy(request: Mapping[str, Any]) -> bool:
+    """Whether an AIMClusterRuntimeConfig in the request sets `spec.routing.policy`."""
+    for answer in request.get("requiredResources", {}).values():
+        for item in answer.get("items", []):
+            obj = item.get("resource", {})
+            routing = (obj.get("spec") or {}).get("routing")
+            if (
+                obj.get("kind") == "AIMClusterRuntimeConfig"
+                and isinstance(routing, dict)
+                and routing.get("policy") is not None
+            ):
+                return True
+    return False

@@ -55,3 +55,53 @@ def test_rbac_problems_allow_only_the_download_report_binding(case: Rbac) -> Non
     """What the fuzz tier flags among composed RBAC objects."""
     response = {"desired": {"resources": {"rbac": {"resource": case.obj}}}}
     assert bool(checks.rbac_problems(response)) == case.flagged
+
+
+def route(path: str) -> dict[str, Any]:
+    return {
+        "desired": {
+            "resources": {
+                "http-route": {
+                    "resource": {
+                        "kind": "HTTPRoute",
+                        "spec": {"rules": [{"matches": [{"path": {"value": path}}]}]},
+                    }
+                }
+            }
+        }
+    }
+
+
+def cluster_config(routing: dict[str, Any]) -> dict[str, Any]:
+    config = {"kind": "AIMClusterRuntimeConfig", "spec": {"routing": routing}}
+    return {"requiredResources": {"runtime-config": {"items": [{"resource": config}]}}}
+
+
+@dataclass(frozen=True)
+class RoutePath(Case):
+    path: str
+    request: dict[str, Any]
+    flagged: bool
+
+
+ROUTE_PATHS = [
+    RoutePath("own", "a path under the namespace's prefix", "/team-a/chat", {}, flagged=False),
+    RoutePath("other-namespace", "another team's prefix", "/team-b/chat", {}, flagged=True),
+    RoutePath("longer-name", "a namespace whose name starts like ours is not ours",
+              "/team-ab/chat", {}, flagged=True),
+    RoutePath("catch-all", "`/` would take every request on the Gateway", "/", {}, flagged=True),
+    RoutePath("platform-policy", "a platform's own policy may allow another prefix",
+              "/models/chat", cluster_config({"policy": {"pathPrefix": "/models/"}}),
+              flagged=False),
+    RoutePath("platform-without-policy", "a cluster config without a policy widens nothing",
+              "/team-b/chat", cluster_config({"enabled": True}), flagged=True),
+]  # fmt: skip
+
+
+@table(ROUTE_PATHS)
+def test_routes_outside_the_namespace_are_flagged_unless_the_platform_set_a_policy(
+    case: RoutePath,
+) -> None:
+    """What the fuzz tier flags among composed HTTPRoutes of a service in team-a."""
+    found = checks.routes_outside_the_namespace(case.request, route(case.path), "team-a")
+    assert bool(found) == case.flagged
