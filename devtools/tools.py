@@ -47,6 +47,7 @@ class Tools:
     pause: Path
     aimstub: Path
     kserve_manager: Path
+    traefik: Path
     crossplane_src: Path
     oldest_crossplane_src: Path
     kserve_src: Path
@@ -114,6 +115,7 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         pause=own_tool(bin_dir, "pause"),
         aimstub=own_tool(bin_dir, "aimstub"),
         kserve_manager=bin_dir / "kserve-manager",
+        traefik=bin_dir / "traefik",
         crossplane_src=bin_dir.parent / "crossplane-src",
         oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",
         kserve_src=bin_dir.parent / "kserve-src",

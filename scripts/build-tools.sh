@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck,
 # and for the end-to-end tier etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet, kube-proxy, KServe's controller and a pause program) from the Go module
+# kubelet, kube-proxy, KServe's controller, Traefik and a pause program) from the Go module
 # proxy into a cache outside the repository, and copies the KServe and Gateway API CRDs out of
 # their modules beside them. Idempotent: a tool already built at its pinned version (or, for
 # apicheck, from the same sources) is reused.
@@ -27,6 +27,9 @@ KSERVE_VERSION=v0.20.0       # github.com/kserve/kserve: the InferenceService CR
 GATEWAY_API_VERSION=v1.6.1   # sigs.k8s.io/gateway-api: the HTTPRoute CRD (standard channel)
 KEDA_VERSION=v2.18.0         # github.com/kedacore/keda/v2, as KServe's go.mod pins it
 OTEL_OPERATOR_VERSION=v0.113.0  # github.com/open-telemetry/opentelemetry-operator, likewise
+# github.com/traefik/traefik/v3: the end-to-end tier's Gateway API implementation (pure Go, so it
+# builds here; v3.7 needs modules this proxy does not serve).
+TRAEFIK_VERSION=v3.6.12
 
 set_name=${1:-all}
 case $set_name in render|all) ;; *) echo "usage: $0 [render|all]" >&2; exit 2 ;; esac
@@ -78,12 +81,11 @@ kube_staging() {
 }
 
 # KServe pins Kubernetes, controller-runtime and gRPC below what its other dependencies ask for,
-# with `replace` lines that a dependent module does not inherit: repeat them (all name versions,
-# none a local path).
-kserve_replaces() {
+# and Traefik uses forks of two libraries, with `replace` lines that a dependent module does not
+# inherit: repeat them (all name versions, none a local path).
+module_replaces() { # module@version
   local gomod
-  gomod=$(go mod download -json "github.com/kserve/kserve@$KSERVE_VERSION" \
-    | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  gomod=$(go mod download -json "$1" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
   sed -n 's#^\(replace \)\{0,1\}[[:space:]]*\([^[:space:]]*\) => \([^[:space:]]*\) \(v[^[:space:]]*\)$#\2=\3@\4#p' \
     "$gomod" | while read -r r; do go mod edit -replace="$r"; done
 }
@@ -100,6 +102,7 @@ build() { # name, version, link name in the set, package, module@version...
     oras) ldflags="-s -w -X oras.land/oras/internal/version.Version=${version#v} -X oras.land/oras/internal/version.BuildMetadata=" ;;
     kube-*|kubelet) ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$version")" ;;
     etcd|kserve-manager) ldflags="-s -w" ;;
+    traefik) ldflags="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=${version#v}" ;;
   esac
   if built "$out" "$version"; then ln -sfn "$out" "$link"; log "$name $version: cached"; return; fi
   local w="$cache/tools/work/$name-$version"
@@ -109,7 +112,10 @@ build() { # name, version, link name in the set, package, module@version...
     cd "$w"
     go mod init aim-crossplane.local/tools
     for req in "$@"; do go mod edit -require="$req"; done
-    case $name in kube-*|kubelet) kube_staging ;; kserve-manager) kserve_replaces ;; esac
+    case $name in
+      kube-*|kubelet) kube_staging ;;
+      kserve-manager|traefik) module_replaces "$1" ;;
+    esac
     go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
   ) >"$w/build.log" 2>&1 &
   local pid=$! t0 ticks=0
@@ -159,21 +165,24 @@ ln -sfn "$GOMODCACHE/github.com/crossplane/crossplane/v2@$OLDEST_CORE_VERSION" \
 crds() { # destination under the set, module@version, directory in the module, files...
   local dest="$bin/../$1" module=$2 dir=$3 stamp; shift 3
   stamp="$dest/.version"
-  if [ "$(cat "$stamp" 2>/dev/null)" = "$module" ]; then log "$module CRDs: cached"; return; fi
+  # The files are in the stamp: a list that grows is copied again.
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$module $*" ]; then log "$module CRDs: cached"; return; fi
   local src
   src=$(go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$src" ] || { log "$module: go mod download gave no directory"; exit 1; }
   rm -rf "$dest" && mkdir -p "$dest"
   for f in "$@"; do cp "$src/$dir/$f" "$dest/$f"; done
-  echo "$module" >"$stamp"
+  echo "$module $*" >"$stamp"
   log "$module CRDs: copied ${#@} files"
 }
 crds crds/kserve "github.com/kserve/kserve@$KSERVE_VERSION" config/crd/full \
   serving.kserve.io_inferenceservices.yaml serving.kserve.io_servingruntimes.yaml \
   serving.kserve.io_clusterservingruntimes.yaml
+# GRPCRoutes and BackendTLSPolicies too: Traefik watches every standard-channel kind it serves.
 crds crds/gateway-api "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" config/crd/standard \
   gateway.networking.k8s.io_gatewayclasses.yaml gateway.networking.k8s.io_gateways.yaml \
-  gateway.networking.k8s.io_httproutes.yaml gateway.networking.k8s.io_referencegrants.yaml
+  gateway.networking.k8s.io_httproutes.yaml gateway.networking.k8s.io_referencegrants.yaml \
+  gateway.networking.k8s.io_grpcroutes.yaml gateway.networking.k8s.io_backendtlspolicies.yaml
 # What KServe's KEDA autoscaler class creates, beside the rest (not installed on every plane):
 # KServe's controller makes a ScaledObject and an OpenTelemetryCollector only where these exist.
 crds autoscaling-crds/keda "github.com/kedacore/keda/v2@$KEDA_VERSION" config/crd/bases \
@@ -200,6 +209,10 @@ done
 build kserve-manager "$KSERVE_VERSION" kserve-manager github.com/kserve/kserve/cmd/manager \
   "github.com/kserve/kserve@$KSERVE_VERSION"
 ln -sfn "$GOMODCACHE/github.com/kserve/kserve@$KSERVE_VERSION" "$bin/../kserve-src"
+
+# A Gateway API implementation that accepts our HTTPRoutes and carries their traffic.
+build traefik "$TRAEFIK_VERSION" traefik github.com/traefik/traefik/v3/cmd/traefik \
+  "github.com/traefik/traefik/v3@$TRAEFIK_VERSION"
 
 # Our own Go programs, rebuilt whenever their sources change (go.sum, where there is one, pins
 # every dependency): apicheck (devtools/apicheck), the API server's validation code, offline; and

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from devtools.cluster.controlplane import CROSSPLANE_NAMESPACE, start_control_plane
+from devtools.cluster.gateway import Gateway, start_traefik
 from devtools.cluster.kserve import start_kserve
 from devtools.cluster.kube import Kube, KubeError
 from devtools.cluster.kubeconfig import credentials
@@ -73,6 +74,8 @@ class Target:
     packages: str
     images: str
     gpu_node: str | None = None
+    gateway: Gateway | None = None
+    """A Gateway a real implementation serves, and the URL this host reaches it at."""
 
     @staticmethod
     def from_env(env: Mapping[str, str]) -> Target | None:
@@ -101,6 +104,7 @@ class ClusterPlatform:
     published: Published
     gpu_node: str
     pod_log: PodLog | None = None
+    gateway: Gateway | None = None
 
     def team_namespace(self, name: str) -> str:
         """A namespace for an application team, enforcing `restricted`."""
@@ -190,7 +194,12 @@ def attach(
     node = gpu_node(kube, target.gpu_node)
     advertise_gpus(kube, node)
     yield ClusterPlatform(
-        kube, Registry(target.push, tools.oras, auth=False), published, node, pod_log
+        kube,
+        Registry(target.push, tools.oras, auth=False),
+        published,
+        node,
+        pod_log,
+        target.gateway,
     )
 
 
@@ -198,9 +207,9 @@ def attach(
 def own_cluster(tools: Tools, crds: Path, root: Path) -> Iterator[tuple[Target, PodLog]]:
     """A cluster as a user would bring one, made here: a control plane with Crossplane core and
     its Deployment runtime, a node with a scheduler whose containerd pulls `ghcr.io` images from
-    a registry, and KServe with its CRDs and Gateway API's; and the kubeconfig file and registry
-    addresses a user would give (`Target`). Also the node's pod logs, which its kubelet API, on
-    loopback, cannot serve through the API server."""
+    a registry, KServe with its CRDs and Gateway API's, and Traefik serving a shared Gateway; and
+    the kubeconfig file and registry addresses a user would give (`Target`). Also the node's pod
+    logs, which its kubelet API, on loopback, cannot serve through the API server."""
     (root / "registry").mkdir(parents=True)
     listen = "0.0.0.0"  # noqa: S104 - a test registry, for pods on the node
     with (
@@ -216,12 +225,17 @@ def own_cluster(tools: Tools, crds: Path, root: Path) -> Iterator[tuple[Target, 
         ) as node,
     ):
         install_third_party_crds(plane.admin, crds)
-        with start_kserve(tools, plane, root / "kserve"):
+        with (
+            start_kserve(tools, plane, root / "kserve"),
+            start_traefik(tools, plane, root / "traefik") as gateway,
+        ):
             kubeconfig = root / "kubeconfig"
             kubeconfig.write_text(plane.admin.credentials.kubeconfig("admin"))
             # Core and containerd run on this host and pull packages over loopback; the
             # function's pod reaches the registry at the node's address.
-            target = Target(kubeconfig, registry.host, registry.host, registry.at(node.ip))
+            target = Target(
+                kubeconfig, registry.host, registry.host, registry.at(node.ip), gateway=gateway
+            )
             yield target, node.pod_log
 
 

@@ -22,14 +22,25 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
 from devtools.cluster.aimimage import stub_image
-from devtools.cluster.converge import AIM, ISVC, one, templates_of, wait_condition, wait_status
+from devtools.cluster.converge import (
+    AIM,
+    ISVC,
+    ROUTE,
+    one,
+    templates_of,
+    wait_condition,
+    wait_status,
+)
+from devtools.cluster.gateway import CONTROLLER
 from devtools.cluster.kube import Kube, wait_for
 from devtools.cluster.oci import write_archive
 from devtools.pkg.image import Image
@@ -157,3 +168,68 @@ def test_a_model_image_becomes_a_service_that_answers(target_cluster: ClusterPla
     )
     assert answer["choices"][0]["message"]["content"] == "a stand-in answer"
     assert kube.get(AIM, "AIMService", "chat", ns) is not None
+
+
+def chat_through_gateway(url: str, seen: list[str]) -> Any:
+    """An OpenAI chat completion sent to `url` as a client of the Gateway would; None (the reason
+    noted in `seen`) while the Gateway does not carry it through."""
+    body = {"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]}
+    request = urllib.request.Request(  # noqa: S310 - the test's own loopback Gateway
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            return json.loads(response.read())
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        seen.append(f"{type(e).__name__}: {e}")
+        return None
+
+
+def test_a_service_answers_through_a_real_gateway(target_cluster: ClusterPlatform) -> None:
+    """A team's runtime config routes its services through the platform's shared Gateway: the
+    service's HTTPRoute is accepted by Traefik itself (HTTPRouteReady from the parent status it
+    wrote), and a chat completion sent to the Gateway at the route's path reaches the predictor
+    pod on the node and comes back: client, Gateway, Service, pod. A route naming a listener
+    the Gateway does not have is refused by Traefik, and the service says so with its reason.
+
+    Simulated: the GPUs, as above. Real: Traefik, built from its Go module."""
+    platform = target_cluster
+    if platform.gateway is None:
+        pytest.skip(
+            "the target cluster has no Gateway this host can reach: only the cluster the tier "
+            "makes runs Traefik"
+        )
+    kube, gateway = platform.kube, platform.gateway
+    kube.apply(aim("AIMClusterModel", "small", None, {"image": IMAGE}))
+    wait_status(platform, "AIMClusterModel", "small", None, "Ready", timeout_s=180)
+    ns = platform.team_namespace("team-gateway")
+    routing = {"enabled": True, "gatewayRef": gateway.parent_ref}
+    kube.apply(aim("AIMRuntimeConfig", "default", ns, {"routing": routing}))
+    kube.apply(aim("AIMService", "routed", ns, {"model": {"ref": "small"}, "resources": SMALL}))
+
+    wait_condition(
+        platform, "AIMService", "routed", ns, "HTTPRouteReady", "True", "HTTPRouteAccepted"
+    )
+    route = one(platform, ROUTE, "HTTPRoute", ns)
+    [parent] = route["status"]["parents"]
+    assert parent["controllerName"] == CONTROLLER, "Traefik wrote it, not a stand-in"
+    running = wait_status(platform, "AIMService", "routed", ns, "Running", timeout_s=180)
+    path = running["status"]["routing"]["path"]
+    assert path.startswith(f"/{ns}/"), path
+    seen: list[str] = []
+    answer = wait_for(
+        "the service answering through the Gateway",
+        lambda: chat_through_gateway(f"{gateway.url}{path}/v1/chat/completions", seen),
+        timeout_s=60,  # Traefik programs the route once the predictor's endpoints are ready
+        explain=lambda: "\n".join(seen[-3:]),
+    )
+    assert answer["choices"][0]["message"]["content"] == "a stand-in answer"
+
+    # A listener the Gateway does not have: Traefik refuses the route, in its own words.
+    misrouted = {"enabled": True, "gatewayRef": {**gateway.parent_ref, "sectionName": "missing"}}
+    service = {"model": {"ref": "small"}, "resources": SMALL, "routing": misrouted}
+    kube.apply(aim("AIMService", "misrouted", ns, service))
+    refused = wait_condition(
+        platform, "AIMService", "misrouted", ns, "HTTPRouteReady", "False", "NoMatchingParent"
+    )
+    assert f"Gateway {gateway.name} rejected the HTTPRoute" in refused["message"], refused

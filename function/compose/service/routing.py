@@ -136,9 +136,10 @@ def route_health(
         )
     accepted = views.find(ours.conditions, "Accepted")
     if accepted is not None and accepted.is_false:
+        # Implementations may leave the message empty (Traefik does for NoMatchingParent).
+        said = accepted.message or f"{accepted.reason or 'NotAccepted'}, with no message"
         return ConditionType.HTTP_ROUTE_READY.failed(
-            accepted.reason or "NotAccepted",
-            f"{gateway} rejected the HTTPRoute: {accepted.message}",
+            accepted.reason or "NotAccepted", f"{gateway} rejected the HTTPRoute: {said}"
         )
     resolved = views.find(ours.conditions, "ResolvedRefs")
     if resolved is not None and resolved.is_false:

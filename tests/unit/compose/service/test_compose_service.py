@@ -1218,6 +1218,9 @@ def test_route_rejected_by_the_gateway_fails_with_its_reason() -> None:
     comp = reconcile(routed(), WORLD, observed)
     assert conditions(comp)["HTTPRouteReady"] == ("False", "NotAllowedByListeners")
     assert status(comp)["status"] == "Failed"
+    # The gateway wrote no message: the condition still says why, not "rejected it: ".
+    said = {c.type: c.message for c in comp.conditions}["HTTPRouteReady"]
+    assert said.endswith("rejected the HTTPRoute: NotAllowedByListeners, with no message"), said
 
 
 def test_route_status_for_another_gateway_does_not_count() -> None:
