@@ -222,7 +222,7 @@ def routes_outside_the_namespace(
             for match in rule.get("matches", []):
                 path = str((match.get("path") or {}).get("value", ""))
                 segments = [s for s in path.split("/") if s]
-                if len(segments) < 2 or segments[0] != namespace:
+                if not segments or segments[0] != namespace:
                     problems.append(f"{key} routes {path!r}, outside /{namespace}/")
     return problems
 

@@ -86,6 +86,7 @@ class RoutePath(Case):
 
 ROUTE_PATHS = [
     RoutePath("own", "a path under the namespace's prefix", "/team-a/chat", {}, flagged=False),
+    RoutePath("own-root", "the prefix itself is the team's too", "/team-a", {}, flagged=False),
     RoutePath("other-namespace", "another team's prefix", "/team-b/chat", {}, flagged=True),
     RoutePath("longer-name", "a namespace whose name starts like ours is not ours",
               "/team-ab/chat", {}, flagged=True),
