@@ -1,14 +1,19 @@
-"""A test AIM image: Debian's shell and coreutils, `aim` as the entrypoint, AIM's labels.
+"""The end-to-end tier's images: a test AIM image, and a storage initializer to download with.
 
 Discovery Jobs run an AIM image's entrypoint through a shell script (function/build/discovery.sh)
-that needs `sh`, `cat`, `wc` and `mv`, so the image is Debian's dash and coreutils, unpacked by
-scripts/debian-extract as the runtime image's packages are, plus the `aim` stand-in
-(devtools/aimstub) that answers `dry-run --format=json`, serves an OpenAI-compatible endpoint and,
-as a download image's entrypoint, fetches a Hugging Face repository from a mirror.
+that needs `sh`, `cat`, `wc` and `mv`, so the test AIM image is Debian's dash and coreutils,
+unpacked by scripts/debian-extract as the runtime image's packages are, plus the `aim` stand-in
+(devtools/aimstub) that answers `dry-run --format=json` and serves an OpenAI-compatible endpoint.
 
-The size check runs Python with `huggingface_hub` in the model download image (as KServe's
-storage-initializer carries them), so `size_check_image` is Debian's Python with the version of
-`huggingface_hub` uv.lock pins in its `download-image` group, installed with their hashes.
+A model cache's Jobs run the model download image: its entrypoint with `<sourceUri>
+<destination>`, and `python3` for the size check, the progress sidecar and the verification.
+`storage_initializer_image` is built the way KServe's storage-initializer is, without Docker:
+Debian's Python (the same release and Python version as KServe's image, python:3.11-slim-bookworm)
+with the `download-image` group of uv.lock installed with their hashes (`kserve-storage` at the
+version of the KServe we compose for, and the `huggingface_hub` its image locks), and our own
+entrypoint (storage_initializer.py) at the path KServe's image runs.
+tests/unit/repo/test_download_image.py holds these to KServe's Dockerfile and lock, and to the
+default `modelDownloadImage`.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ from devtools.cluster.oci import File, Image
 from devtools.tools import ROOT, Tools, run_script, run_tool
 
 PACKAGES: Final = "dash,coreutils"
-PYTHON_PACKAGES: Final = "python3-minimal,libpython3.11-stdlib,ca-certificates"
+PYTHON: Final = "3.11"
+"""Debian bookworm's (scripts/debian-extract's default suite), as in KServe's image."""
+PYTHON_PACKAGES: Final = f"python3-minimal,libpython{PYTHON}-stdlib,ca-certificates"
 SITE_PACKAGES: Final = "usr/lib/python3/dist-packages"
 ENTRYPOINT: Final = ("/usr/local/bin/aim",)
-DOWNLOAD_ENTRYPOINT: Final = ("/usr/local/bin/aim", "download")
-"""A model download image's: run with `<sourceUri> <destination>`."""
+STORAGE_INITIALIZER_ENTRYPOINT: Final = ("/storage-initializer/scripts/initializer-entrypoint",)
+"""Run with `<sourceUri> <destination>` pairs, where KServe's storage-initializer has its own."""
+STORAGE_INITIALIZER_USER: Final = "1000"
+"""KServe's image's `USER` (the download Jobs run as 1000 whatever the image says)."""
 LABELS: Final = {
     "com.amd.aim.model.canonicalName": "Org/Small",
     "com.amd.aim.model.source": "hf://Org/Small",
@@ -44,10 +53,7 @@ def root_filesystem(directory: Path) -> Path:
 def stub_image(
     tools: Tools, name: str, work: Path, entrypoint: tuple[str, ...] = ENTRYPOINT
 ) -> Image:
-    """The test AIM image named `name`, its root filesystem unpacked under `work`.
-
-    With `DOWNLOAD_ENTRYPOINT`, a model download image instead.
-    """
+    """The test AIM image named `name`, its root filesystem unpacked under `work`."""
     return Image(
         name,
         {ENTRYPOINT[0]: File(tools.aimstub.read_bytes(), 0o755)},
@@ -57,33 +63,27 @@ def stub_image(
     )
 
 
-def size_check_image(name: str, work: Path) -> Image:
-    """A model download image for size checks, named `name`: `python3` with `huggingface_hub`.
+def storage_initializer_image(name: str, work: Path) -> Image:
+    """A model download image named `name`, as KServe's storage-initializer is made.
 
     Its root filesystem is made under `work` once, and reused when present.
     """
-    return Image(name, {}, base=python_root_filesystem(work))
-
-
-def download_image(tools: Tools, name: str, work: Path) -> Image:
-    """A model download image named `name`: `aim download`, and `python3` for the sidecar.
-
-    The stand-in's `download` fetches a Hugging Face repository from a mirror; the download's
-    progress sidecar runs `python3`, which KServe's storage-initializer carries too.
-    """
+    script = (Path(__file__).parent / "storage_initializer.py").read_text()
+    entrypoint = f"#!/usr/bin/python{PYTHON}\n{script}".encode()
     return Image(
         name,
-        {ENTRYPOINT[0]: File(tools.aimstub.read_bytes(), 0o755)},
-        entrypoint=DOWNLOAD_ENTRYPOINT,
+        {STORAGE_INITIALIZER_ENTRYPOINT[0]: File(entrypoint, 0o755)},
+        entrypoint=STORAGE_INITIALIZER_ENTRYPOINT,
+        user=STORAGE_INITIALIZER_USER,
         base=python_root_filesystem(work),
     )
 
 
 def python_root_filesystem(work: Path) -> Path:
-    """Debian's Python with the locked `huggingface_hub`, under `work` (once: reused)."""
+    """Debian's Python with the `download-image` group of uv.lock, under `work` (once: reused)."""
     rootfs = work / "python-rootfs"
     site = rootfs / SITE_PACKAGES
-    if not (site / "huggingface_hub").is_dir():
+    if not (site / "kserve_storage").is_dir():
         run_script("debian-extract", PYTHON_PACKAGES, str(rootfs))
         bootstrap = run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh")
         uv = bootstrap.split()[-1]
@@ -93,7 +93,7 @@ def python_root_filesystem(work: Path) -> Path:
         requirements.write_text(run_tool([*export, *group], "uv export"))
         run_tool(
             [uv, "pip", "install", "--quiet", "--no-deps", "--require-hashes",
-             "--target", site, "--python-version", "3.11",
+             "--target", site, "--python-version", PYTHON,
              "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
             "uv pip install",
         )  # fmt: skip

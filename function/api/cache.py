@@ -22,7 +22,10 @@ from function.api.common import (
     SourceUri,
 )
 
-DEFAULT_DOWNLOAD_IMAGE: Final = "kserve/storage-initializer:v0.16.0-rc0"
+# KServe's storage initializer of the release we compose InferenceServices for (KSERVE_VERSION in
+# scripts/build-tools.sh), the tag KServe's own installers give it; the end-to-end tier downloads
+# with an image built as it is (tests/unit/repo/test_download_image.py holds them together).
+DEFAULT_DOWNLOAD_IMAGE: Final = "kserve/storage-initializer:v0.20.0"
 
 
 class TemplateScope(StrEnum):

@@ -10,13 +10,10 @@ bound by the real volume binder and its download Job fills the volume.
 
 from __future__ import annotations
 
-import contextlib
+import base64
 import dataclasses
-import hashlib
-import http.server
 import json
-import threading
-import urllib.parse
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +25,11 @@ import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from devtools.cluster import oci
 from devtools.cluster.aimimage import (
-    DOWNLOAD_ENTRYPOINT,
     ENTRYPOINT,
-    download_image,
-    size_check_image,
+    STORAGE_INITIALIZER_ENTRYPOINT,
+    storage_initializer_image,
     stub_image,
 )
 from devtools.cluster.controlplane import ControlPlane
@@ -49,6 +46,7 @@ from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.contract import Composition, Observed
 from function.settings import Settings
 from tests.cases import Case, table
+from tests.e2e.hubmirror import FILES, TOKEN, hugging_face_mirror
 from tests.e2e.journey import docker_config
 from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
 from tests.unit import loop
@@ -446,8 +444,9 @@ def test_a_discovery_pod_the_registry_refuses_says_so_in_the_template(
     assert "401 Unauthorized" in discovered.message  # the registry's answer, via the kubelet
 
 
-DOWNLOAD_IMAGE = "aim.local/aim-downloader:1"
-SNOOPING_DOWNLOAD_IMAGE = "aim.local/aim-downloader-snooping:1"
+STORAGE_INITIALIZER = "aim.local/storage-initializer:1"
+"""The model download image of the caches here, and of their size checks."""
+SNOOPING_STORAGE_INITIALIZER = "aim.local/storage-initializer-snooping:1"
 # Run first in the snooping download image's download container: it tries what a hostile download
 # image would, opening the service-account token through every other process's root directory
 # (the pod shares its process namespace), says what it found in its termination message, then
@@ -474,86 +473,46 @@ with open("/dev/termination-log", "w") as log:
     json.dump(found, log)
 os.execv(sys.argv[1], sys.argv[1:])
 """
-FILES = {"config.json": b'{"architectures": ["Small"]}', "model.safetensors": b"\x00" * 4096}
+HUB_TOKEN = "hf-token"  # noqa: S105 - the Secret's name
+HF_TOKEN: dict[str, Any] = {
+    "name": "HF_TOKEN",
+    "valueFrom": {"secretKeyRef": {"name": HUB_TOKEN, "key": "token"}},
+}
 
 
-def hub_file(name: str, data: bytes) -> dict[str, Any]:
-    """A file as the Hub lists it with `blobs=true`: its git blob id; the weights also in LFS."""
-    blob = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-    entry: dict[str, Any] = {"rfilename": name, "size": len(data), "blobId": blob}
-    if name.endswith(".safetensors"):
-        sha = hashlib.sha256(data).hexdigest()
-        entry["lfs"] = {"size": len(data), "sha256": sha, "pointerSize": 134}
-    return entry
+@pytest.fixture(scope="module")
+def hub_token(cluster: tuple[ControlPlane, Node]) -> dict[str, Any]:
+    """The Secret with the mirror's token, in `NS`; the cache's variable that gives it."""
+    plane, _ = cluster
+    plane.admin.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": HUB_TOKEN, "namespace": NS},
+            "data": {"token": base64.b64encode(TOKEN.encode()).decode()},
+        }
+    )
+    return HF_TOKEN
 
 
-STALLED = threading.Event()
-"""Set to let the stalled transfers of Org/Stall end (when the mirror stops)."""
-
-
-class HuggingFaceMirror(http.server.BaseHTTPRequestHandler):
-    """A Hugging Face endpoint for Org/Small: its file list and each file (stands in for the Hub,
-    which a test machine cannot reach); and Org/Stall, whose file never finishes."""
-
-    def do_GET(self) -> None:
-        path = urllib.parse.urlsplit(self.path).path
-        if path in {"/api/models/Org/Stall", "/api/models/Org/Stall/revision/main"}:
-            files = [{"rfilename": "model.safetensors", "size": 1 << 20}]
-            body = json.dumps({"id": "Org/Stall", "siblings": files}).encode()
-        elif path == "/Org/Stall/resolve/main/model.safetensors":
-            # A Hub that stops sending halfway: some bytes, then nothing until the test ends.
-            self.send_response(200)
-            self.send_header("Content-Length", str(1 << 20))
-            self.end_headers()
-            self.wfile.write(b"\x00" * 1024)
-            self.wfile.flush()
-            STALLED.wait(timeout=300)
-            return
-        elif path in {"/api/models/Org/Small", "/api/models/Org/Small/revision/main"}:
-            files = [hub_file(f, data) for f, data in FILES.items()]
-            body = json.dumps({"id": "Org/Small", "siblings": files}).encode()
-        elif path in {"/api/models/Org/Corrupt", "/api/models/Org/Corrupt/revision/main"}:
-            # It lists the hashes of other weights than it serves.
-            files = [hub_file(f, data + b"!") for f, data in FILES.items()]
-            for entry, data in zip(files, FILES.values(), strict=True):
-                entry["size"] = len(data)
-            body = json.dumps({"id": "Org/Corrupt", "siblings": files}).encode()
-        elif (
-            self.path.startswith(("/Org/Small/resolve/main/", "/Org/Corrupt/resolve/main/"))
-            and self.path.rsplit("/", 1)[1] in FILES
-        ):
-            body = FILES[self.path.rsplit("/", 1)[1]]
-        else:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_: object) -> None:
-        """Quiet."""
-
-
-@contextlib.contextmanager
-def hugging_face_mirror(ip: str) -> Iterator[str]:
-    """`HuggingFaceMirror` on `ip` (pods reach the node's address) while the context lasts; its
-    endpoint URL, for `HF_ENDPOINT`."""
-    mirror = http.server.ThreadingHTTPServer((ip, 0), HuggingFaceMirror)
-    threading.Thread(target=mirror.serve_forever, daemon=True).start()
-    try:
-        yield f"http://{ip}:{mirror.server_port}"
-    finally:
-        STALLED.set()
-        mirror.shutdown()
-        mirror.server_close()
-        STALLED.clear()
+@pytest.fixture(scope="module")
+def storage_initializer(cluster: tuple[ControlPlane, Node], aim_images: Path) -> str:
+    """`STORAGE_INITIALIZER`, loaded on the node."""
+    _, node = cluster
+    node.load(storage_initializer_image(STORAGE_INITIALIZER, aim_images))
+    return STORAGE_INITIALIZER
 
 
 def model_cache(
-    name: str, image: str, endpoint: str, repo: str = "Org/Small", **spec: str
+    name: str,
+    image: str,
+    endpoint: str,
+    repo: str = "Org/Small",
+    env: tuple[dict[str, Any], ...] = (),
+    **spec: str,
 ) -> Manifest:
-    """An AIMModelCache of `hf://<repo>` downloaded or measured by `image` from `endpoint`."""
+    """An AIMModelCache of `hf://<repo>` downloaded or measured by `image` from `endpoint`,
+    with `env` besides `HF_ENDPOINT`."""
     return {
         "apiVersion": "aim.silogen.ai/v1alpha1",
         "kind": "AIMModelCache",
@@ -563,7 +522,7 @@ def model_cache(
             "modelId": repo,
             "storageClassName": "node-local",
             "modelDownloadImage": image,
-            "env": [{"name": "HF_ENDPOINT", "value": endpoint}],
+            "env": [{"name": "HF_ENDPOINT", "value": endpoint}, *env],
             **spec,
         },
     }
@@ -588,13 +547,23 @@ def node_local_volume(kube: Kube, name: str, path: Path) -> None:
     )
 
 
-def snooping_download_image(tools: Tools, work: Path) -> Any:
-    """The download image with `SNOOP` run before its entrypoint."""
-    plain = download_image(tools, SNOOPING_DOWNLOAD_IMAGE, work)
+def snooping_storage_initializer(work: Path) -> oci.Image:
+    """The storage initializer with `SNOOP` run before its entrypoint."""
+    plain = storage_initializer_image(SNOOPING_STORAGE_INITIALIZER, work)
     return dataclasses.replace(
         plain,
         files={**plain.files, "/usr/local/bin/snoop.py": File(SNOOP.encode(), 0o755)},
-        entrypoint=("python3", "/usr/local/bin/snoop.py", *DOWNLOAD_ENTRYPOINT),
+        entrypoint=("python3", "/usr/local/bin/snoop.py", *STORAGE_INITIALIZER_ENTRYPOINT),
+    )
+
+
+def volume_bytes(root: Path) -> int:
+    """The bytes of the files under `root`, links not followed, as the progress sidecar counts."""
+    return sum(
+        (Path(d) / f).lstat().st_size
+        for d, _, files in os.walk(root)
+        for f in files
+        if (Path(d) / f).is_file() and not (Path(d) / f).is_symlink()
     )
 
 
@@ -641,29 +610,32 @@ def wait_job_finished(kube: Kube, job: str, timeout_s: float = 120) -> dict[str,
 
 def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_bytes(
     cluster: tuple[ControlPlane, Node],
-    tools: Tools,
     aim_images: Path,
+    hub_token: dict[str, Any],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """The cache composer's PVC is bound by the real volume binder to a node-local volume, its
-    download Job runs a download image (KServe's storage-initializer convention) against a
-    Hugging Face mirror, the files land in the volume, and the composer reads the finished Job
-    and the bound claim as an Available cache. The download's sidecar reported the bytes into
-    the cache's ConfigMap through the `kubernetes` Service with the token the kubelet projected
-    for the download's own account, bound to package/rbac's ClusterRole; that token can do
-    nothing beyond the namespace's ConfigMaps, and the download container, which tried to open
-    it through the sidecar's root directory, was refused by the kernel.
+    download Job runs a storage initializer built as KServe's is (kserve-storage, with
+    huggingface_hub) on a private repository of a Hugging Face mirror, with the token the cache's
+    env takes from a Secret; the files land in the volume, and the composer reads the finished
+    Job and the bound claim as an Available cache. The download's sidecar reported the bytes
+    into the cache's ConfigMap through the `kubernetes` Service with the token the kubelet
+    projected for the download's own account, bound to package/rbac's ClusterRole; that token
+    can do nothing beyond the namespace's ConfigMaps, and the download container, which tried to
+    open it through the sidecar's root directory, was refused by the kernel.
 
-    Simulated: the Hub (a mirror on the node's address) and the download image (`aim download`,
-    run after a script that tries to steal the token)."""
+    Simulated: the Hub (a mirror on the node's address); the storage initializer runs a script
+    that tries to steal the token before its entrypoint."""
     plane, node = cluster
     kube = plane.admin
-    node.load(snooping_download_image(tools, aim_images))
+    node.load(snooping_storage_initializer(aim_images))
     install_download_progress_role(kube)
     volume = tmp_path_factory.mktemp("volume")
     node_local_volume(kube, "node-local", volume)
     with hugging_face_mirror(node.ip) as endpoint:
-        cache = model_cache("org-small", SNOOPING_DOWNLOAD_IMAGE, endpoint, size="1Gi")
+        cache = model_cache(
+            "org-small", SNOOPING_STORAGE_INITIALIZER, endpoint, env=(hub_token,), size="1Gi"
+        )
         composed, made = create_composed(kube, cache)
         claim_name = str(made[PVC]["metadata"]["name"])
         job_name = str(made[DOWNLOAD_JOB]["metadata"]["name"])
@@ -675,8 +647,12 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
     assert observed_claim["spec"]["volumeName"] == "node-local"
     report_name = str(made[REPORT]["metadata"]["name"])
     report = kube.get("v1", "ConfigMap", report_name, NS) or {}
+    # Everything on the volume: the files, and huggingface_hub's own records of them
+    # (.cache/huggingface), which a download into a directory leaves there.
+    written = volume_bytes(volume)
     total = sum(len(data) for data in FILES.values())
-    assert report.get("data", {}).get("downloadedBytes") == str(total), report
+    assert written > total
+    assert report.get("data", {}).get("downloadedBytes") == str(written), report
     available = loop.reconcile(
         compose_model_cache,
         Observed(
@@ -690,13 +666,21 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
     # Read off the real Job controller's counts and the real sidecar's report.
     download: Any = available.status["download"]
     assert (download["attempt"], download["totalAttempts"]) == (1, 3)
-    assert (download["downloadedBytes"], download["percent"]) == (total, 100)
+    assert (download["downloadedBytes"], download["percent"]) == (written, 100)
     # The check ran after the download and held every file to the mirror's hashes.
     assert available.status["verification"] == {
         "method": "huggingface-sha256",
         "files": len(FILES),
         "bytes": total,
     }
+
+    # The repository is private: the download had the Secret's token, passed as the cache gave it.
+    download_container = next(
+        c
+        for c in made[DOWNLOAD_JOB]["spec"]["template"]["spec"]["initContainers"]
+        if c["name"] == "download"
+    )
+    assert hub_token in download_container["env"]
 
     # The download container saw the reporter's process and could not open the token.
     [pod] = pods
@@ -732,21 +716,21 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
 
 def test_a_download_that_does_not_match_the_hub_s_hashes_fails_the_cache(
     cluster: tuple[ControlPlane, Node],
-    tools: Tools,
-    aim_images: Path,
+    storage_initializer: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """A Hub whose weights are not what it lists (a proxy that corrupts them): the real check
     after each attempt finds the sha256 differs, the Job's attempts end, and the cache is Failed
     with ChecksumMismatch naming the file, not Available with corrupt weights.
 
-    Simulated: the Hub (a mirror) and the download image (`aim download`)."""
+    Simulated: the Hub (a mirror)."""
     plane, node = cluster
     kube = plane.admin
-    node.load(download_image(tools, DOWNLOAD_IMAGE, aim_images))
     node_local_volume(kube, "node-local-corrupt", tmp_path_factory.mktemp("corrupt-volume"))
     with hugging_face_mirror(node.ip) as endpoint:
-        cache = model_cache("org-corrupt", DOWNLOAD_IMAGE, endpoint, repo="Org/Corrupt", size="1Gi")
+        cache = model_cache(
+            "org-corrupt", storage_initializer, endpoint, repo="Org/Corrupt", size="1Gi"
+        )
         composed, made = create_composed(kube, cache)
         job_name = str(made[DOWNLOAD_JOB]["metadata"]["name"])
         observed_job = wait_job_finished(kube, job_name, timeout_s=180)
@@ -763,23 +747,23 @@ def test_a_download_that_does_not_match_the_hub_s_hashes_fails_the_cache(
 
 def test_a_download_that_stops_growing_is_stopped_and_the_cache_says_it_stalled(
     cluster: tuple[ControlPlane, Node],
-    tools: Tools,
-    aim_images: Path,
+    storage_initializer: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """A Hub that stops sending halfway: the real sidecar sees the files stop growing, records
     it and stops the attempt; the Job's three attempts end the same way, and the composer says
     DownloadStalled with what the sidecar saw, instead of "downloading" for ever.
 
-    Simulated: the Hub (a mirror that hangs) and the download image (`aim download`)."""
+    Simulated: the Hub (a mirror that hangs)."""
     plane, node = cluster
     kube = plane.admin
-    node.load(download_image(tools, DOWNLOAD_IMAGE, aim_images))
     install_download_progress_role(kube)
     node_local_volume(kube, "node-local-stall", tmp_path_factory.mktemp("stall-volume"))
     settings = Settings(download_stall_s=4)
     with hugging_face_mirror(node.ip) as endpoint:
-        cache = model_cache("org-stall", DOWNLOAD_IMAGE, endpoint, repo="Org/Stall", size="1Gi")
+        cache = model_cache(
+            "org-stall", storage_initializer, endpoint, repo="Org/Stall", size="1Gi"
+        )
         composed, made = create_composed(kube, cache, settings)
         job_name = str(made[DOWNLOAD_JOB]["metadata"]["name"])
         observed_job = wait_job_finished(kube, job_name, timeout_s=180)
@@ -802,23 +786,19 @@ def test_a_download_that_stops_growing_is_stopped_and_the_cache_says_it_stalled(
     assert verdict.status["status"] == "Failed"
 
 
-SIZE_CHECK_IMAGE = "aim.local/aim-size-check:1"
-
-
 def test_a_size_check_measures_the_source_on_a_real_pod(
-    cluster: tuple[ControlPlane, Node], aim_images: Path
+    cluster: tuple[ControlPlane, Node], storage_initializer: str, hub_token: dict[str, Any]
 ) -> None:
     """A cache without a size: the cache composer's size-check Job runs `python3` with
-    `huggingface_hub` (the download image's, as KServe's storage-initializer carries them)
-    against a Hugging Face mirror under `restricted`, and the composer reads the real
-    termination message as the measured size and asks for a claim.
+    `huggingface_hub` in the storage initializer against a private repository of a Hugging Face
+    mirror, with the token from the cache's Secret, under `restricted`, and the composer reads
+    the real termination message as the measured size and asks for a claim.
 
     Simulated: the Hub (a mirror on the node's address)."""
     plane, node = cluster
     kube = plane.admin
-    node.load(size_check_image(SIZE_CHECK_IMAGE, aim_images))
     with hugging_face_mirror(node.ip) as endpoint:
-        cache = model_cache("org-small-measured", SIZE_CHECK_IMAGE, endpoint)
+        cache = model_cache("org-small-measured", storage_initializer, endpoint, env=(hub_token,))
         composed = loop.reconcile(compose_model_cache, Observed(cache), [])
         assert PVC not in composed.resources  # nothing to size it by yet
         job = composed.resources[SIZE_CHECK_JOB].manifest
