@@ -4,8 +4,6 @@
 //	aim [serve --port=N]        an OpenAI-compatible endpoint answering every request the same way
 //	                            (port 8000 without arguments: an InferenceService runs the image's
 //	                            entrypoint as it is, as real AIM images serve by default)
-//	aim download URI DIR        fetches hf://org/model from $HF_ENDPOINT into DIR, as the model
-//	                            download image (KServe's storage-initializer convention) does
 //
 // The dry-run prints the profile in the schema $AIM_STUB_SCHEMA names: `gpu` (the default) as
 // AIM images up to 0.10 do (metadata.gpu, gpu_count), or `accelerator` as newer ones do
@@ -26,10 +24,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -63,15 +59,6 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Print(out)
-	case "download":
-		if len(os.Args) != 4 {
-			fmt.Fprintln(os.Stderr, "usage: aim download hf://org/model DIR")
-			os.Exit(2)
-		}
-		if err := download(os.Getenv("HF_ENDPOINT"), os.Args[2], os.Args[3]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
 	case "serve":
 		flags := flag.NewFlagSet("serve", flag.ExitOnError)
 		port := flags.Int("port", 8000, "port to listen on")
@@ -158,60 +145,4 @@ func serve(port int) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-}
-
-// download fetches a Hugging Face repository's files the way huggingface_hub does: the file list
-// from the model API, then each file from its resolve URL.
-func download(endpoint, uri, dir string) error {
-	repo, ok := strings.CutPrefix(uri, "hf://")
-	if !ok || endpoint == "" {
-		return fmt.Errorf("only hf:// sources, from $HF_ENDPOINT, are supported: %q", uri)
-	}
-	client := &http.Client{Timeout: 30 * time.Second}
-	get := func(url string) (io.ReadCloser, error) {
-		rsp, err := client.Get(url)
-		if err != nil {
-			return nil, err
-		}
-		if rsp.StatusCode != http.StatusOK {
-			rsp.Body.Close()
-			return nil, fmt.Errorf("%d Client Error: %s for url: %s", rsp.StatusCode, http.StatusText(rsp.StatusCode), url)
-		}
-		return rsp.Body, nil
-	}
-	body, err := get(endpoint + "/api/models/" + repo)
-	if err != nil {
-		return err
-	}
-	var info struct {
-		Siblings []struct {
-			Rfilename string `json:"rfilename"`
-		} `json:"siblings"`
-	}
-	err = json.NewDecoder(body).Decode(&info)
-	body.Close()
-	if err != nil {
-		return err
-	}
-	for _, file := range info.Siblings {
-		target := filepath.Join(dir, filepath.Clean("/"+file.Rfilename))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		content, err := get(endpoint + "/" + repo + "/resolve/main/" + file.Rfilename)
-		if err != nil {
-			return err
-		}
-		out, err := os.Create(target)
-		if err == nil {
-			_, err = io.Copy(out, content)
-			out.Close()
-		}
-		content.Close()
-		if err != nil {
-			return err
-		}
-		fmt.Println("downloaded", file.Rfilename)
-	}
-	return nil
 }
