@@ -26,10 +26,11 @@ class Tools:
     The crossplane CLI and core (the render engine), the oldest core the packages claim,
     apicheck and oras; for the end-to-end control plane etcd, kube-apiserver and
     kube-controller-manager, with core's CRDs and Helm chart read from its module, and its node's
-    kube-scheduler, kubelet, kube-proxy, pause program and AIM stand-in, and KServe's manager
-    with its module (`kserve_src`: configuration, CRDs, webhooks); and `crds`, KServe's and
-    Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs, and `autoscaling_crds`, the KEDA
-    ScaledObject and OpenTelemetryCollector CRDs KServe's KEDA class creates objects of. The
+    kube-scheduler, kubelet, kube-proxy, pause program and AIM stand-in, KServe's manager
+    with its module (`kserve_src`: configuration, CRDs, webhooks), and KEDA's operator and
+    metrics adapter; and `crds`, KServe's and Gateway API's CRDs (`kserve/`, `gateway-api/`)
+    from theirs, and `autoscaling_crds`, KEDA's CRDs and the OpenTelemetryCollector CRD (KServe's
+    KEDA class makes a ScaledObject and a collector where they exist). The
     `render` set has only the CLI, core and oras; the other paths do not exist there.
     """
 
@@ -47,6 +48,8 @@ class Tools:
     pause: Path
     aimstub: Path
     kserve_manager: Path
+    keda_operator: Path
+    keda_adapter: Path
     traefik: Path
     crossplane_src: Path
     oldest_crossplane_src: Path
@@ -115,6 +118,8 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         pause=own_tool(bin_dir, "pause"),
         aimstub=own_tool(bin_dir, "aimstub"),
         kserve_manager=bin_dir / "kserve-manager",
+        keda_operator=bin_dir / "keda-operator",
+        keda_adapter=bin_dir / "keda-adapter",
         traefik=bin_dir / "traefik",
         crossplane_src=bin_dir.parent / "crossplane-src",
         oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck,
 # and for the end-to-end tier etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet, kube-proxy, KServe's controller, Traefik and a pause program) from the Go module
-# proxy into a cache outside the repository, and copies the KServe and Gateway API CRDs out of
-# their modules beside them. Idempotent: a tool already built at its pinned version (or, for
-# apicheck, from the same sources) is reused.
+# kubelet, kube-proxy, KServe's controller, KEDA's operator and metrics adapter, Traefik and a
+# pause program) from the Go module proxy into a cache outside the repository, and copies the
+# KServe, Gateway API and KEDA CRDs out of their modules beside them. Idempotent: a tool already
+# built at its pinned version (or, for apicheck, from the same sources) is reused.
 #
 #   scripts/build-tools.sh [render|all]
 #
@@ -81,8 +81,9 @@ kube_staging() {
 }
 
 # KServe pins Kubernetes, controller-runtime and gRPC below what its other dependencies ask for,
-# and Traefik uses forks of two libraries, with `replace` lines that a dependent module does not
-# inherit: repeat them (all name versions, none a local path).
+# KEDA pins Kubernetes and Prometheus likewise, and Traefik uses forks of two libraries, with
+# `replace` lines that a dependent module does not inherit: repeat them (all name versions, none
+# a local path).
 module_replaces() { # module@version
   local gomod
   gomod=$(go mod download -json "$1" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
@@ -103,6 +104,7 @@ build() { # name, version, link name in the set, package, module@version...
     kube-*|kubelet) ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$version")" ;;
     etcd|kserve-manager) ldflags="-s -w" ;;
     traefik) ldflags="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=${version#v}" ;;
+    keda-*) ldflags="-s -w -X github.com/kedacore/keda/v2/version.Version=$version" ;;
   esac
   if built "$out" "$version"; then ln -sfn "$out" "$link"; log "$name $version: cached"; return; fi
   local w="$cache/tools/work/$name-$version"
@@ -114,7 +116,7 @@ build() { # name, version, link name in the set, package, module@version...
     for req in "$@"; do go mod edit -require="$req"; done
     case $name in
       kube-*|kubelet) kube_staging ;;
-      kserve-manager|traefik) module_replaces "$1" ;;
+      kserve-manager|traefik|keda-*) module_replaces "$1" ;;
     esac
     go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
   ) >"$w/build.log" 2>&1 &
@@ -185,8 +187,11 @@ crds crds/gateway-api "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" config/crd/
   gateway.networking.k8s.io_grpcroutes.yaml gateway.networking.k8s.io_backendtlspolicies.yaml
 # What KServe's KEDA autoscaler class creates, beside the rest (not installed on every plane):
 # KServe's controller makes a ScaledObject and an OpenTelemetryCollector only where these exist.
+# KEDA's operator watches all of its kinds, so all of its CRDs come along.
 crds autoscaling-crds/keda "github.com/kedacore/keda/v2@$KEDA_VERSION" config/crd/bases \
-  keda.sh_scaledobjects.yaml
+  keda.sh_scaledobjects.yaml keda.sh_scaledjobs.yaml keda.sh_triggerauthentications.yaml \
+  keda.sh_clustertriggerauthentications.yaml eventing.keda.sh_cloudeventsources.yaml \
+  eventing.keda.sh_clustercloudeventsources.yaml
 crds autoscaling-crds/opentelemetry \
   "github.com/open-telemetry/opentelemetry-operator@$OTEL_OPERATOR_VERSION" config/crd/bases \
   opentelemetry.io_opentelemetrycollectors.yaml
@@ -209,6 +214,15 @@ done
 build kserve-manager "$KSERVE_VERSION" kserve-manager github.com/kserve/kserve/cmd/manager \
   "github.com/kserve/kserve@$KSERVE_VERSION"
 ln -sfn "$GOMODCACHE/github.com/kserve/kserve@$KSERVE_VERSION" "$bin/../kserve-src"
+
+# KEDA, which acts on the ScaledObject KServe's KEDA class makes: its operator (the HPA it
+# makes, and the scalers it reads) and its metrics adapter (the external metrics API the HPA
+# controller reads through the API server). Both are one module; the second build reuses the
+# first's compiled packages.
+build keda-operator "$KEDA_VERSION" keda-operator github.com/kedacore/keda/v2/cmd/operator \
+  "github.com/kedacore/keda/v2@$KEDA_VERSION"
+build keda-adapter "$KEDA_VERSION" keda-adapter github.com/kedacore/keda/v2/cmd/adapter \
+  "github.com/kedacore/keda/v2@$KEDA_VERSION"
 
 # A Gateway API implementation that accepts our HTTPRoutes and carries their traffic.
 build traefik "$TRAEFIK_VERSION" traefik github.com/traefik/traefik/v3/cmd/traefik \
