@@ -371,6 +371,16 @@ def _start_apiserver(p: _Plane, etcd: str) -> Kube:
             f"--audit-log-path={p.root / 'audit.log'}",
             "--audit-log-format=json",
             "--audit-log-mode=blocking",
+            # The aggregation layer, as kubeadm sets it up: extension API servers (KEDA's
+            # metrics adapter, for the HPA controller's external metrics) trust the
+            # front-proxy CA's client certificate and the user it names in these headers.
+            f"--requestheader-client-ca-file={pki.front_proxy_ca.cert}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={pki.front_proxy.cert}",
+            f"--proxy-client-key-file={pki.front_proxy.key}",
         ],
     )
     server = f"https://127.0.0.1:{port}"

@@ -3,6 +3,8 @@
 One CA signs every certificate: the API server's serving certificate, client certificates (an
 admin in system:masters, and a plain `crossplane` user whose rights come from RBAC alone), and
 the function's gRPC server certificate with the client certificate Crossplane presents to it.
+A second CA signs only the client certificate the API server's aggregation layer presents to
+extension API servers (KEDA's metrics adapter), as kubeadm's front-proxy CA does.
 Keys are P-256, which every party here (Go, Python's ssl, gRPC) accepts and openssl makes fast.
 """
 
@@ -35,6 +37,8 @@ class Pki:
     apiserver: Pair
     admin: Pair
     crossplane: Pair  # the identity Crossplane core talks to the API server with
+    front_proxy_ca: Pair  # trusted for request headers only (--requestheader-client-ca-file)
+    front_proxy: Pair  # the aggregator's client certificate (--proxy-client-cert-file)
     sa_public: Path
     sa_private: Path
     function_dir: Path  # tls.crt, tls.key, ca.crt: the function's gRPC server (SDK layout)
@@ -78,10 +82,34 @@ def _bundle(directory: Path, ca: Pair, pair: Pair) -> Path:
     return directory
 
 
-def loopback_server(root: Path, ca: Pair, name: str) -> Pair:
-    """A serving certificate for a host process on loopback (e.g. a webhook), signed by `ca`."""
+def loopback_server(
+    root: Path,
+    ca: Pair,
+    name: str,
+    *,
+    sans: Sequence[str] = (),
+    client: bool = False,
+) -> Pair:
+    """A serving certificate for a host process on loopback (e.g. a webhook), signed by `ca`.
+
+    `sans` are further names it answers to, as openssl writes them (`DNS:<a Service's name>`,
+    `IP:<the node's address>`); with `client` it is a client certificate too (for a process
+    that is both ends of mTLS).
+    """
     root.mkdir(parents=True, exist_ok=True)
-    return _sign(root, ca, name, f"/CN={name}", f"{LOOPBACK_SANS};extendedKeyUsage=serverAuth")
+    names = ",".join((LOOPBACK_SANS, *sans))
+    usage = "serverAuth,clientAuth" if client else "serverAuth"
+    return _sign(root, ca, name, f"/CN={name}", f"{names};extendedKeyUsage={usage}")
+
+
+def _ca(root: Path, name: str, subject: str) -> Pair:
+    ca = Pair(root / f"{name}.crt", root / f"{name}.key")
+    _ec_key(ca.key)
+    _openssl(
+        "req", "-x509", "-new", "-key", str(ca.key), "-subj", subject, "-days", "2",
+        "-out", str(ca.cert), cwd=root,
+    )  # fmt: skip
+    return ca
 
 
 def make_pki(root: Path, *, apiserver_ips: Sequence[str] = ()) -> Pki:
@@ -93,12 +121,7 @@ def make_pki(root: Path, *, apiserver_ips: Sequence[str] = ()) -> Pki:
         msg = "the openssl command is not on PATH (Debian package openssl)"
         raise HarnessError(msg)
     root.mkdir(parents=True, exist_ok=True)
-    ca = Pair(root / "ca.crt", root / "ca.key")
-    _ec_key(ca.key)
-    _openssl(
-        "req", "-x509", "-new", "-key", str(ca.key), "-subj", "/CN=aim-e2e-ca", "-days", "2",
-        "-out", str(ca.cert), cwd=root,
-    )  # fmt: skip
+    ca = _ca(root, "ca", "/CN=aim-e2e-ca")
     server = f"{LOOPBACK_SANS};extendedKeyUsage=serverAuth"
     client = "extendedKeyUsage=clientAuth"
     extra = "".join(f",IP:{ip}" for ip in apiserver_ips if ip != "127.0.0.1")
@@ -113,6 +136,10 @@ def make_pki(root: Path, *, apiserver_ips: Sequence[str] = ()) -> Pki:
     crossplane = _sign(root, ca, "crossplane", "/CN=crossplane", client)
     fn = _sign(root, ca, "function", "/CN=function-aim", server)
     core = _sign(root, ca, "core-grpc", "/CN=crossplane", client)
+    front_proxy_ca = _ca(root, "front-proxy-ca", "/CN=aim-e2e-front-proxy-ca")
+    front_proxy = _sign(
+        root, front_proxy_ca, "front-proxy-client", "/CN=front-proxy-client", client
+    )
     # Service-account tokens are signed with RSA, the algorithm every API server version takes.
     sa_private, sa_public = root / "sa.key", root / "sa.pub"
     _openssl("genrsa", "-out", str(sa_private), "2048", cwd=root)
@@ -122,6 +149,8 @@ def make_pki(root: Path, *, apiserver_ips: Sequence[str] = ()) -> Pki:
         apiserver=apiserver,
         admin=admin,
         crossplane=crossplane,
+        front_proxy_ca=front_proxy_ca,
+        front_proxy=front_proxy,
         sa_public=sa_public,
         sa_private=sa_private,
         function_dir=_bundle(root / "function", ca, fn),
