@@ -4,9 +4,10 @@ The manager of the pinned KServe release (built by scripts/build-tools.sh) recon
 InferenceServices into Deployments and Services in Standard (raw Deployment) mode, and serves its
 admission webhooks (the InferenceService defaulter and validator, the pod mutator) to the API
 server at a loopback URL with a certificate from the plane's CA. KEDA's ScaledObject and the
-OpenTelemetry operator's collector CRDs are installed with KServe's (their controllers do not
-run), so that its KEDA class makes those objects; the operator's defaulting webhook is simulated
-for the field KServe's collectors need (`CollectorDefaults`). Its configuration, CRDs and
+OpenTelemetry operator's collector CRDs are installed with KServe's, so that its KEDA class makes
+those objects; KEDA itself runs where a test starts it (devtools/cluster/keda.py), the
+OpenTelemetry operator does not, and its defaulting webhook is simulated for the field KServe's
+collectors need (`CollectorDefaults`). Its configuration, CRDs and
 webhook manifests are the release's own, read from its module; only what a plane without Knative,
 Istio or an ingress needs is changed (see `config_map`).
 """
@@ -45,11 +46,13 @@ class KServe:
     webhook_url: str
 
 
-def config_map(src: Path) -> dict[str, Any]:
+def config_map(src: Path, metric_scaler: str | None = None) -> dict[str, Any]:
     """The release's `inferenceservice-config`, for a cluster without Knative or an ingress.
 
     Standard (raw Deployment) is the default mode, as AIM runs it; no Ingress is created, since
-    the AIM service composes its own HTTPRoute and the plane has no ingress controller.
+    the AIM service composes its own HTTPRoute and the plane has no ingress controller. With
+    `metric_scaler`, the ScaledObjects of KServe's OpenTelemetry metrics name that scaler
+    instead of KEDA's OpenTelemetry add-on in its namespace (`keda-otel-scaler.keda.svc`).
     """
     cm: dict[str, Any] = yaml.safe_load((src / CONFIG_MAP).read_text())
     data = cm["data"]
@@ -57,6 +60,10 @@ def config_map(src: Path) -> dict[str, Any]:
     ingress = json.loads(data["ingress"])
     ingress["disableIngressCreation"] = True
     data["ingress"] = json.dumps(ingress)
+    if metric_scaler is not None:
+        collector = json.loads(data["opentelemetryCollector"])
+        collector["metricScalerEndpoint"] = metric_scaler
+        data["opentelemetryCollector"] = json.dumps(collector)
     cm["metadata"]["namespace"] = NAMESPACE
     return cm
 
@@ -158,19 +165,21 @@ def collector_defaults(plane: ControlPlane, pair: Pair) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def start_kserve(tools: Tools, plane: ControlPlane, root: Path) -> Iterator[KServe]:
+def start_kserve(
+    tools: Tools, plane: ControlPlane, root: Path, *, metric_scaler: str | None = None
+) -> Iterator[KServe]:
     """Start KServe's manager against `plane`; stop it on exit.
 
     Its CRDs and configuration are applied first (the manager reads the config map once, at
-    start); the webhooks are registered only once it serves them, so no admission fails for want
-    of a server.
+    start; `metric_scaler`: see `config_map`); the webhooks are registered only once it serves
+    them, so no admission fails for want of a server.
     """
     src, admin = tools.kserve_src, plane.admin
     for crd in _crds(tools):
         admin.apply(crd)
         wait_established(admin, crd["metadata"]["name"])
     admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-    admin.apply(config_map(src))
+    admin.apply(config_map(src, metric_scaler))
 
     # controller-runtime reads its serving certificate from $TMPDIR/k8s-webhook-server/...
     tmp = root / "tmp"

@@ -49,8 +49,9 @@ NODE_CONTROLLERS: Final = (
     "endpoints-controller",
     "deployment-controller",
     "replicaset-controller",
-    # KServe's HPA class: the counts in an HPA's status (no metrics pipeline runs, so it scales
-    # nothing, but it reports the replicas it finds).
+    # KServe's HPA class: the counts in an HPA's status (no metrics-server runs, so it scales
+    # nothing on CPU, but it reports the replicas it finds); and KEDA's HPAs, which it scales on
+    # the external metrics KEDA's adapter serves, where a test runs KEDA.
     "horizontal-pod-autoscaler-controller",
     # `kube-root-ca.crt` in every namespace, which projected service account tokens mount to
     # trust the API server (a download's progress sidecar).

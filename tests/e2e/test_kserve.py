@@ -5,11 +5,14 @@ The manager of the pinned KServe release runs beside a plane with a real node
 validating webhooks, KServe turns it into a Deployment and a Service in Standard mode, the
 predictor pod (the test AIM image, whose entrypoint serves an OpenAI-compatible endpoint as real
 AIM images do) starts on the node under `restricted`, answers through the Service, and the
-composer reads KServe's own status as a Running service.
+composer reads KServe's own status as a Running service. KEDA runs too (devtools/cluster/keda.py):
+a service scaling on its metrics is scaled by KEDA's HPA, and the service reports it.
 
 Simulated: the GPUs. The node advertises `amd.com/gpu` capacity and an MI300X device id label,
 as AMD's GPU operator would, so the scheduler can place a pod that asks for one; no GPU exists
-here and the stand-in server uses none.
+here and the stand-in server uses none. And the metric KEDA scales on: KEDA asks a stand-in
+scaler in place of its OpenTelemetry add-on (fed by a collector from the pods' metrics), and the
+test sets the value it answers.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pytest
 
 from devtools.cluster.aimimage import stub_image
 from devtools.cluster.controlplane import ControlPlane
+from devtools.cluster.keda import SCALER_METRIC, Keda, start_keda
 from devtools.cluster.kserve import start_kserve
 from devtools.cluster.kube import Kube, condition, wait_for
 from devtools.cluster.node import NODE_NAME, Node
@@ -33,6 +37,7 @@ from function.api.meta import Manifest
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.kube.contract import Observed
 from function.rules.pods import PREDICTOR_LABEL
+from function.rules.status import Condition
 from tests.e2e.nodeplane import AIM_IMAGE, NS, chat, node_cluster
 from tests.unit import loop
 
@@ -42,22 +47,41 @@ MI300X = "74a1"
 
 
 @pytest.fixture(scope="module")
-def cluster(
+def node_plane(
     tools: Tools,
     runtime_image: Image,
     private_registry: Registry,
-    aim_images: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[ControlPlane, Node]]:
-    """A plane with a node that has (fake) AMD GPUs and the test AIM image, and KServe's
-    controller beside it."""
+    """A plane with a node that has (fake) AMD GPUs."""
     root = tmp_path_factory.mktemp("kserve")
     gpus = {"amd.com/gpu": "8"}
-    with (
-        node_cluster(
-            tools, runtime_image, root, capacity=gpus, registries=[private_registry.host]
-        ) as (plane, node),
-        start_kserve(tools, plane, root / "kserve"),
+    with node_cluster(
+        tools, runtime_image, root, capacity=gpus, registries=[private_registry.host]
+    ) as (plane, node):
+        yield plane, node
+
+
+@pytest.fixture(scope="module")
+def keda(tools: Tools, node_plane: tuple[ControlPlane, Node]) -> Iterator[Keda]:
+    """KEDA's operator and metrics adapter beside the plane, and the scaler it asks."""
+    plane, _ = node_plane
+    with start_keda(tools, plane, plane.root.parent / "keda") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    tools: Tools,
+    node_plane: tuple[ControlPlane, Node],
+    keda: Keda,
+    aim_images: Path,
+) -> Iterator[tuple[ControlPlane, Node]]:
+    """The plane and node with the test AIM image, KEDA, and KServe's controller beside them
+    (its OpenTelemetry metrics' ScaledObjects naming KEDA's scaler)."""
+    plane, node = node_plane
+    with start_kserve(
+        tools, plane, plane.root.parent / "kserve", metric_scaler=keda.scaler.address
     ):
         plane.admin.apply(
             {
@@ -367,15 +391,61 @@ def test_an_autoscaled_service_gets_kserves_horizontal_pod_autoscaler(
     assert "FailedGetResourceMetric" in hpa_ready.message, hpa_ready
 
 
-def test_a_service_scaling_on_its_metrics_gets_kedas_scaled_object(
-    cluster: tuple[ControlPlane, Node],
+def keda_hpa(kube: Kube, isvc: str) -> dict[str, Any] | None:
+    """The HPA KEDA makes for the predictor's ScaledObject."""
+    return kube.get("autoscaling/v2", "HorizontalPodAutoscaler", f"keda-hpa-{isvc}-predictor", NS)
+
+
+def wait_keda_hpa(
+    kube: Kube, isvc: str, what: str, until: Callable[[dict[str, Any]], bool], timeout_s: float
+) -> dict[str, Any]:
+    """KEDA's HPA once `until` holds for its status (the HPA controller's own)."""
+
+    def probe() -> dict[str, Any] | None:
+        found = keda_hpa(kube, isvc)
+        return found if found and until(found.get("status") or {}) else None
+
+    def explain() -> str:
+        status = (keda_hpa(kube, isvc) or {}).get("status")
+        return f"{json.dumps(status, indent=1)}\n{isvc_explain(kube, isvc)}"
+
+    return wait_for(what, probe, timeout_s=timeout_s, explain=explain)
+
+
+def scaling_reported(
+    kube: Kube, isvc: str, service: Manifest, hpa: dict[str, Any]
+) -> tuple[object, Condition]:
+    """The service's `runtime` status and HPAReady condition, composed over KServe's
+    InferenceService and KEDA's HPA."""
+    found = kube.get(ISVC_API, "InferenceService", isvc, NS) or {}
+    composed = loop.reconcile(
+        compose_service,
+        Observed(service, resources={INFERENCE_SERVICE: found}),
+        [MODEL, TEMPLATE, hpa],
+    )
+    [hpa_ready] = [c for c in composed.conditions if c.type == "HPAReady"]
+    return composed.status["runtime"], hpa_ready
+
+
+def running_pods(kube: Kube, isvc: str, count: int) -> list[dict[str, Any]] | None:
+    """The predictor's pods once `count` of them run."""
+    pods = kube.list("v1", "Pod", NS, labels={PREDICTOR_LABEL: isvc})
+    up = [p for p in pods if p.get("status", {}).get("phase") == "Running"]
+    return up if len(up) == count else None
+
+
+def test_a_service_scaling_on_its_metrics_is_scaled_by_keda(
+    cluster: tuple[ControlPlane, Node], keda: Keda
 ) -> None:
     """A service with `autoScaling` metrics: KServe's validator accepts the KEDA class and the
-    metrics we compose, and KServe's controller makes the ScaledObject on them and the
-    OpenTelemetry collector that feeds it (KEDA's and the OpenTelemetry operator's CRDs are
-    installed; their controllers, which would act on these, do not run here)."""
+    metrics we compose, and KServe's controller makes the ScaledObject on them (and the
+    OpenTelemetry collector that would feed it). KEDA's operator makes the HPA from it, the HPA
+    controller reads the metric through KEDA's adapter, and the service reports that HPA as
+    ready with its replicas; when the metric rises, the HPA controller scales the predictor,
+    the new pod runs on the node, and the service's replicas follow."""
     plane, _ = cluster
     kube = plane.admin
+    keda.scaler.set(1)  # half the target per pod: one replica is enough
     metric: Manifest = {
         "type": "PodMetric",
         "podmetric": {
@@ -387,15 +457,79 @@ def test_a_service_scaling_on_its_metrics_gets_kedas_scaled_object(
             "target": {"type": "Value", "value": "2"},
         },
     }
-    name = create_isvc(kube, "keda", {"maxReplicas": 4, "autoScaling": {"metrics": [metric]}})
+    spec: Manifest = {"maxReplicas": 4, "autoScaling": {"metrics": [metric]}}
+    name = create_isvc(kube, "keda", spec)
+    predictor = f"{name}-predictor"
 
     scaled = predictor_object(kube, name, "keda.sh/v1alpha1", "ScaledObject")
     assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (1, 4)
-    assert scaled["spec"]["scaleTargetRef"]["name"] == f"{name}-predictor"
+    assert scaled["spec"]["scaleTargetRef"]["name"] == predictor
     [trigger] = scaled["spec"]["triggers"]
-    assert "vllm:num_requests_running" in json.dumps(trigger)
+    assert trigger["type"] == "external"
+    assert "vllm:num_requests_running" in trigger["metadata"]["metricQuery"]
+    assert trigger["metadata"]["scalerAddress"] == keda.scaler.address  # KServe's config
     collectors = kube.list("opentelemetry.io/v1beta1", "OpenTelemetryCollector", NS)
-    assert [c["metadata"]["name"] for c in collectors] == [f"{name}-predictor"]
+    assert [c["metadata"]["name"] for c in collectors] == [predictor]
+
+    # KEDA's operator makes the HPA, owned by the ScaledObject, on the scaler's metric.
+    hpa = wait_for(
+        "KEDA's HPA for the ScaledObject",
+        lambda: keda_hpa(kube, name),
+        explain=lambda: plane.component("keda-operator").tail(),
+    )
+    [owner] = hpa["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"]) == ("ScaledObject", predictor)
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 4)
+    assert hpa["spec"]["scaleTargetRef"]["name"] == predictor
+    [external] = [m["external"] for m in hpa["spec"]["metrics"]]
+    assert external["metric"]["name"] == f"s0-{SCALER_METRIC}"
+    assert external["target"] == {"type": "AverageValue", "averageValue": "2"}
+
+    # The HPA controller reads the metric through KEDA's adapter (the aggregated external
+    # metrics API) and scales on it; the service's HPAReady and replicas come from that HPA.
+    reading = wait_keda_hpa(
+        kube,
+        name,
+        "the HPA controller reading the metric through KEDA's adapter",
+        lambda st: (condition({"status": st}, "ScalingActive") or {}).get("status") == "True",
+        timeout_s=90,
+    )
+    runtime, hpa_ready = scaling_reported(kube, name, service_manifest("keda", spec), reading)
+    assert (hpa_ready.status, hpa_ready.reason) == ("True", "HPAOperational"), hpa_ready
+    assert runtime == {
+        "minReplicas": 1,
+        "maxReplicas": 4,
+        "currentReplicas": 1,
+        "desiredReplicas": 1,
+        "replicas": "1/1 (1-4)",
+    }
+    assert keda.scaler.asked.get(f"{NS}/{predictor}"), "KEDA never asked the scaler"
+
+    # The load rises to 3 against a target of 2 per pod: the HPA controller wants 2 pods and
+    # scales the predictor's Deployment; both pods run on the node, and the service counts them.
+    keda.scaler.set(3)
+    scaled_up = wait_keda_hpa(
+        kube,
+        name,
+        "the HPA controller scaling the predictor to 2 pods",
+        lambda st: st.get("currentReplicas") == st.get("desiredReplicas") == 2,
+        timeout_s=120,
+    )
+    running = wait_for(
+        "both predictor pods running",
+        lambda: running_pods(kube, name, 2),
+        explain=lambda: isvc_explain(kube, name),
+    )
+    assert {p["spec"]["nodeName"] for p in running} == {NODE_NAME}
+    runtime, hpa_ready = scaling_reported(kube, name, service_manifest("keda", spec), scaled_up)
+    assert hpa_ready.status == "True", hpa_ready
+    assert runtime == {
+        "minReplicas": 1,
+        "maxReplicas": 4,
+        "currentReplicas": 2,
+        "desiredReplicas": 2,
+        "replicas": "2/2 (1-4)",
+    }
 
 
 def pulling_failed(pod: dict[str, Any]) -> bool:
