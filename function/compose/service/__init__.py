@@ -12,6 +12,8 @@ because an input went missing or unready: it is kept as it is until it can be co
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Final
 
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
@@ -82,6 +84,7 @@ def compose_service(observed: Observed) -> Composition:
     if route.health is not None:
         upstream.append(route.health)
     failed = worst(upstream) is State.FAILED
+    models = _held_model(observed, models, upstream)
     isvc, isvc_health = _inference_service(
         observed,
         spec=spec,
@@ -209,6 +212,28 @@ def _pods_requirements(observed: Observed, isvc_name: str) -> list[Requirement]:
         return []
     labels = {PREDICTOR_LABEL: isvc_name}
     return [Requirement(PODS, "v1", "Pod", namespace=observed.namespace, match_labels=labels)]
+
+
+def _held_model(
+    observed: Observed, models: model.ModelOutcome, upstream: Sequence[Health]
+) -> model.ModelOutcome:
+    """The model outcome, its health saying what holds it back when the service has failed.
+
+    A failed service composes nothing new, so a model it would create is not "being created":
+    it waits for the first failing component.
+    """
+    failing = [h for h in upstream if h.state is State.FAILED]
+    held = models.desired is not None and MODEL not in observed.resources
+    if not failing or not held or models.health.reason != Reason.CREATING_MODEL:
+        return models
+    first = failing[0]
+    what = models.health.message.replace(" is being created for ", " for ", 1)
+    health = models.health.condition.pending(
+        Reason.WAITING,
+        f"{what} is not created while {first.condition} is {first.reason}: a service that "
+        "cannot run creates nothing new; fix that first",
+    )
+    return dataclasses.replace(models, health=health)
 
 
 def _kept(observed: Observed, key: str, *, ready: bool) -> Desired | None:

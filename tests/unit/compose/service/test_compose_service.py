@@ -463,6 +463,19 @@ def test_model_by_new_image_composes_a_model_and_waits_for_it() -> None:
     assert conditions(comp)["ModelReady"] == ("False", "CreatingModel")
 
 
+def test_a_failed_service_says_its_model_waits_rather_than_being_created() -> None:
+    """A service that cannot run (routing on with no Gateway named) composes nothing new, its
+    model included: ModelReady says the model waits for that, not that it is being created."""
+    comp = reconcile(service(model={"image": IMAGE}, template=None, routing={"enabled": True}), [])
+    assert comp.resources == {}
+    assert status(comp)["status"] == "Failed"
+    assert conditions(comp)["ModelReady"] == ("False", "WaitingForDependencies")
+    said = message_of(comp, "ModelReady")
+    assert said.startswith("AIMModel 'auto-"), said
+    assert f" for {IMAGE} is not created" in said
+    assert "while HTTPRouteReady is GatewayNotConfigured" in said
+
+
 def test_composed_model_stays_the_service_model() -> None:
     """Once composed, the model is ours: an equal model appearing later does not replace it."""
     xr = service(model={"image": IMAGE}, template=None)
