@@ -24,6 +24,8 @@ from devtools.tools import Tools, free_port
 CONTROLLER: Final = "traefik.io/gateway-controller"
 GATEWAY_CLASS: Final = "traefik"
 GATEWAY_API: Final = "gateway.networking.k8s.io/v1"
+GATEWAY_NAME: Final = "platform"
+"""The one Gateway, which every team's routes share."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def start_traefik(
     web, ping = free_port(), free_port()
     config = root / "traefik.yml"
     config.write_text(yaml.safe_dump(static_config(web, ping)))
-    for obj in gateway_objects(namespace, "shared", web):
+    for obj in gateway_objects(namespace, GATEWAY_NAME, web):
         plane.admin.apply(obj)
     traefik = plane.supervisor.start(
         "traefik",
@@ -121,10 +123,10 @@ def start_traefik(
         plane.supervisor.wait_ready(traefik, lambda: http_ok(f"http://127.0.0.1:{ping}/ping"))
         wait_for(
             "Traefik to program the Gateway",
-            lambda: _programmed(plane, namespace, "shared"),
+            lambda: _programmed(plane, namespace, GATEWAY_NAME),
             timeout_s=60,
             explain=lambda: traefik.tail(20),
         )
-        yield Gateway(namespace, "shared", f"http://127.0.0.1:{web}")
+        yield Gateway(namespace, GATEWAY_NAME, f"http://127.0.0.1:{web}")
     finally:
         plane.supervisor.retire("traefik")
