@@ -83,6 +83,19 @@ def normalize(segments: Sequence[str], *, dedupe: bool = True, root: bool = Fals
     return result
 
 
+def extend(prefix: str, segments: Sequence[str]) -> str:
+    """The normalised `prefix` with `segments` (raw) appended: only the new ones are encoded.
+
+    Raises:
+        RoutePathError: a new segment is `.` or `..`, renders to nothing, or the path is too long.
+    """
+    result = prefix.rstrip("/") + normalize(segments, dedupe=False)
+    if len(result) > MAX_LENGTH:
+        msg = f"the rendered path is {len(result)} characters long; it must stay under 200"
+        raise RoutePathError(msg)
+    return result
+
+
 def segments_of(path: str) -> tuple[str, ...]:
     """The segments of a normalised path (`/` has none)."""
     return tuple(s for s in path.split("/") if s)

@@ -27,10 +27,9 @@ from function.kube.views import ParentRef, route_parents, string_at
 from function.rules import labels, naming
 from function.rules.routepath import (
     RoutePathError,
-    normalize,
+    extend,
     render_path,
     render_prefix,
-    segments_of,
     within,
 )
 from function.rules.routepolicy import refused_annotations
@@ -272,7 +271,7 @@ def _default_path(observed: Observed, prefix: str) -> str:
             "from a file do not have; set spec.routing.pathTemplate"
         )
         raise RoutePathError(msg)
-    return normalize([*segments_of(prefix), uid], dedupe=False)
+    return extend(prefix, [uid])
 
 
 def _pick(service: RoutingConfig | None, config: RoutingConfig | None, field: str) -> object:

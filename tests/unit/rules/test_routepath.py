@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from function.rules.routepath import RoutePathError, render_path, render_prefix, within
+from function.rules.routepath import RoutePathError, extend, render_path, render_prefix, within
 from tests.cases import Case, table
 
 SERVICE: dict[str, Any] = {
@@ -178,3 +178,18 @@ WITHIN_CASES = [
 def test_within_compares_whole_segments(case: WithinCase) -> None:
     """A path is within a prefix when the prefix's segments begin it, whole."""
     assert within(case.path, case.prefix) is case.inside, case.reason
+
+
+def test_extend_encodes_only_the_new_segments() -> None:
+    """A prefix that needed encoding (`/team a/` is `/team%20a`) keeps its encoding when a
+    service's uid is appended: encoded twice (`%2520`) it would lie outside its own prefix."""
+    prefix = render_prefix("/Team A/{.metadata.namespace}/", SERVICE)
+    path = extend(prefix, ["UID-1"])
+    assert path == prefix + "/uid-1"
+    assert within(path, prefix)
+
+
+def test_extend_keeps_the_length_limit() -> None:
+    """Appending may not take a path past 199 characters."""
+    with pytest.raises(RoutePathError, match="under 200"):
+        extend("/" + "a" * 190, ["b" * 10])

@@ -180,6 +180,14 @@ PATH_CASES = [
         namespace="teams",
     ),
     PathCase(
+        "encoded-prefix-default-path",
+        "a prefix that needs encoding keeps it once in the default path (encoded twice it would "
+        "lie outside its own prefix)",
+        None,
+        "/ml%20models/ml-team/0b5e-uid",
+        policy={"pathPrefix": "/ML Models/{.metadata.namespace}/"},
+    ),
+    PathCase(
         "root-prefix",
         "a platform that wants no path policy says `/`",
         "/anything/chat",
