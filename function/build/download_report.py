@@ -2,7 +2,7 @@
 
 A model cache's download gets a ConfigMap of its own, a ServiceAccount of its own, and a
 RoleBinding of that account to one fixed ClusterRole the platform installs (package/rbac:
-`get` and `patch` on ConfigMaps), so Crossplane never needs to create Roles. A native sidecar
+`patch` on ConfigMaps), so Crossplane never needs to create Roles. A native sidecar
 (progress.py) writes the ConfigMap with the account's token, which is projected into the sidecar
 alone; the sidecar makes itself non-dumpable before the download starts, so the download
 container, which shares its process namespace, cannot read the token through `/proc`.
@@ -29,7 +29,7 @@ TOKEN_EXPIRY_S: Final = 3600
 KEYS: Final = ("downloadedBytes", "grewAt", "updatedAt", "stalled")
 """What the sidecar writes into the ConfigMap's data."""
 CLUSTER_ROLE: Final = "aim-crossplane:download-progress"
-"""The ClusterRole (package/rbac) every report's RoleBinding names: Crossplane may only bind it."""
+"""The ClusterRole (package/rbac) every report's RoleBinding names, and the only one bound."""
 GUARD_DIR: Final = "/run/aim-progress"
 GUARDED: Final = f"{GUARD_DIR}/guarded"
 """Written by the sidecar once its token is out of other processes' reach: its startup probe."""

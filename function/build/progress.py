@@ -4,7 +4,7 @@ Run as a native sidecar of the download Job, in the download image (any python3,
 library only): `python3 -c <this file>`. Every AIM_PROGRESS_INTERVAL_S it sums the sizes of the
 files under AIM_PROGRESS_DIR and merge-patches `downloadedBytes`, `grewAt` and `updatedAt` into
 the ConfigMap AIM_PROGRESS_CONFIGMAP, with the pod's service account token. The token is mounted
-into this container alone, and the account may only read and patch ConfigMaps of its namespace.
+into this container alone, and the account may only patch ConfigMaps of its namespace.
 The pod shares its process namespace (to stop a stalled download), so any of its processes could
 open the token through `/proc/<this pid>/root`: before anything else this process makes itself
 non-dumpable, which the kernel answers by refusing other processes of the same user its `/proc`

@@ -688,7 +688,8 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
     snooped = json.loads(statuses["download"]["state"]["terminated"]["message"])
     assert list(snooped.values()) == ["PermissionError"], f"the reporter's token: {snooped}"
 
-    # The account the report is written with can write the namespace's ConfigMaps, nothing else.
+    # The account the report is written with can patch the namespace's ConfigMaps, nothing else:
+    # not even read its own report.
     account = str(made["download-account"]["metadata"]["name"])
     request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
     path = f"/api/v1/namespaces/{NS}/serviceaccounts/{account}/token"
@@ -704,6 +705,7 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
     for method, where in (
         ("PATCH", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt"),
         ("GET", f"/api/v1/namespaces/{NS}/configmaps"),
+        ("GET", f"/api/v1/namespaces/{NS}/configmaps/{report_name}"),
         ("POST", f"/api/v1/namespaces/{NS}/configmaps"),
         ("GET", f"/api/v1/namespaces/{NS}/secrets"),
         ("PATCH", f"/api/v1/namespaces/{NS}/serviceaccounts/{account}"),
