@@ -76,9 +76,7 @@ def test_the_download_progress_role_reads_and_patches_config_maps_only() -> None
     role = yaml.safe_load(text)
     assert role["metadata"]["name"] == download_report.CLUSTER_ROLE
     assert "labels" not in role["metadata"], "aggregated into nothing"
-    assert role["rules"] == [
-        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["patch"]}
-    ]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["patch"]}]
 
 
 def user_roles() -> dict[str, dict[str, Any]]:
