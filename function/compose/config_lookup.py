@@ -78,10 +78,11 @@ def resolve(
     merged = merge_specs(_spec(cluster), _spec(namespaced))
     try:
         spec = parse_spec({"spec": merged}, EffectiveRuntimeConfigSpec)
+        # The cluster config as observed: its parse is cached for as long as it is unchanged.
         platform = (
-            parse_spec({"spec": dict(_spec(cluster))}, ClusterRuntimeConfigSpec)
-            if cluster
-            else None
+            parse_spec(cluster, ClusterRuntimeConfigSpec)
+            if cluster and "spec" in cluster
+            else (ClusterRuntimeConfigSpec() if cluster else None)
         )
     except InvalidSpecError as e:
         return condition.failed(
