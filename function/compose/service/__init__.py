@@ -224,14 +224,13 @@ def _held_model(
     """
     failing = [h for h in upstream if h.state is State.FAILED]
     held = models.desired is not None and MODEL not in observed.resources
-    if not failing or not held or models.health.reason != Reason.CREATING_MODEL:
+    if not failing or not held or models.creating is None:
         return models
     first = failing[0]
-    what = models.health.message.replace(" is being created for ", " for ", 1)
     health = models.health.condition.pending(
         Reason.WAITING,
-        f"{what} is not created while {first.condition} is {first.reason}: a service that "
-        "cannot run creates nothing new; fix that first",
+        f"{models.creating} is not created while {first.condition} is {first.reason}: a "
+        "service that cannot run creates nothing new; fix that first",
     )
     return dataclasses.replace(models, health=health)
 

@@ -54,6 +54,8 @@ class ModelOutcome:
     model: Model | None = None
     desired: Desired | None = None
     warnings: tuple[str, ...] = ()
+    creating: str | None = None
+    """What is being created while `desired` is not yet observed: `AIMModel 'x' for <source>`."""
 
     @property
     def ready(self) -> bool:
@@ -275,10 +277,12 @@ def _compose(
         # before `auto-<hash>` names is the older `<image>-<tag>-<hash>`.
         manifest = _with_co_owners(observed, _named(manifest, name_of(composed)), composed)
     model = resolved_model(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
+    creating = None
     if composed is None or model.headline is None:
         source = spec.model.image or "custom weights " + ", ".join(
             s.model_id for s in model_spec.model_sources or ()
         )
+        creating = f"AIMModel {model.name!r} for {source}"
         health = ConditionType.MODEL_READY.pending(
             Reason.CREATING_MODEL,
             f"AIMModel {model.name!r} is being created for {source}",
@@ -286,7 +290,7 @@ def _compose(
     else:
         health = _model_health(model)
     ready = model.headline == ModelStatusValue.READY
-    return ModelOutcome(health, model, Desired(manifest, ready=ready), warnings)
+    return ModelOutcome(health, model, Desired(manifest, ready=ready), warnings, creating)
 
 
 def image_model_spec(
