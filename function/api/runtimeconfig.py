@@ -86,7 +86,9 @@ class RoutePolicy(ApiModel):
             "not `/team-ab/chat`. A path outside it gets no HTTPRoute (`RoutePathNotAllowed`). "
             "Services without a path template are routed at `<prefix>/<uid>`. The default keeps "
             "each namespace under its own `/<namespace>/`, so no team can take, or shadow with a "
-            "longer prefix, another's paths; `/` lets services take any path."
+            "longer prefix, another's paths; `/` lets services take any path. Use only "
+            "`{.metadata.namespace}` and fixed text: a service's name, labels and annotations "
+            "are its team's to write."
         ),
     )
     allowed_annotations: list[
