@@ -18,7 +18,7 @@ from typing import Any, Final
 import yaml
 
 from devtools.cluster.controlplane import ControlPlane, http_ok
-from devtools.cluster.kube import wait_for
+from devtools.cluster.kube import condition, wait_for
 from devtools.tools import Tools, free_port
 
 CONTROLLER: Final = "traefik.io/gateway-controller"
@@ -92,11 +92,8 @@ def gateway_objects(namespace: str, name: str, port: int) -> list[dict[str, Any]
 
 
 def _programmed(plane: ControlPlane, namespace: str, name: str) -> bool:
-    gateway = plane.admin.get(GATEWAY_API, "Gateway", name, namespace) or {}
-    return any(
-        c.get("type") == "Programmed" and c.get("status") == "True"
-        for c in gateway.get("status", {}).get("conditions", [])
-    )
+    gateway = plane.admin.get(GATEWAY_API, "Gateway", name, namespace)
+    return (condition(gateway, "Programmed") or {}).get("status") == "True"
 
 
 @contextlib.contextmanager

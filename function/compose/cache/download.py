@@ -42,7 +42,7 @@ from function.compose.cache.steps import (
     Step,
     job_env,
     job_or_kept,
-    runs_as,
+    pull_secrets,
     trouble,
 )
 from function.kube.contract import Desired, Observed, Requirement
@@ -130,7 +130,7 @@ def _job(
     names: Names,
     base_labels: Mapping[str, str],
 ) -> _Job:
-    pull_secrets, _ = runs_as(spec, config)
+    secrets = pull_secrets(spec, config)
     reporting = download_report.Reporting(
         configmap=names.report,
         service_account=names.account,
@@ -145,7 +145,7 @@ def _job(
         source_uri=spec.source_uri,
         claim=names.pvc,
         env=job_env(spec, config),
-        pull_secrets=pull_secrets,
+        pull_secrets=secrets,
         report=reporting,
         checksums=spec.checksums,
     )
@@ -154,7 +154,7 @@ def _job(
         names.download,
         DOWNLOAD_CONTAINER,
         spec.model_download_image,
-        tuple(pull_secrets),
+        tuple(secrets),
         f"download into PVC {names.pvc}",
     )
     return _Job(manifest, labels, reporting, run)

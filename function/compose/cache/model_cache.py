@@ -37,7 +37,7 @@ from function.compose.cache.steps import (
     Step,
     job_env,
     job_or_kept,
-    runs_as,
+    pull_secrets,
     trouble,
 )
 from function.compose.frame import open_frame
@@ -153,7 +153,7 @@ def _measure(  # noqa: PLR0913 - the size check's inputs
     base_labels: dict[str, str],
 ) -> tuple[int | None, Step]:
     """The size check Job's result, or the Job and how it is doing."""
-    pull_secrets, service_account = runs_as(spec, config)
+    secrets = pull_secrets(spec, config)
     job = build_size_check_job(
         name=names.size_check,
         namespace=observed.namespace,
@@ -161,8 +161,9 @@ def _measure(  # noqa: PLR0913 - the size check's inputs
         image=spec.model_download_image,
         source_uri=spec.source_uri,
         env=job_env(spec, config),
-        pull_secrets=pull_secrets,
-        service_account=service_account,
+        pull_secrets=secrets,
+        # The runtime config's account; a download runs as an account of its own.
+        service_account=config.spec.service_account_name,
     )
     state = job_state(current) if current is not None else None
     pods = observed.required.get(SIZE_CHECK_PODS)
@@ -194,7 +195,7 @@ def _measure(  # noqa: PLR0913 - the size check's inputs
         names.size_check,
         SIZE_CHECK_CONTAINER,
         spec.model_download_image,
-        tuple(pull_secrets),
+        tuple(secrets),
         f"size check of {spec.source_uri}",
     )
     stopped = trouble(run, state, pods)

@@ -117,12 +117,6 @@ def job_or_kept(job: Manifest, current: Manifest | None, *, ready: bool) -> Desi
     return keep(current, ready=ready) if current is not None else Desired(job, ready=ready)
 
 
-def runs_as(spec: ModelCacheSpec, config: RuntimeConfig) -> tuple[list[str], str | None]:
-    """The Jobs' pull secrets (the cache's, then the runtime config's); the size check's account.
-
-    The download runs as an account of its own, which only its report's binding names.
-    """
-    return (
-        secret_names(spec.image_pull_secrets, config.spec.image_pull_secrets),
-        config.spec.service_account_name,
-    )
+def pull_secrets(spec: ModelCacheSpec, config: RuntimeConfig) -> list[str]:
+    """The Jobs' pull secrets: the cache's, then the runtime config's."""
+    return secret_names(spec.image_pull_secrets, config.spec.image_pull_secrets)
