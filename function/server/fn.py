@@ -161,6 +161,8 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 raise
         who = _parse(call.request)[1]
         self._log.warning("listing too large to compose within --compose-budget", **who)
+        for _ in answer.answers:  # counted "ok" when listed; given up now, as the help says
+            self.metrics.listing(Reason.REGISTRY_TOO_LARGE)
         given_up = answer.given_up(
             "what one call composes within the function's compose budget", "--compose-budget"
         )

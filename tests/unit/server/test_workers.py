@@ -137,6 +137,15 @@ def test_a_listing_too_large_to_compose_in_the_budget_is_given_up_not_an_error()
         "given up past what one call composes within the function's compose budget "
         "(--compose-budget): 2 repositories, 6 tags, 3 calls"
     )
+    # Its one query is counted given up, as a sync past the tag bound's are.
+    listings = [
+        s.value
+        for family in runner.metrics.registry.collect()
+        for s in family.samples
+        if s.name == "function_aim_registry_listings_total"
+        and s.labels.get("outcome") == "RegistryTooLarge"
+    ]
+    assert listings == [1]
 
 
 def test_a_worker_that_dies_gives_a_result_and_is_replaced(pool: WorkerPool) -> None:
