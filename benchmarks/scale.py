@@ -1,7 +1,7 @@
 """Many AIMServices on the local control plane: how fast they converge, and how quiet they stay.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 10,100,1000] [--namespaces 10] [--idle 90]
-                                         [--smoke]
+    .venv/bin/python benchmarks/scale.py [--sizes 100,1000] [--namespaces 10] [--idle 60]
+                                         [--core stock|patched|both] [--smoke]
 
 Starts the end-to-end tier's control plane (etcd, kube-apiserver, kube-controller-manager,
 Crossplane core, function-aim as a host process with its default rechecks), installs the AIM
@@ -9,23 +9,35 @@ packages from the loopback registry, makes a catalog (a cluster model and its te
 simulated GPU node) and then, for each size, applies that many more AIMServices spread over the
 team namespaces. It reports, per batch:
 
-- time from the first apply to all of the batch's InferenceServices existing;
-- time from the last InferenceService reported Ready to all of the batch's services Running;
-- reconciles (core's log) and function calls (the function's log) per service;
-- status writes per service, and those that came after the service was first Running (every
-  write is an event of a watch on AIMServices, so a write that changed nothing is not one);
-- then, with nothing changing, an idle window: writes, function calls per second, and CPU
-  seconds and resident memory per component.
+- time from the first apply to all of the batch's InferenceServices existing, and to all of the
+  batch's services Running;
+- reconciles (core's log) and function calls (the function's log) per service, up to Running
+  and after it;
+- API requests that write, per service, by verb and resource, as the API server counts them
+  (`apiserver_request_total`; leases, the control plane's own heartbeats, left out), up to
+  Running and after it, with the CPU the components spent after Running;
+- then, with nothing changing, an idle window: writes and function calls per minute, and CPU
+  and resident memory per component.
+
+Crossplane core 2.4 puts back conditions it read from its informer cache, so services are
+written again for a while after Running (crossplane/crossplane#7062). `--core patched` runs a
+build of the pinned core with `benchmarks/core/crossplane-7062.patch` (re-apply the live
+object's conditions, not the cached copy's; a benchmark-only build, never shipped) to show what
+remains of ours once core's part is gone; `--core both` (the default) runs the stock core first,
+as the baseline of the same run, then the patched one, and prints them side by side.
 
 KServe cannot run here: `KServeStandIn` reports each InferenceService Ready, as its controller
-would once the predictor is up. Everything else is the real thing. Figures depend on the
-machine; the script prints them and asserts nothing.
+would once the predictor is up (its status writes are left out of the platform's). Everything
+else is the real thing. Figures depend on the machine; the script prints them and asserts
+nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import math
 import os
 import re
 import sys
@@ -36,13 +48,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Self
 
 from devtools.cluster.converge import AIM, ISVC, templates_of, wait_status
 from devtools.cluster.kube import Kube, KubeError, condition
 from devtools.cluster.simulate import simulate_gpu_node, simulate_kserve_ready
-from devtools.tools import build_tools
+from devtools.tools import Tools, build_tools, run_script
 from tests.e2e.platform import Platform, aim, start_platform
 from tests.e2e.test_scenarios import catalog_entry
 
@@ -88,7 +101,7 @@ class KServeStandIn:
                 continue
             with contextlib.suppress(KubeError):  # deleted or changed meanwhile
                 simulate_kserve_ready(self._kube, meta["namespace"], meta["name"])
-                self.ready_at[f"{meta['namespace']}/{meta['name']}"] = time.monotonic()
+                self.ready_at[f"{meta['namespace']}/{meta['name']}"] = time.time()
 
 
 def watched(
@@ -125,10 +138,10 @@ class History:
     writes: dict[str, list[tuple[float, str, str]]] = field(
         default_factory=lambda: defaultdict(list)
     )
-    """`namespace/name` → (time, status.status, InferenceServiceReady's status) per write."""
+    """`namespace/name` → (wall time, status.status, InferenceServiceReady's status) per write."""
 
     def running_since(self, key: str) -> float | None:
-        """When the service was first seen Running."""
+        """When the service was first seen Running (wall time, as logs are stamped)."""
         return next((t for t, headline, _ in self.writes[key] if headline == "Running"), None)
 
 
@@ -146,7 +159,7 @@ def watch_services(kube: Kube, history: History, stop: threading.Event) -> None:
         seen[key] = str(meta.get("resourceVersion"))
         isvc = condition(obj, "InferenceServiceReady") or {}
         headline = str((obj.get("status") or {}).get("status", ""))
-        history.writes[key].append((time.monotonic(), headline, str(isvc.get("status", ""))))
+        history.writes[key].append((time.time(), headline, str(isvc.get("status", ""))))
 
 
 @dataclass(frozen=True)
@@ -176,12 +189,13 @@ def usages(platform: Platform) -> dict[str, Usage]:
     return {c.name: usage(c.popen.pid) for c in platform.cluster.supervisor.components}
 
 
-def count_lines(log: Path, pattern: re.Pattern[str], names: set[str]) -> Counter[str]:
-    """Lines of a component's log that match `pattern`, by the service they name.
+def log_times(log: Path, pattern: re.Pattern[str], names: set[str]) -> dict[str, list[float]]:
+    """When each line of a component's log that matches `pattern` was written, by service.
 
-    The pattern captures the service as `key` (`namespace/name`), or as `ns` and `name`.
+    The pattern captures the line's time as `at` (RFC 3339, UTC) and the service as `key`
+    (`namespace/name`), or as `ns` and `name`.
     """
-    counts: Counter[str] = Counter()
+    times: dict[str, list[float]] = defaultdict(list)
     for line in log.read_text(errors="replace").splitlines():
         m = pattern.search(_ANSI.sub("", line))
         if m is None:
@@ -189,16 +203,68 @@ def count_lines(log: Path, pattern: re.Pattern[str], names: set[str]) -> Counter
         groups = m.groupdict()
         key = f"{groups['ns']}/{groups['name']}" if "ns" in groups else groups["key"]
         if key in names:
-            counts[key] += 1
-    return counts
+            stamp = datetime.fromisoformat(groups["at"])
+            times[key].append(stamp.timestamp())
+    return times
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RECONCILING = re.compile(
-    r"Reconciling\t.*composite/aimservices\..*\"request\": "
+    r"^(?P<at>\S+)\s.*Reconciling\t.*composite/aimservices\..*\"request\": "
     r"\{\"name\":\"(?P<name>[^\"]+)\",\"namespace\":\"(?P<ns>[^\"]+)\"\}"
 )
-_COMPOSED = re.compile(r" composed .* kind=AIMService .*xr=(?P<key>\S+)")
+_COMPOSED = re.compile(r"^(?P<at>\S+) .* composed .* kind=AIMService .*xr=(?P<key>\S+)")
+
+
+def split(times: dict[str, list[float]], until: Callable[[str], float | None]) -> tuple[int, int]:
+    """How many of the times came before each service's `until`, and how many after.
+
+    Core stamps whole seconds, so a line in Running's own second counts before it.
+    """
+    before = after = 0
+    for key, stamps in times.items():
+        limit = until(key)
+        for t in stamps:
+            if limit is None or t <= math.ceil(limit):
+                before += 1
+            else:
+                after += 1
+    return before, after
+
+
+Requests = Counter[tuple[str, str]]
+"""API requests that write, by verb and `resource[/subresource]`."""
+
+_WRITES: Final = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"})
+_SAMPLE = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>\S+)$")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+_NOT_OURS: Final = frozenset({"leases", "inferenceservices/status"})
+"""Leases are the control plane's own heartbeats, and InferenceServices' status is written by
+the KServe stand-in: neither is the platform's doing."""
+
+
+def write_requests(kube: Kube) -> Requests:
+    """Every write the API server has made so far, by verb and resource."""
+    text = str(kube.request("GET", "/metrics", accept="text/plain").body.get("message", ""))
+    counts: Requests = Counter()
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if m is None:
+            continue
+        labels = dict(_LABEL.findall(m["labels"]))
+        resource = labels.get("resource", "")
+        if labels.get("subresource"):
+            resource += "/" + labels["subresource"]
+        # A refused request (409 AlreadyExists, a conflict) changed nothing: not a write.
+        done = labels.get("code", "").startswith("2")
+        if done and labels.get("verb") in _WRITES and resource not in _NOT_OURS:
+            counts[labels["verb"], resource] += int(float(m["value"]))
+    return counts
+
+
+def since(now: Requests, then: Requests) -> Requests:
+    """The writes made between two readings."""
+    return Counter({k: n - then.get(k, 0) for k, n in now.items() if n > then.get(k, 0)})
 
 
 def wait(what: str, done: Callable[[], bool], timeout_s: float) -> float:
@@ -221,22 +287,36 @@ def services(kube: Kube, namespaces: Sequence[str]) -> dict[str, dict[str, Any]]
     return out
 
 
-def batch(  # noqa: PLR0913 - one batch's inputs
-    platform: Platform,
-    kserve: KServeStandIn,
-    history: History,
-    namespaces: Sequence[str],
-    *,
-    first: int,
-    size: int,
-    idle_s: float,
-) -> None:
-    """Apply `size` services, wait for them to converge, then watch them idle; print figures."""
-    kube = platform.kube
-    keys = {f"{namespaces[i % len(namespaces)]}/svc-{i}" for i in range(first, first + size)}
-    before = usages(platform)
-    t0 = time.monotonic()
-    with ThreadPoolExecutor(APPLIERS) as pool:  # a few clients, as a GitOps tool would apply
+@dataclass
+class Figures:
+    """One batch's figures (per service where the name says so)."""
+
+    size: int
+    total: int
+    to_isvc_s: float
+    to_running_s: float
+    reconciles: tuple[int, int]
+    """Up to Running, after it."""
+    calls: tuple[int, int]
+    writes_to_running: Requests
+    writes_after: Requests
+    settle_s: float | None
+    """How long services were written after all were Running; None: still at the limit."""
+    cpu_after: dict[str, float]
+    idle_s: float
+    idle_writes: Requests
+    idle_calls: int
+    converging: dict[str, Usage]
+    idle: dict[str, Usage]
+
+    def per_service(self, n: float) -> str:
+        """`n` per service of the batch."""
+        return f"{n / self.size:.1f}"
+
+
+def apply_services(kube: Kube, namespaces: Sequence[str], first: int, size: int) -> None:
+    """`size` AIMServices over the namespaces, applied by a few clients as a GitOps tool would."""
+    with ThreadPoolExecutor(APPLIERS) as pool:
         list(
             pool.map(
                 lambda i: kube.apply(
@@ -250,7 +330,23 @@ def batch(  # noqa: PLR0913 - one batch's inputs
                 range(first, first + size),
             )
         )
-    applied = time.monotonic() - t0
+
+
+def batch(  # noqa: PLR0913 - one batch's inputs
+    platform: Platform,
+    history: History,
+    namespaces: Sequence[str],
+    *,
+    first: int,
+    size: int,
+    idle_s: float,
+) -> Figures:
+    """Apply `size` services, wait for them to converge, then watch them idle."""
+    kube = platform.kube
+    keys = {f"{namespaces[i % len(namespaces)]}/svc-{i}" for i in range(first, first + size)}
+    before, requests_before = usages(platform), write_requests(kube)
+    t0 = time.monotonic()
+    apply_services(kube, namespaces, first, size)
 
     def isvcs_exist() -> bool:
         found = {
@@ -259,7 +355,8 @@ def batch(  # noqa: PLR0913 - one batch's inputs
         }
         return keys <= found
 
-    to_isvc = wait("every InferenceService", isvcs_exist, 900) + applied
+    wait("every InferenceService", isvcs_exist, 900)
+    to_isvc = time.monotonic() - t0
 
     def all_running() -> bool:
         current = services(kube, sorted({k.split("/")[0] for k in keys}))
@@ -268,64 +365,126 @@ def batch(  # noqa: PLR0913 - one batch's inputs
         )
 
     wait("every service Running", all_running, 900)
-    running_at = time.monotonic()
-    last_ready = max(kserve.ready_at.values())
-    converged = usages(platform)
+    to_running = time.monotonic() - t0
+    converged, requests_running = usages(platform), write_requests(kube)
 
     # Settle: until no service of the batch was written for QUIET_S (the flapping after Running).
     def settled() -> bool:
         last = max((w[-1][0] for k in keys if (w := history.writes[k])), default=0.0)
-        return time.monotonic() - last > QUIET_S
+        return time.time() - last > QUIET_S
 
     try:
-        settle_s = wait("the batch's writes to stop", settled, SETTLE_LIMIT_S)
+        settle_s: float | None = wait("the batch's writes to stop", settled, SETTLE_LIMIT_S)
     except TimeoutError:
-        settle_s = SETTLE_LIMIT_S  # still writing: reported as such below
-    idle_from = time.monotonic()
+        settle_s = None
+    settled_usage, requests_settled = usages(platform), write_requests(kube)
     fn_log = platform.cluster.component("function-aim").log
     everyone = set(history.writes)
-    calls_before = sum(count_lines(fn_log, _COMPOSED, everyone).values())
-    idle_before = usages(platform)
+    calls_before = sum(map(len, log_times(fn_log, _COMPOSED, everyone).values()))
     time.sleep(idle_s)
-    idle_after = usages(platform)
-    calls_idle = sum(count_lines(fn_log, _COMPOSED, everyone).values()) - calls_before
-    idle_writes = sum(1 for k in everyone for t, _, _ in history.writes[k] if t >= idle_from)
+    idle, requests_idle = usages(platform), write_requests(kube)
+    calls_idle = sum(map(len, log_times(fn_log, _COMPOSED, everyone).values())) - calls_before
 
-    writes = {k: history.writes[k] for k in keys}
-    after_running = {
-        k: [w for w in ws if (since := history.running_since(k)) is not None and w[0] > since]
-        for k, ws in writes.items()
-    }
-    flips = sum(
-        1 for ws in after_running.values() for _, _, isvc_ready in ws if isvc_ready != "True"
+    crossplane_log = platform.cluster.component("crossplane").log
+    return Figures(
+        size=size,
+        total=len(everyone),
+        to_isvc_s=to_isvc,
+        to_running_s=to_running,
+        reconciles=split(log_times(crossplane_log, _RECONCILING, keys), history.running_since),
+        calls=split(log_times(fn_log, _COMPOSED, keys), history.running_since),
+        writes_to_running=since(requests_running, requests_before),
+        writes_after=since(requests_settled, requests_running),
+        settle_s=None if settle_s is None else max(settle_s - QUIET_S, 0.0),
+        cpu_after={n: settled_usage[n].cpu_s - converged[n].cpu_s for n in converged},
+        idle_s=idle_s,
+        idle_writes=since(requests_idle, requests_settled),
+        idle_calls=calls_idle,
+        converging={
+            n: Usage(converged[n].cpu_s - before[n].cpu_s, converged[n].rss_mib) for n in converged
+        },
+        idle={
+            n: Usage((idle[n].cpu_s - settled_usage[n].cpu_s) / idle_s * 100, idle[n].rss_mib)
+            for n in idle
+        },
     )
-    reconciles = count_lines(platform.cluster.component("crossplane").log, _RECONCILING, keys)
-    calls = count_lines(fn_log, _COMPOSED, keys)
-    print(f"\n== {size} services (total {len(everyone)}) in {len(namespaces)} namespaces")
-    print(f"applied in {applied:.1f} s; all InferenceServices after {to_isvc:.1f} s")
-    print(f"last InferenceService Ready -> all Running: {running_at - last_ready:.1f} s")
+
+
+def show_requests(title: str, requests: Requests, size: int) -> str:
+    """`title: N per service (VERB resource n, ...)`, the largest first."""
+    total = sum(requests.values())
+    parts = ", ".join(f"{verb} {res} {n / size:.1f}" for (verb, res), n in requests.most_common(8))
+    return f"{title}: {total / size:.1f} per service" + (f" ({parts})" if parts else "")
+
+
+def report(core: str, namespaces: int, f: Figures) -> None:
+    """Print one batch's figures."""
+    print(f"\n== {f.size} services (total {f.total}) in {namespaces} namespaces, {core} core")
     print(
-        f"per service: {sum(reconciles.values()) / size:.1f} reconciles, "
-        f"{sum(calls.values()) / size:.1f} function calls, "
-        f"{sum(map(len, writes.values())) / size:.1f} status writes "
-        f"({sum(map(len, after_running.values())) / size:.2f} after Running, "
-        f"{flips} of them not InferenceServiceReady=True); "
-        + (
-            f"writes stopped {settle_s - QUIET_S:.0f} s after all were Running"
-            if settle_s < SETTLE_LIMIT_S
-            else f"still writing {SETTLE_LIMIT_S:.0f} s after all were Running"
-        )
+        f"all InferenceServices after {f.to_isvc_s:.1f} s; all Running after {f.to_running_s:.1f} s"
     )
     print(
-        f"idle {idle_s:.0f} s: {idle_writes} status writes, "
-        f"{calls_idle / idle_s:.1f} function calls/s"
+        f"per service: {f.per_service(f.reconciles[0])} reconciles and "
+        f"{f.per_service(f.calls[0])} function calls to Running, "
+        f"{f.per_service(f.reconciles[1])} and {f.per_service(f.calls[1])} after"
+    )
+    print(show_requests("API writes to Running", f.writes_to_running, f.size))
+    after = (
+        f"for {f.settle_s:.0f} s" if f.settle_s is not None else f"still at {SETTLE_LIMIT_S:.0f} s"
+    )
+    cpu = ", ".join(f"{n} {s:.1f}" for n, s in f.cpu_after.items() if s >= 0.05) or "none"  # noqa: PLR2004
+    print(
+        show_requests(f"API writes after Running ({after}; CPU s: {cpu})", f.writes_after, f.size)
+    )
+    per_min = 60 / f.idle_s
+    idle_writes = ", ".join(f"{v} {r} {n}" for (v, r), n in f.idle_writes.most_common(4))
+    print(
+        f"idle {f.idle_s:.0f} s: {sum(f.idle_writes.values()) * per_min:.1f} writes/min"
+        + (f" ({idle_writes})" if idle_writes else "")
+        + f", {f.idle_calls * per_min:.1f} function calls/min"
     )
     print(f"{'component':<26}{'CPU s converging':>18}{'CPU % idle':>12}{'RSS MiB':>10}")
-    for name, now in idle_after.items():
-        busy = converged[name].cpu_s - before[name].cpu_s
-        idle = (now.cpu_s - idle_before[name].cpu_s) / idle_s * 100
-        print(f"{name:<26}{busy:>18.1f}{idle:>12.1f}{now.rss_mib:>10.0f}")
+    for name, u in f.converging.items():
+        print(f"{name:<26}{u.cpu_s:>18.1f}{f.idle[name].cpu_s:>12.1f}{f.idle[name].rss_mib:>10.0f}")
+    calls = sum(f.calls)
+    if calls:
+        print(f"function CPU per call: {f.converging['function-aim'].cpu_s / calls * 1000:.1f} ms")
     sys.stdout.flush()  # a batch can take minutes: show each as it ends
+
+
+def compare(namespaces: int, runs: dict[str, list[Figures]]) -> None:
+    """Both cores' figures side by side, per batch."""
+    rows: list[tuple[str, Callable[[Figures], str]]] = [
+        ("to all InferenceServices (s)", lambda f: f"{f.to_isvc_s:.1f}"),
+        ("to all Running (s)", lambda f: f"{f.to_running_s:.1f}"),
+        ("reconciles / service to Running", lambda f: f.per_service(f.reconciles[0])),
+        (
+            "API writes / service to Running",
+            lambda f: f.per_service(sum(f.writes_to_running.values())),
+        ),
+        (
+            "API writes / service after Running",
+            lambda f: f.per_service(sum(f.writes_after.values())),
+        ),
+        (
+            "event writes / service after Running",
+            lambda f: f.per_service(
+                sum(n for (_, r), n in f.writes_after.items() if r == "events")
+            ),
+        ),
+        (
+            "written after Running for (s)",
+            lambda f: "limit" if f.settle_s is None else f"{f.settle_s:.0f}",
+        ),
+        ("writes / min at rest", lambda f: f"{sum(f.idle_writes.values()) * 60 / f.idle_s:.1f}"),
+        ("function RSS (MiB)", lambda f: f"{f.idle['function-aim'].rss_mib:.0f}"),
+    ]
+    cores = list(runs)
+    for i, first in enumerate(runs[cores[0]]):
+        print(f"\n== {first.size} services in {namespaces} namespaces: " + " vs ".join(cores))
+        for title, cell in rows:
+            cells = "".join(f"{cell(runs[c][i]):>12}" for c in cores if i < len(runs[c]))
+            print(f"{title:<40}{cells}")
 
 
 @contextlib.contextmanager
@@ -340,31 +499,19 @@ def watching(kube: Kube) -> Iterator[History]:
         stop.set()
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Start the platform, then run each batch."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="10,100,1000", help="services per batch, in order")
-    parser.add_argument("--namespaces", type=int, default=10, help="team namespaces")
-    parser.add_argument("--idle", type=float, default=90, help="seconds of each idle window")
-    parser.add_argument("--keep", action="store_true", help="keep the components' logs")
-    parser.add_argument(
-        "--function-arg",
-        action="append",
-        default=[],
-        help="a flag for function-aim (repeatable), e.g. --function-arg=--ready-recheck=60",
-    )
-    parser.add_argument(
-        "--smoke", action="store_true", help="one batch of 3 in 1 namespace, 2 s idle (for tests)"
-    )
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.sizes, args.namespaces, args.idle = "3", 1, 2.0
-    sizes = [int(s) for s in args.sizes.split(",")]
+PATCH: Final = Path(__file__).parent / "core" / "crossplane-7062.patch"
 
-    tools = build_tools("all")
+
+def run(tools: Tools, core: str, sizes: Sequence[int], args: argparse.Namespace) -> list[Figures]:
+    """Start a platform with `core`, then run each batch; its figures."""
+    if core == "patched":
+        tools = dataclasses.replace(
+            tools, core=Path(run_script("build-tools.sh", "patched-core", str(PATCH)))
+        )
+    figures = []
     with contextlib.ExitStack() as stack:
         if args.keep:
-            work = Path(tempfile.mkdtemp(prefix="aim-scale-"))
+            work = Path(tempfile.mkdtemp(prefix=f"aim-scale-{core}-"))
             print(f"logs under {work}/cluster/logs (kept)")
         else:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aim-scale-")))
@@ -379,14 +526,48 @@ def main(argv: Sequence[str] | None = None) -> None:
         wait_status(
             platform, "AIMClusterServiceTemplate", template["metadata"]["name"], None, "Available"
         )
-        namespaces = [platform.team_namespace(f"team-{i}") for i in range(args.namespaces)]
-        with KServeStandIn(kube) as kserve, watching(kube) as history:
+        teams = [platform.team_namespace(f"team-{i}") for i in range(args.namespaces)]
+        with KServeStandIn(kube), watching(kube) as history:
             first = 0
             for size in sizes:
-                batch(
-                    platform, kserve, history, namespaces, first=first, size=size, idle_s=args.idle
-                )
+                f = batch(platform, history, teams, first=first, size=size, idle_s=args.idle)
+                report(core, args.namespaces, f)
+                figures.append(f)
                 first += size
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run each core's batches, then compare them."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="100,1000", help="services per batch, in order")
+    parser.add_argument("--namespaces", type=int, default=10, help="team namespaces")
+    parser.add_argument("--idle", type=float, default=60, help="seconds of each idle window")
+    parser.add_argument(
+        "--core",
+        choices=("stock", "patched", "both"),
+        default="both",
+        help="Crossplane core: the pinned release, it with benchmarks/core's patch, or both",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the components' logs")
+    parser.add_argument(
+        "--function-arg",
+        action="append",
+        default=[],
+        help="a flag for function-aim (repeatable), e.g. --function-arg=--ready-recheck=60",
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="one batch of 3 in 1 namespace, 2 s idle (for tests)"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.namespaces, args.idle = "3", 1, 2.0
+    sizes = [int(s) for s in args.sizes.split(",")]
+    cores = ["stock", "patched"] if args.core == "both" else [args.core]
+    tools = build_tools("all")
+    runs = {core: run(tools, core, sizes, args) for core in cores}
+    if len(runs) > 1:
+        compare(args.namespaces, runs)
 
 
 if __name__ == "__main__":

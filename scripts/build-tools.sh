@@ -7,9 +7,12 @@
 # built at its pinned version (or, for apicheck, from the same sources) is reused.
 #
 #   scripts/build-tools.sh [render|all]
+#   scripts/build-tools.sh patched-core PATCH
 #
 # `render` builds what `make render` and `make package` need (the CLI, core and oras); `all`
-# (the default) everything the tests need as well. Each tool is built once per version into
+# (the default) everything the tests need as well. `patched-core` builds the pinned core with a
+# patch applied to a copy of its module (for benchmarks measuring a core fix not yet released;
+# never packaged) and prints that binary's path. Each tool is built once per version into
 # tools/store/; the directory printed on stdout (last line) links the pinned set. Progress goes to
 # stderr.
 #
@@ -32,7 +35,11 @@ OTEL_OPERATOR_VERSION=v0.113.0  # github.com/open-telemetry/opentelemetry-operat
 TRAEFIK_VERSION=v3.6.12
 
 set_name=${1:-all}
-case $set_name in render|all) ;; *) echo "usage: $0 [render|all]" >&2; exit 2 ;; esac
+case $set_name in
+  render|all) ;;
+  patched-core) core_patch=$(realpath "${2:?usage: $0 patched-core PATCH}") ;;
+  *) echo "usage: $0 [render|all] | patched-core PATCH" >&2; exit 2 ;;
+esac
 
 cache=${AIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane}
 # One directory per combination of pinned versions, so two checkouts pinning different versions
@@ -114,6 +121,9 @@ build() { # name, version, link name in the set, package, module@version...
     cd "$w"
     go mod init aim-crossplane.local/tools
     for req in "$@"; do go mod edit -require="$req"; done
+    # A patched core builds from its copy (`patched-core`); its version says so in build metadata,
+    # which version constraints ignore, so packages still accept it.
+    [ -n "${patched_src:-}" ] && go mod edit -replace="github.com/crossplane/crossplane/v2=$patched_src"
     case $name in
       kube-*|kubelet) kube_staging ;;
       kserve-manager|traefik|keda-*) module_replaces "$1" ;;
@@ -146,6 +156,24 @@ core() { # version, link name
     "github.com/crossplane/crossplane/v2@$1" "github.com/crossplane/crossplane/apis/v2@$1"
 }
 core "$CORE_VERSION" crossplane-core
+
+if [ "$set_name" = patched-core ]; then
+  sum=$(sha256sum "$core_patch" | cut -c1-12)
+  patched_src="$cache/tools/work/crossplane-src-$CORE_VERSION-$sum"
+  if [ ! -f "$patched_src/.patched" ]; then
+    rm -rf "$patched_src"
+    cp -r "$GOMODCACHE/github.com/crossplane/crossplane/v2@$CORE_VERSION" "$patched_src"
+    chmod -R u+w "$patched_src"
+    patch -s -p1 -d "$patched_src" <"$core_patch"
+    touch "$patched_src/.patched"
+  fi
+  build crossplane-core "$CORE_VERSION+patched.$sum" crossplane-core-patched \
+    github.com/crossplane/crossplane/v2/cmd/crossplane \
+    "github.com/crossplane/crossplane/v2@$CORE_VERSION" \
+    "github.com/crossplane/crossplane/apis/v2@$CORE_VERSION"
+  echo "$bin/crossplane-core-patched"
+  exit 0
+fi
 
 # Core's CRDs (for `core init`) and Helm chart (its RBAC) come from its module, read-only.
 ln -sfn "$GOMODCACHE/github.com/crossplane/crossplane/v2@$CORE_VERSION" "$bin/../crossplane-src"
