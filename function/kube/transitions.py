@@ -17,25 +17,38 @@ from pydantic import JsonValue
 from function.kube.contract import Notice
 from function.rules.status import Condition, ConditionStatus
 
+Said = Mapping[str, tuple[str, str]]
+"""Conditions as an event told them: (status, reason) by condition type."""
+
+
+def carried(composite: Mapping[str, JsonValue]) -> dict[str, tuple[str, str]]:
+    """The conditions `composite` carries in its status; entries of the wrong shape left out."""
+    status = composite.get("status")
+    had = status.get("conditions") if isinstance(status, dict) else None
+    out: dict[str, tuple[str, str]] = {}
+    for c in had if isinstance(had, list) else []:
+        match c:
+            case {"type": str(kind), "status": str(state), "reason": str(reason)}:
+                out[kind] = (state, reason)
+    return out
+
+
+def said(conditions: Sequence[Condition]) -> dict[str, tuple[str, str]]:
+    """`conditions` as `Said`: what remains true of them once told."""
+    return {c.type: (c.status.value, c.reason) for c in conditions}
+
 
 def transitions(
-    composite: Mapping[str, JsonValue],
+    before: Said,
     conditions: Sequence[Condition],
     warnings: Sequence[str] = (),
 ) -> list[Notice]:
-    """One message per condition that changed since the object's last status.
+    """One message per condition that changed since `before`.
 
     Conditions still being resolved (Unknown) are not news yet; those whose message is already
     a warning of this call, or was told by an earlier condition of it (a template's Progressing
     repeats its Discovered), are not said twice.
     """
-    status = composite.get("status")
-    had = status.get("conditions") if isinstance(status, dict) else None
-    before = {
-        str(c.get("type")): (c.get("status"), c.get("reason"))
-        for c in (had if isinstance(had, list) else [])
-        if isinstance(c, dict) and isinstance(c.get("type"), str)
-    }
     told = set(warnings)
     notices = []
     for c in conditions:

@@ -28,7 +28,7 @@ from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.contract import AskRegistry, Observed
 from function.kube.convert import OBJECTS
 from function.kube.counted import Counted
-from function.kube.transitions import transitions
+from function.kube.transitions import carried, transitions
 from function.kube.wire import apply_composition, read_observed
 from function.registry.question import Answer
 from function.rules.text import cut
@@ -135,7 +135,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             else composers.settings.ready_recheck_s
         )
     composition.notices = transitions(
-        observed.composite, composition.conditions, composition.warnings
+        carried(observed.composite), composition.conditions, composition.warnings
     )
     apply_composition(rsp, composition)
     log.debug(

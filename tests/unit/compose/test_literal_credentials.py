@@ -13,7 +13,7 @@ from function.compose.model import compose_model
 from function.compose.runtimeconfig import compose_runtime_config
 from function.compose.template import compose_template
 from function.kube.contract import Composition, Observed
-from function.kube.transitions import transitions
+from function.kube.transitions import carried, transitions
 from tests.cases import Case, table
 from tests.unit import loop
 
@@ -222,12 +222,14 @@ def test_the_warning_leaves_the_template_available_and_never_shows_the_value() -
     assert all(TOKEN not in c.message for c in comp.conditions)
     assert all(TOKEN not in w for w in comp.warnings)
 
-    first = [n for n in transitions(xr, comp.conditions) if n.warning_reason]
+    first = [n for n in transitions(carried(xr), comp.conditions) if n.warning_reason]
     assert [n.warning_reason for n in first] == ["LiteralCredential"]
     assert "HF_TOKEN" in first[0].message
     assert TOKEN not in first[0].message
     again = {**xr, "status": {"conditions": [WARNED]}}
-    assert not [n for n in transitions(again, compose(again).conditions) if n.warning_reason]
+    assert not [
+        n for n in transitions(carried(again), compose(again).conditions) if n.warning_reason
+    ]
 
 
 def test_the_warning_names_the_field_of_each_entry() -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from function.kube.contract import Notice
-from function.kube.transitions import transitions
+from function.kube.transitions import carried, transitions
 from function.rules.status import Condition, ConditionStatus
 from tests.cases import table
 
@@ -132,4 +132,4 @@ CHANGES = [
 def test_an_event_for_each_condition_that_changed(case: Change) -> None:
     """`kubectl describe` shows each step once: on the call that changes the condition; Normal,
     or a Warning with the condition's reason for a condition that warns."""
-    assert transitions(case.composite, case.conditions, case.warnings) == case.told
+    assert transitions(carried(case.composite), case.conditions, case.warnings) == case.told
