@@ -10,6 +10,9 @@ DEFAULT_ENTRYPOINT: Final = ("aim-runtime",)
 DEFAULT_WAITING_RECHECK_S: Final = 10
 DEFAULT_READY_RECHECK_S: Final = 600
 DEFAULT_DOWNLOAD_STALL_S: Final = 600
+DEFAULT_WARNING_REPEAT_S: Final = 600
+DEFAULT_EVENTS_PER_MINUTE: Final = 10
+DEFAULT_EVENT_MEMORY: Final = 100_000
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,11 @@ class Settings:
     at the next recheck. Settled objects are the many, so theirs is long.
     `download_stall_s` is how long a model cache's download may go without writing a byte
     before its attempt is stopped (and the Job's next one starts).
+    `warning_repeat_s` is how soon the same warning is sent to the same XR again,
+    `events_per_minute` how many events one XR may be sent in a minute, and `event_memory` how
+    many XRs the server remembers what it told (0: none, every call tells all, as `crossplane
+    render` expects): the server's, not the composers' (function/server/told.py). Kubernetes
+    keeps events an hour, so a warning repeated every 10 minutes stays listed while it lasts.
     """
 
     system_namespace: str = DEFAULT_SYSTEM_NAMESPACE
@@ -33,3 +41,6 @@ class Settings:
     waiting_recheck_s: int = DEFAULT_WAITING_RECHECK_S
     ready_recheck_s: int = DEFAULT_READY_RECHECK_S
     download_stall_s: int = DEFAULT_DOWNLOAD_STALL_S
+    warning_repeat_s: int = DEFAULT_WARNING_REPEAT_S
+    events_per_minute: int = DEFAULT_EVENTS_PER_MINUTE
+    event_memory: int = DEFAULT_EVENT_MEMORY

@@ -157,8 +157,8 @@ class Composition:
     conditions: list[Condition] = field(default_factory=list)
     requirements: list[Requirement] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-    """Events for conditions that changed (function/kube/transitions.py)."""
+    """Warning events: what failed or degraded. The server sends each at most once per
+    `--warning-repeat` per XR (function/server/told.py), not on every call."""
     ttl_seconds: int | None = None
     """Call again after this long (a backoff window ending, nodes to re-check); None: default."""
     propagated_labels: dict[str, str] = field(default_factory=dict)

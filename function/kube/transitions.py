@@ -1,11 +1,13 @@
 """Events for conditions that changed, so `kubectl describe` tells an object's story.
 
-Warnings already report what failed or degraded, on every call. What went right, or moved on
-(a template discovered, a service's pods turning Ready), would leave no trace but the current
-condition; one Normal event per transition keeps the sequence. A transition is a condition whose
-status or reason differs from the one the object carries now, as Crossplane last wrote it.
-A condition that works but warns (`Condition.warn`, a missing default runtime config) is told
-once too, as a Warning: on every call it would repeat, for as long as the cluster is so set up.
+Warnings already report what failed or degraded. What went right, or moved on (a template
+discovered, a service's pods turning Ready), would leave no trace but the current condition; one
+Normal event per transition keeps the sequence. A transition is a condition whose status or
+reason differs from the one last told: the server remembers what it told each XR
+(function/server/told.py), and falls back to the conditions the object carries, as Crossplane
+last wrote them, when it does not (after a restart). A condition that works but warns
+(`Condition.warn`, a missing default runtime config) is told once too, as a Warning: on every
+call it would repeat, for as long as the cluster is so set up.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ protobuf.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -14,7 +14,7 @@ from pydantic import JsonValue
 
 from function.api.meta import Manifest
 from function.kube.claims import as_claim, is_composite_of_claim
-from function.kube.contract import Composition, Observed
+from function.kube.contract import Composition, Notice, Observed
 from function.kube.convert import ObjectCache, RequiredObjects, struct_to_dict, update_struct
 from function.rules.status import ConditionStatus
 from function.settings import Settings
@@ -71,7 +71,10 @@ def _labelled(metadata: JsonValue, extra: Mapping[str, str]) -> Manifest:
 
 
 def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
-    """Write a composer's decisions onto the response, leaving other steps' resources alone."""
+    """Write a composer's decisions onto the response, leaving other steps' resources alone.
+
+    Its events (`results`) are the server's to add.
+    """
     for req in composition.requirements:
         response.require_resources(
             rsp,
@@ -102,24 +105,22 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         if condition.message:
             c.message = condition.message
         rsp.conditions.append(c)
-    _results(rsp, composition)
     if composition.ttl_seconds is not None:
         rsp.meta.ttl.FromSeconds(max(composition.ttl_seconds, 1))
 
 
-def _results(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
-    """The events: what changed, then what failed or degraded."""
-    for notice in composition.notices:
-        if notice.warning_reason is None:
-            response.normal(rsp, notice.message)
-        else:
-            # Crossplane makes a result's reason the event's (else ComposeResources).
-            rsp.results.append(
-                fnv1.Result(
-                    severity=fnv1.SEVERITY_WARNING,
-                    message=notice.message,
-                    reason=notice.warning_reason,
-                )
-            )
-    for message in composition.warnings:
-        response.warning(rsp, message)
+def results(notices: Sequence[Notice], warnings: Sequence[str]) -> list[fnv1.Result]:
+    """The events: what changed, then what failed or degraded.
+
+    Not part of `apply_composition`: which of them a call tells depends on what the server told
+    the XR before (function/server/told.py), which only the server's process remembers.
+    """
+    told = [
+        # Crossplane makes a result's reason the event's (else ComposeResources).
+        fnv1.Result(severity=fnv1.SEVERITY_NORMAL, message=n.message)
+        if n.warning_reason is None
+        else fnv1.Result(severity=fnv1.SEVERITY_WARNING, message=n.message, reason=n.warning_reason)
+        for n in notices
+    ]
+    # `response.warning`'s shape: no reason, so the event's is ComposeResources.
+    return told + [fnv1.Result(severity=fnv1.SEVERITY_WARNING, message=m) for m in warnings]

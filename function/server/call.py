@@ -28,10 +28,12 @@ from function.kube.claims import COMPOSITE_PREFIX
 from function.kube.contract import AskRegistry, Observed
 from function.kube.convert import OBJECTS
 from function.kube.counted import Counted
-from function.kube.transitions import carried, transitions
+from function.kube.objects import uid_of
+from function.kube.transitions import carried
 from function.kube.wire import apply_composition, read_observed
 from function.registry.question import Answer
 from function.rules.text import cut
+from function.server.told import News
 from function.settings import Settings
 
 FUNCTION_NAME: Final = "function-aim"
@@ -49,7 +51,11 @@ class Call:
 
 @dataclass(frozen=True)
 class Composed:
-    """The serialized RunFunctionResponse, and what the server counts of it (`metrics`)."""
+    """A composed (or refused) call: its response, what the server counts and what it may tell.
+
+    `response` is the serialized RunFunctionResponse; the server adds the events it chooses from
+    `news` to it, and counts the call in its `metrics`.
+    """
 
     response: bytes
     kind: str = ""
@@ -58,6 +64,9 @@ class Composed:
     error (a bug)."""
     events: tuple[Counted, ...] = ()
     """What the composer reported for the metrics (`Composition.counted`)."""
+    news: News | None = None
+    """What the composed XR may be told, for the server to choose from and add to `response`;
+    None when the call failed or was refused (its results are in `response` already)."""
 
 
 @dataclass(frozen=True)
@@ -134,9 +143,6 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             if composition.ready is False
             else composers.settings.ready_recheck_s
         )
-    composition.notices = transitions(
-        carried(observed.composite), composition.conditions, composition.warnings
-    )
     apply_composition(rsp, composition)
     log.debug(
         "composed",
@@ -144,10 +150,20 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         required=len(req.required_resources),
         headline=composition.status.get("status"),
     )
+    # The events are the server's to choose (function/server/told.py): what the XR was told
+    # before is remembered there, as no worker sees every call of an XR.
+    news = News(
+        uid=uid_of(observed.composite) or "",
+        xr=display_name(observed),
+        conditions=tuple(composition.conditions),
+        carried=carried(observed.composite),
+        warnings=tuple(composition.warnings),
+    )
     return Composed(
         rsp.SerializeToString(deterministic=True),
         observed.kind,
         events=tuple(composition.counted),
+        news=news,
     )
 
 

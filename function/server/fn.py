@@ -4,8 +4,9 @@ Composing happens in `function.server.call`, run by an executor (`function.serve
 worker processes with a time budget when served, in process for tests. This module owns what
 needs the event loop or protects it: the request size limit, the registry calls (the function's
 only network calls: a model's image inspection, a model source's listing) between two steps of
-composing, and turning a call that
-ran out of time or lost its worker into a result that names the XR.
+composing, turning a call that ran out of time or lost its worker into a result that names the
+XR, and which events a composed call sends (function/server/told.py: only the server's process
+sees every call of an XR).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from google.protobuf.message import DecodeError
 
 from function.compose import COMPOSERS, Composer
 from function.kube.contract import AskRegistry
+from function.kube.wire import results
 from function.registry.inspect import InspectionRequest, Inspector, RegistryFailure
 from function.registry.listing import Lister, ListingAnswer
 from function.registry.oras import OrasInspector
@@ -38,6 +40,7 @@ from function.server.call import (
     Undecodable,
 )
 from function.server.metrics import Metrics
+from function.server.told import Told
 from function.server.workers import BudgetExceeded, Executor, InProcess, WorkerLost
 from function.settings import Settings
 
@@ -66,15 +69,23 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         clock: Callable[[], datetime] | None = None,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_MIB * _MIB,
         metrics: Metrics | None = None,
+        told: Told | None = None,
     ) -> None:
         """Serve the given composers, by XR kind.
 
         Without an executor, composing runs in process (tests may pass their own table, with
         composers that could not be sent to a worker); `function-aim` passes a `WorkerPool`.
+        `settings` also say how often events may be sent (`told`, made from them by default).
         """
-        self._executor: Executor = executor or InProcess(
-            Composers(dict(composers), settings or Settings())
-        )
+        settings = settings or Settings()
+        self._executor: Executor = executor or InProcess(Composers(dict(composers), settings))
+        if told is None:  # not `told or ...`: a Told that remembers nobody yet is falsy
+            told = Told(
+                warning_repeat_s=settings.warning_repeat_s,
+                events_per_minute=settings.events_per_minute,
+                capacity=settings.event_memory,
+            )
+        self._told = told
         self._inspector: Inspector = inspector or OrasInspector()
         self._lister: Lister = lister or OrasLister(OrasInspector())
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -140,7 +151,28 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             return self._internal_error(request, "inspected twice", "it asked to inspect twice")
         elapsed = time.perf_counter() - started
         self.metrics.call(outcome.kind, outcome.outcome, elapsed, outcome.events)
-        return outcome.response
+        return self._with_events(outcome, call.now)
+
+    def _with_events(self, composed: Composed, now: datetime) -> bytes:
+        """The response with the events worth sending (function/server/told.py) added."""
+        news = composed.news
+        if news is None:
+            return composed.response
+        telling = self._told.tell(news, now.timestamp())
+        for reason, count in telling.suppressed.items():
+            self.metrics.suppressed(reason, count)
+        if telling.suppressed:
+            self._log.debug(
+                "events held back", kind=composed.kind, xr=news.xr, **dict(telling.suppressed)
+            )
+        told = results(telling.notices, telling.warnings)
+        if not told:
+            return composed.response
+        # Serialized protobuf messages concatenated parse as one message merged from both, and
+        # a repeated field's entries append: so the results join the worker's response without
+        # parsing it again (the worker wrote none of its own on this path).
+        more = fnv1.RunFunctionResponse(results=told).SerializeToString(deterministic=True)
+        return composed.response + more
 
     async def _answered(self, call: Call, answer: Answer) -> Step:
         """The call's step with the registry's answer in.

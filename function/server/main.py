@@ -25,9 +25,12 @@ from function.server.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
 from function.settings import (
     DEFAULT_DOWNLOAD_STALL_S,
     DEFAULT_ENTRYPOINT,
+    DEFAULT_EVENT_MEMORY,
+    DEFAULT_EVENTS_PER_MINUTE,
     DEFAULT_READY_RECHECK_S,
     DEFAULT_SYSTEM_NAMESPACE,
     DEFAULT_WAITING_RECHECK_S,
+    DEFAULT_WARNING_REPEAT_S,
     Settings,
 )
 
@@ -156,6 +159,32 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     "(the download Job tries again, up to its attempts).",
 )
 @click.option(
+    "--warning-repeat",
+    type=click.IntRange(min=0),
+    default=DEFAULT_WARNING_REPEAT_S,
+    show_default=True,
+    help="Seconds before the same warning is sent to the same object again while its cause "
+    "lasts (Kubernetes keeps events an hour); 0 sends it on every call.",
+)
+@click.option(
+    "--events-per-minute",
+    type=click.IntRange(min=1),
+    default=DEFAULT_EVENTS_PER_MINUTE,
+    show_default=True,
+    help="Events one object may be sent in a minute (a burst of as many, then as many a "
+    "minute); those past it are dropped and counted in function_aim_events_suppressed_total.",
+)
+@click.option(
+    "--event-memory",
+    type=click.IntRange(min=0),
+    default=DEFAULT_EVENT_MEMORY,
+    show_default=True,
+    help="Objects whose last events the function remembers (well under a kilobyte each), so "
+    "that it tells only news; past them the least recently composed is forgotten. 0 remembers "
+    "none and holds nothing back: each call tells every change against the object's copy and "
+    "every warning (for `crossplane render` against a long-running function).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=0),
     default=_cores(),
@@ -210,6 +239,9 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
     waiting_recheck: int,
     ready_recheck: int,
     download_stall_timeout: int,
+    warning_repeat: int,
+    events_per_minute: int,
+    event_memory: int,
     workers: int,
     compose_budget: float,
     health_address: str,
@@ -223,6 +255,9 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
         waiting_recheck_s=waiting_recheck,
         ready_recheck_s=ready_recheck,
         download_stall_s=download_stall_timeout,
+        warning_repeat_s=warning_repeat,
+        events_per_minute=events_per_minute,
+        event_memory=event_memory,
     )
     composers = Composers(dict(COMPOSERS), settings)
     level = logging.Level.DEBUG if debug else logging.Level.INFO
@@ -236,6 +271,7 @@ def cli(  # noqa: PLR0913 - the SDK's standard options and ours, passed through 
         executor=WorkerPool(composers, size=workers, budget_s=compose_budget, log_level=level)
         if workers
         else InProcess(composers),
+        settings=settings,
         max_request_bytes=max_recv_message_size << 20,
         inspector=inspector,
         lister=OrasLister(

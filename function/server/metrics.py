@@ -62,6 +62,14 @@ class Metrics:
             ["reason"],
             registry=self.registry,
         )
+        self._suppressed = Counter(
+            "function_aim_events_suppressed",
+            "Events (results) a call did not send, by reason: told (a transition the XR's copy "
+            "still shows as news, told already: a stale copy), repeat (a warning sent within "
+            "--warning-repeat), rate (past --events-per-minute for the XR).",
+            ["reason"],
+            registry=self.registry,
+        )
         self._discoveries = Counter(
             "function_aim_discovery_jobs_started",
             "Discovery Jobs composed for templates (first attempts and retries).",
@@ -85,6 +93,10 @@ class Metrics:
     def listing(self, outcome: str) -> None:
         """Record one registry query of a model source's sync, by outcome."""
         self._listings.labels(outcome).inc()
+
+    def suppressed(self, reason: str, count: int = 1) -> None:
+        """Record events held back, by reason (function/server/told.py)."""
+        self._suppressed.labels(reason).inc(count)
 
     def serve(self, host: str, port: int) -> None:
         """Serve `/metrics` over plain HTTP on a thread of its own."""

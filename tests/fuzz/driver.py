@@ -109,14 +109,20 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
     registry = SimulatedRegistry(
         labels, tuple(data.draw(st.lists(st.text(max_size=10), max_size=2)))
     )
-    runner = FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW)
+    # Two runners given the same calls: each remembers what it told the XR (by its uid,
+    # function/server/told.py), so one runner asked twice tells less the second time; the same
+    # calls in the same order must still give byte-identical responses.
+    runners = (
+        FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW),
+        FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW),
+    )
     secrets: list[str] = []
     findings = Findings()
     req = run_function_request(xr, observed, {}, tag="fuzz")
     # Tracebacks rendered, so a failing example shows where the bug is.
     with structlog.testing.capture_logs([structlog.processors.format_exc_info]) as logs:
         for _ in range(ROUNDS):
-            rsp = _answer(runner, req, findings, _Scope(fz.is_cluster_scoped(kind), namespace))
+            rsp = _answer(runners, req, findings, _Scope(fz.is_cluster_scoped(kind), namespace))
             if rsp is None:
                 break
             req = _next_request(data, _World(xr, namespace, world, secrets), rsp)
@@ -142,11 +148,15 @@ class _Scope:
 
 
 def _answer(
-    runner: FunctionRunner, req: fnv1.RunFunctionRequest, findings: Findings, scope: _Scope
+    runners: tuple[FunctionRunner, FunctionRunner],
+    req: fnv1.RunFunctionRequest,
+    findings: Findings,
+    scope: _Scope,
 ) -> fnv1.RunFunctionResponse | None:
     wire = req.SerializeToString()
+    runner, twin = runners
     first = asyncio.run(runner.RunFunction(fnv1.RunFunctionRequest.FromString(wire)))
-    second = asyncio.run(runner.RunFunction(fnv1.RunFunctionRequest.FromString(wire)))
+    second = asyncio.run(twin.RunFunction(fnv1.RunFunctionRequest.FromString(wire)))
     findings.calls += 2
     out = first.SerializeToString(deterministic=True)
     if out != second.SerializeToString(deterministic=True):

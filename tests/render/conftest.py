@@ -12,6 +12,11 @@ from devtools.tools import Tools
 
 @pytest.fixture(scope="session")
 def function_target(tools: Tools) -> Iterator[str]:
-    """`function-aim --insecure` on a free loopback port, as `crossplane render` dials it."""
-    with serve_function("--oras", str(tools.oras)) as server:
+    """`function-aim --insecure` on a free loopback port, as `crossplane render` dials it.
+
+    One function serves the whole tier, and examples are rendered more than once (their XRs
+    carry uids): without `--event-memory=0` a render would leave out the events an earlier one
+    of the same XR told, as a served function rightly does for Crossplane's reconciles.
+    """
+    with serve_function("--oras", str(tools.oras), "--event-memory=0") as server:
         yield server.target

@@ -83,6 +83,21 @@ def test_registry_mirrors_are_keyed_like_image_references(
     assert inspector.mirrors == {"docker.io": "m:5000", "ghcr.io": "m2"}
 
 
+def test_the_event_flags_reach_the_server_s_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--warning-repeat, --events-per-minute and --event-memory set the server's memory of events:
+    the server's, since no worker sees every call of an XR."""
+    served: list[FunctionRunner] = []
+    monkeypatch.setattr(
+        "function.server.main.serve", lambda runner, *_, **__: served.append(runner)
+    )
+    args = ["--insecure", "--workers=0", "--warning-repeat=30", "--events-per-minute=3"]
+    result = CliRunner().invoke(main.cli, [*args, "--event-memory=7"])
+
+    assert result.exit_code == 0, result.output
+    told = served[0]._told  # noqa: SLF001 - what the command built is the point
+    assert (told._repeat_s, told._per_minute, told._capacity) == (30, 3, 7)  # noqa: SLF001
+
+
 @dataclass(frozen=True)
 class CpuCase(Case):
     cpu_max: str

@@ -221,5 +221,6 @@ def test_the_served_function_exposes_its_metrics_for_prometheus() -> None:
         "function_aim_registry_inspections",
         "function_aim_template_selections",
         "function_aim_discovery_jobs_started",
+        "function_aim_events_suppressed",
     ):
         assert families[name].type == "counter"
