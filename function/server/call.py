@@ -25,7 +25,7 @@ from function.api.definitions import DEFINITIONS
 from function.compose import Composer
 from function.errors import FunctionError, Severity
 from function.kube.claims import COMPOSITE_PREFIX
-from function.kube.contract import AskRegistry, Observed
+from function.kube.contract import AskRegistry, Composition, Observed
 from function.kube.convert import OBJECTS
 from function.kube.counted import Counted
 from function.kube.objects import uid_of
@@ -66,7 +66,8 @@ class Composed:
     """What the composer reported for the metrics (`Composition.counted`)."""
     news: News | None = None
     """What the composed XR may be told, for the server to choose from and add to `response`;
-    None when the call failed or was refused (its results are in `response` already)."""
+    None when the call failed or was refused (its results are in `response` already), or when
+    Crossplane will call again and drop this response (`kept`)."""
 
 
 @dataclass(frozen=True)
@@ -152,12 +153,16 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
     )
     # The events are the server's to choose (function/server/told.py): what the XR was told
     # before is remembered there, as no worker sees every call of an XR.
-    news = News(
-        uid=uid_of(observed.composite) or "",
-        xr=display_name(observed),
-        conditions=tuple(composition.conditions),
-        carried=carried(observed.composite),
-        warnings=tuple(composition.warnings),
+    news = (
+        News(
+            uid=uid_of(observed.composite) or "",
+            xr=display_name(observed),
+            conditions=tuple(composition.conditions),
+            carried=carried(observed.composite),
+            warnings=tuple(composition.warnings),
+        )
+        if kept(req, composition)
+        else None
     )
     return Composed(
         rsp.SerializeToString(deterministic=True),
@@ -165,6 +170,16 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         events=tuple(composition.counted),
         news=news,
     )
+
+
+def kept(req: fnv1.RunFunctionRequest, composition: Composition) -> bool:
+    """Whether Crossplane keeps this call's response, rather than calling again.
+
+    Crossplane calls until what the function requires is what the call was given, and uses only
+    the last response: the results of one that asks for anything else are never events. So such
+    a call tells nothing, and nothing of it is remembered as told.
+    """
+    return set(req.required_resources) == {r.name for r in composition.requirements}
 
 
 def orphan_composite(observed: Observed) -> str | None:

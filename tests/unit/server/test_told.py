@@ -18,7 +18,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.errors import InvalidSpecError
-from function.kube.contract import Composition, Notice, Observed
+from function.kube.contract import Composition, Notice, Observed, Requirement
 from function.kube.wire import results
 from function.rules.status import Condition, ConditionStatus, ConditionType
 from function.server.call import Call, Composed, Composers, step
@@ -383,3 +383,32 @@ def test_no_memory_tells_every_call_as_crossplane_render_expects() -> None:
         rsp = asyncio.run(runner.run_bytes(request("a", (WAITING,))))
         assert [r.message for r in fnv1.RunFunctionResponse.FromString(rsp).results] == [R, PULL]
     assert suppressed(runner) == {}
+
+
+class Asking(World):
+    """A composer that needs a model looked up first, as a service does."""
+
+    def __call__(self, observed: Observed) -> Composition:
+        composition = super().__call__(observed)
+        composition.requirements = [Requirement("model", "a/v1", "Model", match_name="m")]
+        return composition
+
+
+def test_a_call_whose_response_crossplane_drops_tells_nothing_and_is_not_remembered() -> None:
+    """Crossplane calls again while the function asks for objects the call was not given, and
+    keeps only the last response: events said in the first would never reach the user, and if
+    remembered as told, the kept response would not say them either."""
+    world = Asking()
+    world.conditions = (RUNNING,)
+    runner = FunctionRunner({"K": world}, clock=Clock())
+
+    def messages(req: fnv1.RunFunctionRequest) -> list[str]:
+        raw = asyncio.run(runner.run_bytes(req.SerializeToString()))
+        return [r.message for r in fnv1.RunFunctionResponse.FromString(raw).results]
+
+    first = fnv1.RunFunctionRequest.FromString(request("a"))
+    assert messages(first) == [], "the lookup call's results are dropped by Crossplane"
+    then = fnv1.RunFunctionRequest.FromString(request("a"))
+    then.required_resources["model"].items.add()
+    assert messages(then) == [R], "the kept call tells the change"
+    assert messages(then) == [], "and only once"
