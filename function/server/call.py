@@ -177,7 +177,9 @@ def kept(req: fnv1.RunFunctionRequest, composition: Composition) -> bool:
 
     Crossplane calls until what the function requires is what the call was given, and uses only
     the last response: the results of one that asks for anything else are never events. So such
-    a call tells nothing, and nothing of it is remembered as told.
+    a call tells nothing, and nothing of it is remembered as told. Names are compared, not
+    contents: core 2.4 also calls again when an object it seeded the call with changed before it
+    fetched it anew, and that rare call's events are then held back as told.
     """
     return set(req.required_resources) == {r.name for r in composition.requirements}
 
