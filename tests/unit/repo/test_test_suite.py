@@ -69,6 +69,7 @@ def test_a_table_refuses_rows_it_could_not_tell_apart_or_explain() -> None:
 _UNIT_EXTRAS = {
     "builders": "function/build's tests: pytest does not collect folders named build",
     "migrate": "aim_migrate/",
+    "plan": "aim_plan/",
     "devtools": "devtools/",
     "repo": "the repository as a whole: the Dockerfile, RBAC, layering, the suite's own rules",
 }

@@ -1,0 +1,248 @@
+"""Read the manifests a plan starts from: files and directories, within bounds.
+
+Directories are read in sorted file order, as the journeys are applied (`01-...`, `02-...`), and
+a later document replaces an earlier one of the same kind, namespace and name, as a second
+`kubectl apply` would. What a plan cannot use is listed with the reason, never dropped silently.
+
+Bounds, so a hostile or mistaken file costs a clear error instead of a stall: a file larger than
+`MAX_FILE_BYTES` is refused unread, a document nested deeper than `MAX_DEPTH` is refused before
+it is built (PyYAML builds nodes recursively), and one whose aliases expand past `MAX_NODES`
+values is refused after (aliases are shared when loaded, but every use is planned and printed).
+Error messages name the file and the document's index; they never quote the text, which may be
+a Secret's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from function.api.definitions import DEFINITIONS
+from function.api.meta import GROUP
+from function.kube.claims import composite_names
+
+MAX_FILE_BYTES: Final = 8 * 1024 * 1024
+MAX_DEPTH: Final = 64
+MAX_NODES: Final = 1_000_000
+SUFFIXES: Final = (".yaml", ".yml")
+
+AIM_KINDS: Final = frozenset(
+    {d.kind.value for d in DEFINITIONS} | {composite_names(d)[0] for d in DEFINITIONS}
+)
+"""The kinds the function composes: the XRs, and the claims flavour's `XAIM...` composites."""
+CLUSTER_SCOPED: Final = frozenset(
+    {d.kind.value for d in DEFINITIONS if d.scope == "Cluster"}
+    | {composite_names(d)[0] for d in DEFINITIONS}
+    | {"Namespace", "Node"}
+)
+CORE_KINDS: Final = frozenset({"Secret", "ServiceAccount", "Namespace", "Node"})
+"""The Kubernetes objects the function reads that a user's manifests may hold."""
+
+Obj = dict[str, Any]
+
+
+class LoadError(ValueError):
+    """A manifest a plan cannot read; the message names the file, the document and the fix."""
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A document the plan does not use, and why."""
+
+    source: str
+    what: str
+    why: str
+
+
+@dataclass
+class Loaded:
+    """The objects a plan starts from, in the order they were read, and what it left out."""
+
+    objects: list[Obj] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+def files_of(paths: Sequence[Path]) -> list[Path]:
+    """Every manifest file named or under a named directory, directories' files sorted.
+
+    Raises:
+        LoadError: a path does not exist, or a directory holds no manifest.
+    """
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+            if not inside:
+                msg = f"{path}: a directory with no *.yaml or *.yml file; name manifest files"
+                raise LoadError(msg)
+            found += inside
+        elif path.is_file():
+            found.append(path)
+        else:
+            msg = f"{path}: no such file or directory"
+            raise LoadError(msg)
+    return found
+
+
+def load(paths: Sequence[Path]) -> Loaded:
+    """Read every manifest of `paths` (files, or directories of *.yaml / *.yml).
+
+    Raises:
+        LoadError: a file is missing, too large, not YAML, too deep, or holds a document that is
+            no Kubernetes object.
+    """
+    loaded = Loaded(files=files_of(paths))
+    by_key: dict[tuple[str, str, str, str], int] = {}
+    for path in loaded.files:
+        for index, doc in enumerate(_documents(path)):
+            where = f"{path} (document {index})"
+            if doc is None:
+                continue
+            obj = _object(doc, where)
+            if obj is None:
+                continue
+            reason = ignored_because(obj)
+            if reason is not None:
+                loaded.ignored.append(Ignored(where, describe(obj), reason))
+                continue
+            key = key_of(obj)
+            if key in by_key:  # applied again: the later document wins, as with kubectl apply
+                loaded.objects[by_key[key]] = obj
+            else:
+                by_key[key] = len(loaded.objects)
+                loaded.objects.append(obj)
+    return loaded
+
+
+def key_of(obj: Obj) -> tuple[str, str, str, str]:
+    """(apiVersion, kind, namespace, name): how the plan's world keys an object."""
+    meta = obj.get("metadata") or {}
+    return (
+        str(obj.get("apiVersion", "")),
+        str(obj.get("kind", "")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+    )
+
+
+def describe(obj: Obj) -> str:
+    """`Kind namespace/name`, or `Kind name` for a cluster-scoped object."""
+    _, kind, namespace, name = key_of(obj)
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+def is_aim(obj: Obj) -> bool:
+    """Whether the plan composes `obj`: an AIM kind of this API's served version."""
+    return obj.get("apiVersion") == f"{GROUP}/v1alpha1" and obj.get("kind") in AIM_KINDS
+
+
+def ignored_because(obj: Obj) -> str | None:
+    """Why the plan leaves `obj` out, or None when it is planned or read."""
+    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    if is_aim(obj):
+        return None
+    if api_version == "v1" and kind in CORE_KINDS:
+        return None
+    if group == GROUP:
+        return (
+            f"{kind} is an older generation of the AIM API; convert it first with "
+            "aim-migrate (scripts/migrate) and plan the result"
+        )
+    if group == "aim.eai.amd.com":
+        return "the AIM operator's API; convert it first with aim-migrate (scripts/migrate)"
+    return (
+        "not an AIM kind nor an object the function reads (Secret, ServiceAccount, Namespace, "
+        "Node): the plan neither creates nor reads it"
+    )
+
+
+def _object(doc: object, where: str) -> Obj | None:
+    """The document as an object, its namespace defaulted as kubectl does."""
+    if not isinstance(doc, dict):
+        msg = f"{where}: is a {type(doc).__name__}, not a Kubernetes object (a mapping)"
+        raise LoadError(msg)
+    obj: Obj = doc
+    meta = obj.get("metadata")
+    if not obj.get("apiVersion") or not obj.get("kind"):
+        msg = f"{where}: has no apiVersion or no kind; every Kubernetes object names both"
+        raise LoadError(msg)
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        msg = f"{where}: {obj['kind']} has no metadata.name; give it one"
+        raise LoadError(msg)
+    if ignored_because(obj) is None and obj["kind"] not in CLUSTER_SCOPED:
+        meta.setdefault("namespace", "default")  # what kubectl apply does with none given
+    return obj
+
+
+def _documents(path: Path) -> list[object]:
+    """The YAML documents of one file, checked against the bounds before they are built."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        msg = (
+            f"{path}: {size} bytes, more than the {MAX_FILE_BYTES // (1024 * 1024)} MiB a plan "
+            "reads from one file; split it into several files"
+        )
+        raise LoadError(msg)
+    try:
+        text = path.read_text(encoding="utf-8")
+        _check_depth(path, yaml.parse(text, Loader=yaml.SafeLoader))
+        docs = list(yaml.safe_load_all(text))
+    except UnicodeDecodeError as e:
+        msg = f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8"
+        raise LoadError(msg) from None
+    except yaml.MarkedYAMLError as e:
+        # Problem and position only: the snippet PyYAML adds could show a Secret's value.
+        mark = e.problem_mark or e.context_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        msg = f"{path}: not YAML{at}: {e.problem or e.context}; fix the file's syntax"
+        raise LoadError(msg) from None
+    except yaml.YAMLError as e:
+        msg = f"{path}: not YAML: {type(e).__name__}; fix the file's syntax"
+        raise LoadError(msg) from None
+    for index, doc in enumerate(docs):
+        if _too_many_values(doc):
+            msg = (
+                f"{path} (document {index}): its aliases expand to more than {MAX_NODES} values; "
+                "write the values out instead of repeating anchors"
+            )
+            raise LoadError(msg)
+    return docs
+
+
+def _check_depth(path: Path, events: Iterable[yaml.Event]) -> None:
+    """Refuse a document nested deeper than MAX_DEPTH, from the parser's events (no recursion)."""
+    depth, index = 0, -1
+    for event in events:
+        if isinstance(event, yaml.DocumentStartEvent):
+            index += 1
+        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                msg = (
+                    f"{path} (document {max(index, 0)}): nested deeper than {MAX_DEPTH} levels; "
+                    "no Kubernetes object is, check the file"
+                )
+                raise LoadError(msg)
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+
+
+def _too_many_values(doc: object) -> bool:
+    """Whether walking `doc` with its aliases expanded visits more than MAX_NODES values."""
+    seen, stack = 0, [doc]
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            return True
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False

@@ -1,0 +1,41 @@
+"""The objects Crossplane core fetches for a function's requirements, from the plan's world.
+
+Core 2.4 (`ExistingRequiredResourcesFetcher`) answers each `ResourceSelector` with one API call:
+by `match_name` a GET of that name in the selector's namespace (none: the cluster scope), which
+finds nothing when the object does not exist there; by `match_labels` a LIST in the selector's
+namespace, or in every namespace when it names none. Either way the requirement's key is in the
+next request, with no items when nothing matched: that is how the function tells "asked, none"
+from "not asked yet".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from aim_plan.load import Obj
+
+
+def selects(selector: fnv1.ResourceSelector, obj: Obj) -> bool:
+    """Whether core's GET or LIST for `selector` returns `obj`."""
+    meta = obj.get("metadata") or {}
+    if obj.get("apiVersion") != selector.api_version or obj.get("kind") != selector.kind:
+        return False
+    namespace = meta.get("namespace") or ""
+    if selector.WhichOneof("match") == "match_name":
+        # A GET: the name in exactly that namespace ("" is the cluster scope).
+        return meta.get("name") == selector.match_name and namespace == selector.namespace
+    if selector.namespace and namespace != selector.namespace:
+        return False
+    labels = meta.get("labels") or {}
+    return all(labels.get(k) == v for k, v in selector.match_labels.labels.items())
+
+
+def resolve(requirements: fnv1.Requirements, world: Iterable[Obj]) -> dict[str, list[Obj]]:
+    """Every requirement's key with the objects that match it (possibly none)."""
+    objects = list(world)
+    return {
+        name: [o for o in objects if selects(selector, o)]
+        for name, selector in sorted(requirements.resources.items())
+    }

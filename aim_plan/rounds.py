@@ -1,0 +1,305 @@
+"""Crossplane core's reconcile, played in rounds over the plan's world until nothing changes.
+
+A round reconciles every AIM XR once, in the order the world holds them (what the manifests
+named first, then what was composed), each seeing what the ones before it wrote, then lets the
+simulated controllers act (aim_plan/simulate.py) and the garbage collector collect. One XR's
+reconcile is core 2.4's: a RunFunctionRequest with the XR and what it composed so far, the
+function called again with what its requirements select until they stop changing (at most
+`MAX_REQUIREMENT_ITERATIONS` more calls), and only the last response applied: its composed
+objects (named, labelled and owned as core does), the XR's status and conditions, and what it
+no longer composes deleted. The function runs in process (`FunctionRunner`, InProcess).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Final, Protocol
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from aim_plan.load import Obj, describe, is_aim, key_of
+from aim_plan.registry import OfflineRegistry
+from aim_plan.requirements import resolve
+from aim_plan.simulate import PLAN_TIME, simulate
+from aim_plan.world import Key, World
+from function.kube.convert import struct_to_dict
+from function.server.fn import FunctionRunner
+from function.settings import Settings
+
+MAX_REQUIREMENT_ITERATIONS: Final = 5
+"""Core's `MaxRequirementsIterations`: calls after the first before it gives up on an XR."""
+DEFAULT_MAX_ROUNDS: Final = 30
+COMPOSITE_LABEL: Final = "crossplane.io/composite"
+RESOURCE_NAME: Final = "crossplane.io/composition-resource-name"
+CLAIM_LABELS: Final = ("crossplane.io/claim-name", "crossplane.io/claim-namespace")
+PLAN_NOW: Final = datetime.fromisoformat(PLAN_TIME).astimezone(UTC)
+
+_STATUS: Final = {
+    fnv1.STATUS_CONDITION_TRUE: "True",
+    fnv1.STATUS_CONDITION_FALSE: "False",
+    fnv1.STATUS_CONDITION_UNKNOWN: "Unknown",
+}
+
+
+class Runner(Protocol):
+    """What a reconcile calls: `FunctionRunner`, or a test's stand-in."""
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: None = None
+    ) -> fnv1.RunFunctionResponse:
+        """Compose one XR."""
+        ...
+
+
+@dataclass
+class Reconciled:
+    """One XR's last reconcile: the events it was told, and the error that stopped it, if any."""
+
+    events: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class Plan:
+    """Where the manifests ended up."""
+
+    world: World
+    rounds: int = 0
+    converged: bool = False
+    unsettled: list[str] = field(default_factory=list)
+    """What the last round still changed, when the plan did not converge."""
+    simulations: dict[str, list[str]] = field(default_factory=dict)
+    """Each simulation that acted, with the objects it acted on."""
+    reconciled: dict[Key, Reconciled] = field(default_factory=dict)
+    registry: OfflineRegistry = field(default_factory=OfflineRegistry)
+
+
+def plan(world: World, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Plan:
+    """Reconcile the world's AIM XRs in rounds until a round changes nothing or `max_rounds`."""
+    return asyncio.run(_plan(world, max_rounds))
+
+
+async def _plan(world: World, max_rounds: int) -> Plan:
+    result = Plan(world)
+    runner = FunctionRunner(
+        settings=Settings(event_memory=0),
+        inspector=result.registry,
+        lister=result.registry,
+        clock=lambda: PLAN_NOW,
+    )
+    try:
+        for number in range(1, max_rounds + 1):
+            result.rounds = number
+            before = world.snapshot()
+            for obj in world:
+                key = key_of(obj)
+                if is_aim(obj) and world.get(key) is not None:
+                    result.reconciled[key] = await reconcile(runner, world, key)
+            for done in simulate(world):
+                name, _, what = done.partition(": ")
+                result.simulations.setdefault(name, []).append(what)
+            world.collect_garbage()
+            after = world.snapshot()
+            changed = sorted(
+                k for k in before.keys() | after.keys() if before.get(k) != after.get(k)
+            )
+            if not changed:
+                result.converged = True
+                return result
+            result.unsettled = [_changed(k, before, after) for k in changed]
+    finally:
+        runner.close()
+    return result
+
+
+def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
+    what = describe(
+        {"apiVersion": key[0], "kind": key[1], "metadata": {"namespace": key[2], "name": key[3]}}
+    )
+    if key not in before:
+        return f"{what} (created)"
+    if key not in after:
+        return f"{what} (deleted)"
+    return f"{what} (changed)"
+
+
+async def reconcile(runner: Runner, world: World, key: Key) -> Reconciled:
+    """One reconcile of the XR of `key`, as core runs it, applied to the world."""
+    xr = world.get(key) or {}
+    observed = composed_by(world, xr)
+    req = fnv1.RunFunctionRequest()
+    req.meta.tag = "aim-plan"
+    req.observed.composite.resource.update(xr)
+    for name, obj in observed.items():
+        req.observed.resources[name].resource.update(obj)
+    asked = b""
+    rsp = fnv1.RunFunctionResponse()
+    for iteration in range(MAX_REQUIREMENT_ITERATIONS + 1):
+        rsp = await runner.RunFunction(req)
+        if _fatal(rsp):
+            break
+        wanted = rsp.requirements.SerializeToString(deterministic=True)
+        if wanted == asked:
+            break
+        if iteration == MAX_REQUIREMENT_ITERATIONS:
+            return _failed(
+                world,
+                xr,
+                "cannot compose: the function's requirements did not stabilize after "
+                f"{MAX_REQUIREMENT_ITERATIONS} iterations (core gives up the same way)",
+            )
+        asked = wanted
+        req.ClearField("required_resources")
+        for name, items in resolve(rsp.requirements, world).items():
+            req.required_resources[name].SetInParent()
+            for item in items:
+                req.required_resources[name].items.add().resource.update(item)
+    events = [
+        f"{'Warning' if r.severity == fnv1.SEVERITY_WARNING else 'Normal'}: {r.message}"
+        for r in rsp.results
+        if r.severity != fnv1.SEVERITY_FATAL
+    ]
+    fatal = _fatal(rsp)
+    if fatal is not None:
+        outcome = _failed(world, xr, fatal)
+        outcome.events = events
+        return outcome
+    error = _apply(world, xr, observed, rsp)
+    if error is not None:
+        outcome = _failed(world, xr, error)
+        outcome.events = events
+        return outcome
+    return Reconciled(events)
+
+
+def composed_by(world: World, xr: Obj) -> dict[str, Obj]:
+    """The objects the XR composed, by resource name (core's observed composed resources)."""
+    uid = (xr.get("metadata") or {}).get("uid")
+    found: dict[str, Obj] = {}
+    for obj in world:
+        meta = obj.get("metadata") or {}
+        name = (meta.get("annotations") or {}).get(RESOURCE_NAME)
+        if name and _controller_uid(obj) == uid:
+            found[name] = obj
+    return found
+
+
+def _controller_uid(obj: Obj) -> str | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            return str(ref.get("uid"))
+    return None
+
+
+def _fatal(rsp: fnv1.RunFunctionResponse) -> str | None:
+    for r in rsp.results:
+        if r.severity == fnv1.SEVERITY_FATAL:
+            return str(r.message)
+    return None
+
+
+def _apply(
+    world: World, xr: Obj, observed: dict[str, Obj], rsp: fnv1.RunFunctionResponse
+) -> str | None:
+    """Apply the response as core does; an error message when a composed object cannot be."""
+    meta = xr["metadata"]
+    errors: list[str] = []
+    ready: list[bool] = []
+    for name in sorted(rsp.desired.resources):
+        desired = rsp.desired.resources[name]
+        obj = _composed(xr, name, struct_to_dict(desired.resource))
+        existing = world.get(key_of(obj))
+        owner = _controller_uid(existing) if existing else None
+        if owner is not None and owner != meta["uid"]:
+            errors.append(
+                f"cannot apply composed resource {name!r}: {describe(obj)} is controlled by "
+                "another object"
+            )
+            continue
+        if existing is not None and "status" in existing:
+            obj["status"] = existing["status"]
+        world.put(obj)
+        if desired.ready == fnv1.READY_UNSPECIFIED:
+            ready.append(_has_true(obj, "Ready"))
+        else:
+            ready.append(desired.ready == fnv1.READY_TRUE)
+    for name, obj in observed.items():
+        if name not in rsp.desired.resources:
+            world.delete(key_of(obj))  # core deletes what the function no longer composes
+    desired_xr: Obj = struct_to_dict(rsp.desired.composite.resource)
+    status = dict(desired_xr.get("status") or {})
+    status.pop("conditions", None)
+    if rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED:
+        is_ready = all(ready)
+    else:
+        is_ready = rsp.desired.composite.ready == fnv1.READY_TRUE
+    conditions = [
+        _condition("Synced", "False", "ReconcileError", "; ".join(errors))
+        if errors
+        else _condition("Synced", "True", "ReconcileSuccess"),
+        _condition("Ready", "True", "Available")
+        if is_ready
+        else _condition("Ready", "False", "Creating"),
+    ]
+    conditions += [
+        _condition(c.type, _STATUS.get(c.status, "Unknown"), c.reason, c.message)
+        for c in rsp.conditions
+    ]
+    world.put({**xr, "status": {**status, "conditions": conditions}})
+    return "; ".join(errors) or None
+
+
+def _failed(world: World, xr: Obj, message: str) -> Reconciled:
+    """The XR as core leaves it after a failed reconcile: Synced False, the rest unchanged."""
+    status = dict(xr.get("status") or {})
+    kept = [c for c in status.get("conditions") or [] if c.get("type") != "Synced"]
+    status["conditions"] = [_condition("Synced", "False", "ReconcileError", message), *kept]
+    world.put({**xr, "status": status})
+    return Reconciled(error=message)
+
+
+def _composed(xr: Obj, name: str, obj: Obj) -> Obj:
+    """A desired object with the metadata core gives composed resources."""
+    xr_meta = xr["metadata"]
+    meta = dict(obj.get("metadata") or {})
+    if not meta.get("name"):
+        # Core generates `<xr>-<random>`; the plan derives the suffix, to print the same twice.
+        digest = hashlib.sha256(f"{xr_meta['uid']}/{name}".encode()).hexdigest()[:5]
+        meta["name"] = f"{xr_meta['name']}-{digest}"
+    if xr_meta.get("namespace"):
+        meta["namespace"] = xr_meta["namespace"]  # a namespaced XR composes into its namespace
+    xr_labels = xr_meta.get("labels") or {}
+    claim = {k: xr_labels[k] for k in CLAIM_LABELS if k in xr_labels}
+    meta["labels"] = {**(meta.get("labels") or {}), COMPOSITE_LABEL: xr_meta["name"], **claim}
+    meta["annotations"] = {**(meta.get("annotations") or {}), RESOURCE_NAME: name}
+    controller = {
+        "apiVersion": xr["apiVersion"],
+        "kind": xr["kind"],
+        "name": xr_meta["name"],
+        "uid": xr_meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    others = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != xr_meta["uid"]]
+    meta["ownerReferences"] = [*others, controller]
+    out = {k: v for k, v in obj.items() if k != "status"}
+    out["metadata"] = meta
+    return out
+
+
+def _condition(ctype: str, status: str, reason: str, message: str = "") -> dict[str, str]:
+    c = {"type": ctype, "status": status, "reason": reason, "lastTransitionTime": PLAN_TIME}
+    if message:
+        c["message"] = message
+    return c
+
+
+def _has_true(obj: Obj, ctype: str) -> bool:
+    return any(
+        c.get("type") == ctype and c.get("status") == "True"
+        for c in (obj.get("status") or {}).get("conditions") or []
+        if isinstance(c, dict)
+    )

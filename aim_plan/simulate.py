@@ -1,0 +1,307 @@
+"""What no cluster component does on a laptop, simulated; the output names each that acted.
+
+They play it the way the end-to-end tier's stand-ins do (devtools/cluster/simulate.py,
+tests/e2e/cluster.py), one named function per controller.
+
+Each writes only what its controller would write: a status, and for a Job the Pod the Job
+controller makes with the result its container leaves in the termination message (what
+function/kube/jobs.py reads). Nothing here decides for the function: a discovery's profile is
+what the Job asked for, filled from the model's `imageMetadata` as the image would fill it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from aim_plan.load import Obj
+from aim_plan.world import World, uid_for
+from function.build.job import CONTAINER as DISCOVERY
+from function.build.storage import DOWNLOAD_CONTAINER, SIZE_CHECK_CONTAINER, VERIFY_CONTAINER
+from function.kube.jobs import JOB_NAME_LABEL
+from function.rules.gpu import DEVICE_IDS, normalize_model
+
+PLAN_TIME: Final = "2025-01-01T00:00:00Z"
+"""The time every simulated status is written at: fixed, so two plans print the same."""
+
+NO_SIZE: Final = (
+    "aim plan measures no model source offline (it reads no Hugging Face or bucket): give the "
+    "source's size (spec.modelSources[].size, or spec.model.custom.modelSources[].size)"
+)
+
+
+def kubelet_runs_job(world: World, job: Obj) -> bool:
+    """The kubelet running a Job's Pod, and the Job controller completing the Job.
+
+    The Pod (labelled as the Job controller labels it) ends as its container would: discovery
+    prints the profile the Job's environment asks for (AIM_GPU_MODEL, AIM_GPU_COUNT, AIM_METRIC,
+    AIM_PRECISION), completed from the first matching recommended deployment of the model's
+    `imageMetadata`, and the model it downloads; a download and its check succeed; a size check
+    fails, as the plan reads no hub or bucket. Returns whether it acted (once per Job).
+    """
+    if _job_finished(job):
+        return False
+    pod_spec = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    containers = list(pod_spec.get("containers") or [])
+    inits = list(pod_spec.get("initContainers") or [])
+    code, message, container = 0, "", containers[0]["name"] if containers else ""
+    if container == DISCOVERY:
+        code, message = _dry_run(world, containers[0])
+    elif container == SIZE_CHECK_CONTAINER:
+        code, message = 1, NO_SIZE
+    elif container == VERIFY_CONTAINER:
+        uri = next((str(c["args"][0]) for c in inits if c.get("name") == DOWNLOAD_CONTAINER), "")
+        message = json.dumps(
+            {"method": "huggingface-sha256", "files": 1, "bytes": 1}
+            if uri.startswith("hf://")
+            else {"method": "none", "reason": "the plan downloads nothing"}
+        )
+    world.put(_pod(job, container, code, message))
+    status: dict[str, Any] = {"startTime": PLAN_TIME}
+    if code == 0:
+        status |= {"succeeded": 1, "completionTime": PLAN_TIME}
+        status["conditions"] = [_true("Complete", "Completed")]
+    else:
+        status["failed"] = int((job.get("spec") or {}).get("backoffLimit") or 0) + 1
+        status["conditions"] = [_true("Failed", "BackoffLimitExceeded")]
+    world.put({**job, "status": status})
+    return True
+
+
+def provisioner_binds(world: World, pvc: Obj) -> bool:
+    """A storage provisioner binding a claim: phase Bound with the capacity it asked for."""
+    status = pvc.get("status") or {}
+    if status.get("phase") == "Bound":
+        return False
+    spec = pvc.get("spec") or {}
+    requested = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+    world.put(
+        {
+            **pvc,
+            "status": {
+                "phase": "Bound",
+                "accessModes": spec.get("accessModes") or [],
+                "capacity": {"storage": requested},
+            },
+        }
+    )
+    return True
+
+
+def kserve_reports_ready(world: World, isvc: Obj) -> bool:
+    """KServe's controller reporting an InferenceService serving: Ready with its URL.
+
+    Only once every claim its predictor mounts is Bound, as a Pod cannot start before.
+    """
+    conditions = (isvc.get("status") or {}).get("conditions") or []
+    if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+        return False
+    meta = isvc["metadata"]
+    predictor = (isvc.get("spec") or {}).get("predictor") or {}
+    for volume in predictor.get("volumes") or []:
+        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        pvc = (
+            world.get(("v1", "PersistentVolumeClaim", meta["namespace"], claim)) if claim else None
+        )
+        if claim and ((pvc or {}).get("status") or {}).get("phase") != "Bound":
+            return False
+    status = {
+        "url": f"http://{meta['name']}.{meta['namespace']}.example.com",
+        "conditions": [_true("PredictorReady", "PredictorReady"), _true("Ready", "Ready")],
+    }
+    world.put({**isvc, "status": status})
+    return True
+
+
+def gateway_accepts(world: World, route: Obj) -> bool:
+    """A Gateway API implementation accepting an HTTPRoute on each parent it names."""
+    if (route.get("status") or {}).get("parents"):
+        return False
+    generation = route["metadata"].get("generation", 1)
+    parents = [
+        {
+            "parentRef": ref,
+            "controllerName": "aim-plan/simulated-gateway",
+            "conditions": [
+                {**_true(t, t), "observedGeneration": generation}
+                for t in ("Accepted", "ResolvedRefs")
+            ],
+        }
+        for ref in (route.get("spec") or {}).get("parentRefs") or []
+    ]
+    world.put({**route, "status": {"parents": parents}})
+    return True
+
+
+def gpu_node(model: str, count: int) -> Obj:
+    """A Node as the kubelet registers it and the AMD GPU operator labels it (`--gpu-node`).
+
+    Only what the function reads: the GPU labels and allocatable `amd.com/gpu`.
+
+    Raises:
+        ValueError: `model` is no AMD GPU the function knows.
+    """
+    known = normalize_model(model)
+    ids = DEVICE_IDS.get(known)
+    if not ids:
+        msg = f"{model!r} is no AMD GPU model the function knows ({', '.join(sorted(DEVICE_IDS))})"
+        raise ValueError(msg)
+    name = f"plan-gpu-node-{known.lower()}"
+    gpus = {"amd.com/gpu": str(count), "cpu": "192", "memory": "2Ti", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "amd.com/gpu.device-id": ids[0],
+                "kubernetes.io/hostname": name,
+            },
+        },
+        "status": {"capacity": gpus, "allocatable": gpus},
+    }
+
+
+Simulation = Callable[[World, Obj], bool]
+SIMULATIONS: Final[dict[tuple[str, str], Simulation]] = {
+    ("batch/v1", "Job"): kubelet_runs_job,
+    ("v1", "PersistentVolumeClaim"): provisioner_binds,
+    ("serving.kserve.io/v1beta1", "InferenceService"): kserve_reports_ready,
+    ("gateway.networking.k8s.io/v1", "HTTPRoute"): gateway_accepts,
+}
+"""The simulations a round runs, by the kind of object each acts on."""
+
+
+def simulate(world: World) -> list[str]:
+    """Run every simulation on the objects of its kind; what each did, as `name: object`."""
+    done: list[str] = []
+    for obj in world:
+        simulation = SIMULATIONS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
+        if simulation is not None and simulation(world, obj):
+            meta = obj["metadata"]
+            done.append(f"{simulation.__name__}: {obj['kind']} {meta['namespace']}/{meta['name']}")
+    return done
+
+
+def _job_finished(job: Obj) -> bool:
+    conditions = (job.get("status") or {}).get("conditions") or []
+    return any(
+        c.get("type") in {"Complete", "Failed"} and c.get("status") == "True" for c in conditions
+    )
+
+
+def _true(condition_type: str, reason: str) -> dict[str, str]:
+    return {
+        "type": condition_type,
+        "status": "True",
+        "reason": reason,
+        "message": "",
+        "lastTransitionTime": PLAN_TIME,
+    }
+
+
+def _pod(job: Obj, container: str, code: int, message: str) -> Obj:
+    """The Job's Pod as the kubelet leaves it: its container terminated with `message`."""
+    meta = job["metadata"]
+    template_meta = ((job.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    name = f"{meta['name']}-plan"
+    key = ("batch/v1", "Job", meta["namespace"], meta["name"])
+    terminated = {
+        "exitCode": code,
+        "reason": "Completed" if code == 0 else "Error",
+        "message": message,
+        "startedAt": PLAN_TIME,
+        "finishedAt": PLAN_TIME,
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": meta["namespace"],
+            "labels": {**(template_meta.get("labels") or {}), JOB_NAME_LABEL: meta["name"]},
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": meta["name"],
+                    "uid": meta.get("uid") or uid_for(key),
+                    "controller": True,
+                }
+            ],
+        },
+        "status": {
+            "phase": "Succeeded" if code == 0 else "Failed",
+            "containerStatuses": [{"name": container, "state": {"terminated": terminated}}],
+        },
+    }
+
+
+def _dry_run(world: World, container: Obj) -> tuple[int, str]:
+    """What the AIM image's `dry-run --format=json` would print, from the model's metadata."""
+    env = {str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "value" in e}
+    image = str(container.get("image"))
+    metadata = _image_metadata(world, image)
+    model = (metadata or {}).get("model") or {}
+    canonical = model.get("canonicalName")
+    wanted = {
+        "gpuModel": env.get("AIM_GPU_MODEL"),
+        "gpuCount": env.get("AIM_GPU_COUNT"),
+        "metric": env.get("AIM_METRIC"),
+        "precision": env.get("AIM_PRECISION"),
+    }
+    deployment = next((d for d in _deployments(model) if _fits(d, wanted)), None) or {
+        k: v for k, v in wanted.items() if v
+    }
+    missing = [k for k in ("gpuModel", "gpuCount", "metric", "precision") if not deployment.get(k)]
+    if not canonical or missing:
+        what = "no spec.imageMetadata.model.canonicalName" if not canonical else ""
+        what = what or f"no recommended deployment giving {', '.join(missing)}"
+        return 1, (
+            f"aim plan runs no image: the dry-run of {image} is answered from the model's "
+            f"imageMetadata, which has {what} for this template; add it to spec.imageMetadata"
+        )
+    gpu, count = str(deployment["gpuModel"]), int(str(deployment["gpuCount"]))
+    metric, precision = str(deployment["metric"]), str(deployment["precision"])
+    return 0, json.dumps(
+        [
+            {
+                "filename": f"vllm-{gpu.lower()}-{precision}-tp{count}-{metric}.yaml",
+                "profile": {
+                    "metadata": {
+                        "engine": "vllm",
+                        "gpu": gpu,
+                        "gpu_count": count,
+                        "metric": metric,
+                        "precision": precision,
+                        "type": "optimized",
+                    },
+                    "engine_args": {"tensor-parallel-size": count},
+                },
+                "models": [{"name": canonical, "source": f"hf://{canonical}"}],
+            }
+        ]
+    )
+
+
+def _image_metadata(world: World, image: str) -> dict[str, Any] | None:
+    """The imageMetadata of a model of `image` (its status's, or its spec's)."""
+    for obj in world:
+        if obj.get("kind") in {"AIMModel", "AIMClusterModel"}:
+            if (obj.get("spec") or {}).get("image") != image:
+                continue
+            for part in ("status", "spec"):
+                found = (obj.get(part) or {}).get("imageMetadata")
+                if isinstance(found, dict):
+                    return found
+    return None
+
+
+def _deployments(model: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    found = model.get("recommendedDeployments")
+    return [d for d in found if isinstance(d, dict)] if isinstance(found, list) else []
+
+
+def _fits(deployment: dict[str, Any], wanted: dict[str, str | None]) -> bool:
+    return all(v is None or str(deployment.get(k)) == v for k, v in wanted.items())
