@@ -2,13 +2,17 @@
 # Both install what they need (Python deps, Go-built tools).
 EXAMPLE ?= examples/aimservice-basic
 
-.PHONY: help render test generate image package publish
+.PHONY: help render plan test generate image package publish
 
 help:    ## List these targets, one line each
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 render:  ## Render an AIM manifest through the real Crossplane engine: EXAMPLE=<dir or name>, or FILE=<your.yaml> [REQUIRED="a.yaml b.yaml"] [OBSERVED=...] (FILE wins)
 	@scripts/render $(or $(FILE),$(EXAMPLE)) $(foreach r,$(REQUIRED),--required $(r)) $(if $(OBSERVED),--observed $(OBSERVED))
+
+plan:    ## Plan AIM manifests to their end state, no cluster: ARGS="examples/journeys/cluster-model --gpu-node MI300X [-o yaml]"
+	@test -n "$(ARGS)" || { echo 'usage: make plan ARGS="<dir or files> [--gpu-node MI300X] [-o yaml|json]"'; exit 2; }
+	@scripts/plan $(ARGS)
 
 test:    ## Run every check: lockfile, ruff, mypy --strict, unit, fuzz, API, registry, render, image, doc-command and end-to-end tests
 	@scripts/test
