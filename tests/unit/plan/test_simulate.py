@@ -1,0 +1,123 @@
+"""The plan's stand-ins write what their controllers would, and act once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aim_plan.simulate import simulate
+from aim_plan.world import World
+from function.kube.jobs import pod_message
+
+NS = "ml"
+
+
+def pvc(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "16Gi"}}},
+    }
+
+
+def isvc(claim: str) -> dict[str, Any]:
+    volume = {"name": "cache", "persistentVolumeClaim": {"claimName": claim}}
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {"name": "chat", "namespace": NS},
+        "spec": {"predictor": {"volumes": [volume]}},
+    }
+
+
+def test_kserve_waits_for_the_claims_its_predictor_mounts() -> None:
+    """An InferenceService whose cache PVC is missing stays not Ready; once the provisioner has
+    bound it, KServe reports it Ready. Each simulation acts once."""
+    world = World([isvc("cache-pvc")])
+    assert simulate(world) == []
+    world.put(pvc("cache-pvc"))
+    assert simulate(world) == ["provisioner_binds: PersistentVolumeClaim ml/cache-pvc"]
+    claim = world.get(("v1", "PersistentVolumeClaim", NS, "cache-pvc")) or {}
+    assert claim["status"] == {
+        "phase": "Bound",
+        "accessModes": ["ReadWriteMany"],
+        "capacity": {"storage": "16Gi"},
+    }
+    assert simulate(world) == ["kserve_reports_ready: InferenceService ml/chat"]
+    assert simulate(world) == []
+
+
+def test_the_gateway_accepts_a_route_on_each_parent_at_its_generation() -> None:
+    """The function reads Accepted per parent, at the route's generation."""
+    parents = [{"name": "gw", "namespace": "gateways"}, {"name": "other", "namespace": "gateways"}]
+    route = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "chat", "namespace": NS},
+        "spec": {"parentRefs": parents},
+    }
+    world = World([route])
+    assert simulate(world) == ["gateway_accepts: HTTPRoute ml/chat"]
+    status = (world.get(("gateway.networking.k8s.io/v1", "HTTPRoute", NS, "chat")) or {})["status"]
+    assert [p["parentRef"] for p in status["parents"]] == parents
+    for parent in status["parents"]:
+        assert {
+            (c["type"], c["status"], c["observedGeneration"]) for c in parent["conditions"]
+        } == {
+            ("Accepted", "True", 1),
+            ("ResolvedRefs", "True", 1),
+        }
+
+
+def test_a_discovery_job_prints_the_profile_it_asks_for_from_the_models_metadata() -> None:
+    """The dry-run answers the Job's AIM_METRIC with the recommended deployment that has it, and
+    the model the function downloads; the Pod carries it where the function reads it."""
+    image = "ghcr.io/acme/model:1"
+    model = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMClusterModel",
+        "metadata": {"name": "m"},
+        "spec": {
+            "image": image,
+            "imageMetadata": {
+                "model": {
+                    "canonicalName": "acme/model",
+                    "recommendedDeployments": [
+                        {
+                            "gpuModel": "MI300X",
+                            "gpuCount": 1,
+                            "metric": "latency",
+                            "precision": "fp8",
+                        },
+                        {
+                            "gpuModel": "MI300X",
+                            "gpuCount": 2,
+                            "metric": "throughput",
+                            "precision": "fp16",
+                        },
+                    ],
+                }
+            },
+        },
+    }
+    env = [{"name": "AIM_METRIC", "value": "throughput"}]
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "discover-x", "namespace": "aim-system"},
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "discovery", "image": image, "env": env}]}
+            }
+        },
+    }
+    world = World([model, job])
+    assert simulate(world) == ["kubelet_runs_job: Job aim-system/discover-x"]
+    pods = [o for o in world if o["kind"] == "Pod"]
+    [result] = json.loads(pod_message(pods, "discovery", "Succeeded") or "")
+    assert result["profile"]["metadata"]["gpu_count"] == 2
+    assert result["profile"]["metadata"]["precision"] == "fp16"
+    assert result["models"] == [{"name": "acme/model", "source": "hf://acme/model"}]
+    done = world.get(("batch/v1", "Job", "aim-system", "discover-x")) or {}
+    assert done["status"]["conditions"][0]["type"] == "Complete"
