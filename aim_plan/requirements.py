@@ -33,9 +33,17 @@ def selects(selector: fnv1.ResourceSelector, obj: Obj) -> bool:
 
 
 def resolve(requirements: fnv1.Requirements, world: Iterable[Obj]) -> dict[str, list[Obj]]:
-    """Every requirement's key with the objects that match it (possibly none)."""
-    objects = list(world)
+    """Every requirement's key with the objects that match it (possibly none).
+
+    Sorted by namespace and name, as core sorts what it lists.
+    """
+    objects = sorted(world, key=_place)
     return {
         name: [o for o in objects if selects(selector, o)]
         for name, selector in sorted(requirements.resources.items())
     }
+
+
+def _place(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
