@@ -68,6 +68,8 @@ class Plan:
 
     world: World
     rounds: int = 0
+    calls: int = 0
+    """RunFunction calls over every round (a reconcile makes one, plus one per new requirement)."""
     converged: bool = False
     unsettled: list[str] = field(default_factory=list)
     """What the last round still changed, when the plan did not converge."""
@@ -90,6 +92,7 @@ async def _plan(world: World, max_rounds: int) -> Plan:
         lister=result.registry,
         clock=lambda: PLAN_NOW,
     )
+    counted = _Counted(runner, result)
     try:
         for number in range(1, max_rounds + 1):
             result.rounds = number
@@ -97,7 +100,7 @@ async def _plan(world: World, max_rounds: int) -> Plan:
             for obj in world:
                 key = key_of(obj)
                 if is_aim(obj) and world.get(key) is not None:
-                    result.reconciled[key] = await reconcile(runner, world, key)
+                    result.reconciled[key] = await reconcile(counted, world, key)
             for done in simulate(world):
                 name, _, what = done.partition(": ")
                 result.simulations.setdefault(name, []).append(what)
@@ -113,6 +116,21 @@ async def _plan(world: World, max_rounds: int) -> Plan:
     finally:
         runner.close()
     return result
+
+
+@dataclass
+class _Counted:
+    """A runner that counts its calls into the plan."""
+
+    runner: Runner
+    plan: Plan
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: None = None
+    ) -> fnv1.RunFunctionResponse:
+        """Compose one XR, counted."""
+        self.plan.calls += 1
+        return await self.runner.RunFunction(req)
 
 
 def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:

@@ -53,6 +53,13 @@ BENCHMARKS = [
         ("baseline: 1 repository", "listing, versions >=0.5 <4", "2 wildcards, the sync's bound"),
     ),
     Bench(
+        "plan",
+        "aim plan of a cluster model and 3, then 10 services beside one service, each row saying "
+        "whether it converged with every service Running (issue 34's bound is 1,000 in a minute)",
+        "plan.py",
+        ("baseline: 1 service", "3 services", "yes (3/3)", "10 services", "yes (10/10)"),
+    ),
+    Bench(
         "scale",
         "services on the local control plane with the stock core and the patched one (so the "
         "patch still applies to the pinned core): converging, writes, the idle window, compared",
