@@ -10,11 +10,10 @@ from "not asked yet".
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from aim_plan.load import Obj
+from aim_plan.world import World
 
 
 def selects(selector: fnv1.ResourceSelector, obj: Obj) -> bool:
@@ -32,16 +31,25 @@ def selects(selector: fnv1.ResourceSelector, obj: Obj) -> bool:
     return all(labels.get(k) == v for k, v in selector.match_labels.labels.items())
 
 
-def resolve(requirements: fnv1.Requirements, world: Iterable[Obj]) -> dict[str, list[Obj]]:
+def resolve(requirements: fnv1.Requirements, world: World) -> dict[str, list[Obj]]:
     """Every requirement's key with the objects that match it (possibly none).
 
-    Sorted by namespace and name, as core sorts what it lists.
+    Sorted by namespace and name, as core sorts what it lists. Only the objects of the
+    selector's kind (and namespace, when it names one) are looked at: the world's index.
     """
-    objects = sorted(world, key=_place)
     return {
-        name: [o for o in objects if selects(selector, o)]
+        name: sorted(_candidates(selector, world), key=_place)
         for name, selector in sorted(requirements.resources.items())
     }
+
+
+def _candidates(selector: fnv1.ResourceSelector, world: World) -> list[Obj]:
+    if selector.WhichOneof("match") == "match_name":
+        key = (selector.api_version, selector.kind, selector.namespace, selector.match_name)
+        found = world.get(key)
+        return [found] if found is not None and selects(selector, found) else []
+    of_kind = world.of_kind(selector.api_version, selector.kind, selector.namespace or None)
+    return [o for o in of_kind if selects(selector, o)]
 
 
 def _place(obj: Obj) -> tuple[str, str]:

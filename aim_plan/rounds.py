@@ -24,7 +24,7 @@ from aim_plan.load import Obj, describe, is_aim, key_of
 from aim_plan.registry import OfflineRegistry
 from aim_plan.requirements import resolve
 from aim_plan.simulate import PLAN_TIME, simulate
-from aim_plan.world import Key, World
+from aim_plan.world import Key, World, controller_uid
 from function.kube.convert import struct_to_dict
 from function.server.fn import FunctionRunner
 from function.settings import Settings
@@ -93,10 +93,11 @@ async def _plan(world: World, max_rounds: int) -> Plan:
         clock=lambda: PLAN_NOW,
     )
     counted = _Counted(runner, result)
+    after = world.snapshot()
     try:
         for number in range(1, max_rounds + 1):
             result.rounds = number
-            before = world.snapshot()
+            before = after  # nothing writes between two rounds: the last one's end state
             for obj in world:
                 key = key_of(obj)
                 if is_aim(obj) and world.get(key) is not None:
@@ -197,19 +198,11 @@ def composed_by(world: World, xr: Obj) -> dict[str, Obj]:
     """The objects the XR composed, by resource name (core's observed composed resources)."""
     uid = (xr.get("metadata") or {}).get("uid")
     found: dict[str, Obj] = {}
-    for obj in world:
-        meta = obj.get("metadata") or {}
-        name = (meta.get("annotations") or {}).get(RESOURCE_NAME)
-        if name and _controller_uid(obj) == uid:
+    for obj in world.controlled_by(str(uid)) if uid else ():
+        name = ((obj.get("metadata") or {}).get("annotations") or {}).get(RESOURCE_NAME)
+        if name:
             found[name] = obj
     return found
-
-
-def _controller_uid(obj: Obj) -> str | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if isinstance(ref, dict) and ref.get("controller"):
-            return str(ref.get("uid"))
-    return None
 
 
 def _fatal(rsp: fnv1.RunFunctionResponse) -> str | None:
@@ -230,7 +223,7 @@ def _apply(
         desired = rsp.desired.resources[name]
         obj = _composed(xr, name, struct_to_dict(desired.resource))
         existing = world.get(key_of(obj))
-        owner = _controller_uid(existing) if existing else None
+        owner = controller_uid(existing) if existing else None
         if owner is not None and owner != meta["uid"]:
             errors.append(
                 f"cannot apply composed resource {name!r}: {describe(obj)} is controlled by "

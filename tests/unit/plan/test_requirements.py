@@ -112,7 +112,7 @@ def test_a_requirement_is_answered_as_core_fetches_it(case: Selecting) -> None:
         match_labels=case.labels or None,
         namespace=case.namespace,
     )
-    found = resolve(rsp.requirements, WORLD)
+    found = resolve(rsp.requirements, World(WORLD))
     assert list(found) == ["wanted"]
     names = [
         "/".join(filter(None, (o["metadata"].get("namespace"), o["metadata"]["name"])))
