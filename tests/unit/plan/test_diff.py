@@ -1,0 +1,231 @@
+"""`aim plan --against`'s diff: what a plan would do to a live cluster, told per object and per
+running service, from small hand-built worlds (live as read, planned as the plan ends)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from aim_plan.diff import as_data, as_text, diff
+from aim_plan.world import World
+
+AIM = "aim.silogen.ai/v1alpha1"
+Obj = dict[str, Any]
+
+
+def obj(api: str, kind: str, name: str, owner: str | None = None, **top: Any) -> Obj:
+    meta: Obj = {"name": name, "namespace": "ml", "uid": f"uid-{kind}-{name}"}
+    if owner is not None:
+        meta["ownerReferences"] = [{"uid": owner, "controller": True}]
+    return {"apiVersion": api, "kind": kind, "metadata": meta, **top}
+
+
+def live_world() -> list[Obj]:
+    """A running service on template `lat`, its template cache and model cache, its
+    InferenceService, and a pull Secret."""
+    svc = obj(
+        AIM,
+        "AIMService",
+        "chat",
+        spec={"model": {"name": "llama"}},
+        status={
+            "status": "Running",
+            "resolvedTemplate": {"name": "lat"},
+            "templateCache": "lat-cache",
+            "inferenceService": "chat-isvc",
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+        },
+    )
+    cache = obj(
+        AIM, "AIMTemplateCache", "lat-cache", owner="uid-AIMService-chat", spec={"t": "lat"}
+    )
+    model_cache = obj(AIM, "AIMModelCache", "weights", owner="uid-AIMTemplateCache-lat-cache")
+    model_cache["spec"] = {"size": "10Gi"}
+    isvc = obj(
+        "serving.kserve.io/v1beta1",
+        "InferenceService",
+        "chat-isvc",
+        owner="uid-AIMService-chat",
+        spec={"predictor": {"image": "aim:1", "protocol": "v2"}},  # protocol: KServe's default
+    )
+    secret = obj("v1", "Secret", "pull", data={"token": "c2VjcmV0"})
+    return [svc, cache, model_cache, isvc, secret]
+
+
+def by_kind(world: list[Obj], kind: str) -> Obj:
+    return next(o for o in world if o["kind"] == kind)
+
+
+def switch_template(w: list[Obj]) -> None:
+    status = by_kind(w, "AIMService")["status"]
+    status["resolvedTemplate"] = {"name": "thr"}
+    status["templateCache"] = "thr-cache"
+    w.remove(by_kind(w, "AIMTemplateCache"))
+    w.remove(by_kind(w, "AIMModelCache"))
+    by_kind(w, "InferenceService")["spec"] = {"predictor": {"image": "aim:2"}}
+
+
+def lose_cache(w: list[Obj]) -> None:
+    by_kind(w, "AIMService")["status"].pop("templateCache")
+    w.remove(by_kind(w, "AIMTemplateCache"))
+    w.remove(by_kind(w, "AIMModelCache"))
+
+
+def replace_isvc(w: list[Obj]) -> None:
+    w.remove(by_kind(w, "InferenceService"))
+    new = obj(
+        "serving.kserve.io/v1beta1", "InferenceService", "chat-isvc2", owner="uid-AIMService-chat"
+    )
+    w.append(new)
+    by_kind(w, "AIMService")["status"]["inferenceService"] = "chat-isvc2"
+
+
+def new_service(w: list[Obj]) -> None:
+    w.append(obj(AIM, "AIMService", "other", spec={"model": {"name": "llama"}}))
+
+
+def only_defaults_and_volatile(w: list[Obj]) -> None:
+    """The plan's InferenceService lacks KServe's default; every object's volatile fields moved."""
+    by_kind(w, "InferenceService")["spec"]["predictor"].pop("protocol")
+    for o in w:
+        o["metadata"].update(resourceVersion="99", generation=7, managedFields=[{"m": 1}])
+        o["metadata"]["creationTimestamp"] = "2030-01-01T00:00:00Z"
+        for c in (o.get("status") or {}).get("conditions") or []:
+            c["lastTransitionTime"] = "2030-01-01T00:00:00Z"
+
+
+def manifest_left_out(w: list[Obj]) -> None:
+    """The user planned manifests without the service: the plan starts from the live world and
+    adds or updates only what is given, so the service stays (the plan deletes nothing given)."""
+
+
+def secret_changed(w: list[Obj]) -> None:
+    by_kind(w, "Secret")["data"] = {"token": "bmV3"}
+
+
+CASES: list[tuple[str, Callable[[list[Obj]], None], dict[str, Any]]] = [
+    (
+        (
+            "a new template wins: the service switches, loses its caches and its "
+            "InferenceService spec changes, so it is redeployed (exit 2)"
+        ),
+        switch_template,
+        {
+            "switches": True,
+            "lost": ["AIMTemplateCache ml/lat-cache", "AIMModelCache ml/weights"],
+            "redeployed": "InferenceService ml/chat-isvc changes (spec.predictor.image)",
+        },
+    ),
+    (
+        "caching turned off: the cache is lost, the template and InferenceService are kept",
+        lose_cache,
+        {
+            "switches": False,
+            "lost": ["AIMTemplateCache ml/lat-cache", "AIMModelCache ml/weights"],
+            "redeployed": None,
+        },
+    ),
+    (
+        "the InferenceService is replaced by another: redeployed",
+        replace_isvc,
+        {
+            "switches": False,
+            "lost": [],
+            "redeployed": (
+                "InferenceService ml/chat-isvc is replaced by InferenceService ml/chat-isvc2"
+            ),
+        },
+    ),
+    (
+        "a new service is created; the running one is unaffected",
+        new_service,
+        {"switches": False, "lost": [], "redeployed": None, "created": ["AIMService ml/other"]},
+    ),
+    (
+        "defaults the API server added and volatile fields are no change",
+        only_defaults_and_volatile,
+        {"switches": False, "lost": [], "redeployed": None, "nothing": True},
+    ),
+    (
+        "a manifest left out deletes no live object",
+        manifest_left_out,
+        {"switches": False, "lost": [], "redeployed": None, "nothing": True},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "expect"), [(c[1], c[2]) for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_a_running_service_is_told_what_the_plan_does_to_it(
+    change: Callable[[list[Obj]], None], expect: dict[str, Any]
+) -> None:
+    live = live_world()
+    planned = copy.deepcopy(live)
+    change(planned)
+    result = diff(live, planned)
+    [service] = result.services
+    assert service.switches_template is expect["switches"]
+    assert list(service.caches_lost) == expect["lost"]
+    assert service.redeployed == expect["redeployed"]
+    assert result.redeploys is bool(expect["redeployed"])
+    if "created" in expect:
+        assert [c.what for c in result.changes if c.action == "created"] == expect["created"]
+    if expect.get("nothing"):
+        assert result.changes == []
+        assert not service.affected
+
+
+def test_changed_objects_list_their_changed_paths_as_kubectl_diff_does() -> None:
+    """`~` with the spec paths, label changes both ways, and only the status and reason of
+    conditions; `-` for what the function stops composing."""
+    live = live_world()
+    planned = copy.deepcopy(live)
+    switch_template(planned)
+    svc = by_kind(planned, "AIMService")
+    svc["metadata"]["labels"] = {"team": "ml"}
+    svc["status"]["conditions"] = [
+        {"type": "Ready", "status": "True", "reason": "Available", "message": "another message"}
+    ]
+    text = as_text(diff(live, planned)).splitlines()
+    assert "~ AIMService ml/chat" in text
+    assert "    metadata.labels.team" in text
+    assert "    status.conditions[Ready].message" not in text
+    assert "- AIMTemplateCache ml/lat-cache" in text
+    assert "~ InferenceService ml/chat-isvc" in text
+    assert "  switches template: lat -> thr" in text
+    assert "  template cache: lat-cache -> thr-cache" in text
+
+
+def test_a_secret_is_named_as_changed_never_which_field() -> None:
+    """Neither a value nor a key of a Secret reaches a terminal or a CI log."""
+    live = live_world()
+    planned = copy.deepcopy(live)
+    secret_changed(planned)
+    result = diff(live, planned)
+    text, data = as_text(result), as_data(result)
+    assert "~ Secret ml/pull changed" in text.splitlines()
+    for leaked in ("token", "bmV3", "c2VjcmV0"):
+        assert leaked not in text
+    assert data["changed"] == [{"object": "Secret ml/pull"}]
+
+
+def test_a_service_not_running_is_not_reported_as_redeployed() -> None:
+    """Only a Running service can be redeployed: one still starting has nothing to lose."""
+    live = live_world()
+    by_kind(live, "AIMService")["status"]["status"] = "Starting"
+    planned = copy.deepcopy(live)
+    switch_template(planned)
+    result = diff(live, planned)
+    assert result.services == []
+    assert not result.redeploys
+
+
+def test_the_plans_world_diffs_as_the_objects_it_holds() -> None:
+    """A World (the plan's end state) is an iterable of objects: uid and generation it gives
+    are volatile, so an unchanged world is no change."""
+    live = live_world()
+    assert diff(live, World(live)).changes == []
