@@ -128,7 +128,7 @@ BAD = [
         "an exec plugin (EKS, GKE) cannot be run by the tier's client: say so and point at what "
         "works, rather than failing later with a 401",
         edit(lambda d: d["users"][0]["user"].update(exec={"command": "aws"})),
-        "user.exec is set: the tier authenticates with a client certificate or a bearer token",
+        "user.exec is set: the client authenticates with a client certificate or a bearer token",
     ),
     Bad(
         "token-with-newline",
@@ -164,7 +164,7 @@ BAD = [
         "plain-http",
         "an http server would send the client's credentials in the clear",
         edit(lambda d: d["clusters"][0]["cluster"].update(server="http://127.0.0.1:8080")),
-        "cluster.server is 'http://127.0.0.1:8080'; the tier speaks https only",
+        "cluster.server is 'http://127.0.0.1:8080'; the client speaks https only",
     ),
     Bad(
         "skip-verify",

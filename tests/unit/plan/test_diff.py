@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
-
-import pytest
 
 from aim_plan.diff import as_data, as_text, diff
 from aim_plan.world import World
+from tests.cases import Case, table
 
 AIM = "aim.silogen.ai/v1alpha1"
 Obj = dict[str, Any]
@@ -106,75 +106,76 @@ def secret_changed(w: list[Obj]) -> None:
     by_kind(w, "Secret")["data"] = {"token": "bmV3"}
 
 
-CASES: list[tuple[str, Callable[[list[Obj]], None], dict[str, Any]]] = [
-    (
-        (
-            "a new template wins: the service switches, loses its caches and its "
-            "InferenceService spec changes, so it is redeployed (exit 2)"
-        ),
+@dataclass(frozen=True)
+class Impact(Case):
+    change: Callable[[list[Obj]], None]
+    switches: bool = False
+    lost: tuple[str, ...] = ()
+    redeployed: str | None = None
+    created: tuple[str, ...] = ()
+    nothing: bool = False
+
+
+LOST = ("AIMTemplateCache ml/lat-cache", "AIMModelCache ml/weights")
+IMPACTS = [
+    Impact(
+        "template-switch",
+        "a new template wins: the service switches, loses its caches and its InferenceService "
+        "spec changes, so it is redeployed (exit 2)",
         switch_template,
-        {
-            "switches": True,
-            "lost": ["AIMTemplateCache ml/lat-cache", "AIMModelCache ml/weights"],
-            "redeployed": "InferenceService ml/chat-isvc changes (spec.predictor.image)",
-        },
+        switches=True,
+        lost=LOST,
+        redeployed="InferenceService ml/chat-isvc changes (spec.predictor.image)",
     ),
-    (
+    Impact(
+        "cache-loss",
         "caching turned off: the cache is lost, the template and InferenceService are kept",
         lose_cache,
-        {
-            "switches": False,
-            "lost": ["AIMTemplateCache ml/lat-cache", "AIMModelCache ml/weights"],
-            "redeployed": None,
-        },
+        lost=LOST,
     ),
-    (
+    Impact(
+        "isvc-replaced",
         "the InferenceService is replaced by another: redeployed",
         replace_isvc,
-        {
-            "switches": False,
-            "lost": [],
-            "redeployed": (
-                "InferenceService ml/chat-isvc is replaced by InferenceService ml/chat-isvc2"
-            ),
-        },
+        redeployed="InferenceService ml/chat-isvc is replaced by InferenceService ml/chat-isvc2",
+        created=("InferenceService ml/chat-isvc2",),
     ),
-    (
+    Impact(
+        "new-service",
         "a new service is created; the running one is unaffected",
         new_service,
-        {"switches": False, "lost": [], "redeployed": None, "created": ["AIMService ml/other"]},
+        created=("AIMService ml/other",),
     ),
-    (
+    Impact(
+        "unchanged",
         "defaults the API server added and volatile fields are no change",
         only_defaults_and_volatile,
-        {"switches": False, "lost": [], "redeployed": None, "nothing": True},
+        nothing=True,
     ),
-    (
+    Impact(
+        "manifest-left-out",
         "a manifest left out deletes no live object",
         manifest_left_out,
-        {"switches": False, "lost": [], "redeployed": None, "nothing": True},
+        nothing=True,
     ),
 ]
 
 
-@pytest.mark.parametrize(
-    ("change", "expect"), [(c[1], c[2]) for c in CASES], ids=[c[0] for c in CASES]
-)
-def test_a_running_service_is_told_what_the_plan_does_to_it(
-    change: Callable[[list[Obj]], None], expect: dict[str, Any]
-) -> None:
+@table(IMPACTS)
+def test_a_running_service_is_told_what_the_plan_does_to_it(case: Impact) -> None:
+    """Per running service: whether it switches template, loses its caches, is redeployed
+    (which makes `aim plan --against` exit 2), and nothing when nothing changes."""
     live = live_world()
     planned = copy.deepcopy(live)
-    change(planned)
+    case.change(planned)
     result = diff(live, planned)
     [service] = result.services
-    assert service.switches_template is expect["switches"]
-    assert list(service.caches_lost) == expect["lost"]
-    assert service.redeployed == expect["redeployed"]
-    assert result.redeploys is bool(expect["redeployed"])
-    if "created" in expect:
-        assert [c.what for c in result.changes if c.action == "created"] == expect["created"]
-    if expect.get("nothing"):
+    assert service.switches_template is case.switches
+    assert service.caches_lost == case.lost
+    assert service.redeployed == case.redeployed
+    assert result.redeploys is bool(case.redeployed)
+    assert tuple(c.what for c in result.changes if c.action == "created") == case.created
+    if case.nothing:
         assert result.changes == []
         assert not service.affected
 
