@@ -221,7 +221,12 @@ def _apply(
     ready: list[bool] = []
     for name in sorted(rsp.desired.resources):
         desired = rsp.desired.resources[name]
-        obj = _composed(xr, name, struct_to_dict(desired.resource))
+        wanted = struct_to_dict(desired.resource)
+        if not (wanted.get("metadata") or {}).get("name") and name in observed:
+            # Core names a composed resource once; later reconciles keep the name it has (a
+            # live cluster's are `<xr>-<random>`, which the plan cannot derive).
+            wanted.setdefault("metadata", {})["name"] = observed[name]["metadata"]["name"]
+        obj = _composed(xr, name, wanted)
         existing = world.get(key_of(obj))
         owner = controller_uid(existing) if existing else None
         if owner is not None and owner != meta["uid"]:

@@ -1,0 +1,199 @@
+"""`aim plan --against` reads the live cluster with GET and LIST only, within bounds, skipping
+kinds that are not installed; the manifests are then laid over what it read."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aim_plan import live
+from aim_plan.kubeconfig import Credentials
+from tests.cases import Case, table
+
+AIM = "aim.silogen.ai/v1alpha1"
+
+
+class FakeResponse:
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status, self.reason, self._body = status, "x", body
+
+    def read(self, n: int) -> bytes:
+        return self._body[:n]
+
+
+class FakeApiServer:
+    """Answers by path (without the query); 404 for any path it does not hold."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self.statuses: dict[str, int] = {}
+        self.sent: list[tuple[str, str]] = []
+
+    def connection(self, *_: object, **__: object) -> FakeApiServer.Conn:
+        return FakeApiServer.Conn(self)
+
+    class Conn:
+        def __init__(self, server: FakeApiServer) -> None:
+            self.server = server
+            self.url = ""
+
+        def request(self, method: str, url: str, **_: object) -> None:
+            self.server.sent.append((method, url))
+            self.url = url
+
+        def getresponse(self) -> FakeResponse:
+            path, _, query = self.url.partition("?")
+            if path in self.server.statuses:
+                return FakeResponse(self.server.statuses[path], b"{}")
+            answer = self.server.answers.get(path)
+            if callable(answer):
+                answer = answer(query)
+            if answer is None:
+                return FakeResponse(404, b'{"kind":"Status"}')
+            return FakeResponse(200, json.dumps(answer).encode())
+
+        def close(self) -> None:
+            pass
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> FakeApiServer:
+    fake = FakeApiServer({})
+    monkeypatch.setattr(http.client, "HTTPSConnection", fake.connection)
+    monkeypatch.setattr(
+        ssl, "create_default_context", lambda **_: ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    )
+    return fake
+
+
+CREDS = Credentials("https://127.0.0.1:6443", Path("/nonexistent/ca.crt"), token="t")  # noqa: S106
+
+
+def items(*objs: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {}, "items": list(objs)}
+
+
+def test_every_request_is_a_get_and_kinds_not_installed_are_skipped(server: FakeApiServer) -> None:
+    """A plan cannot change the cluster it reads: every request is a GET. A cluster without
+    KServe or the Gateway API is planned without them, and the output says so."""
+    service = {"metadata": {"name": "chat", "namespace": "ml", "uid": "u1"}, "spec": {}}
+    server.answers.update(
+        {
+            "/apis/aim.silogen.ai/v1alpha1/aimservices": items(service),
+            "/api/v1/nodes": items({"metadata": {"name": "gpu"}}),
+            "/api/v1/namespaces/ml/secrets": items(
+                {"metadata": {"name": "pull", "namespace": "ml"}, "data": {}}
+            ),
+            "/api/v1/namespaces/ml/serviceaccounts": items(),
+            "/api/v1/namespaces/ml": {"metadata": {"name": "ml"}},
+        }
+    )
+    for res in live.AIM_RESOURCES:
+        path = f"/apis/{AIM}/{res.plural}"
+        server.answers.setdefault(path, items())
+    read = live.read(CREDS, [])
+    assert {m for m, _ in server.sent} == {"GET"}
+    kinds = sorted((o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in read.objects)
+    assert kinds == [
+        (AIM, "AIMService", "chat"),
+        ("v1", "Namespace", "ml"),
+        ("v1", "Node", "gpu"),
+        ("v1", "Secret", "pull"),
+    ]
+    skipped = " ".join(read.skipped)
+    for kind in ("InferenceService", "HTTPRoute", "PersistentVolumeClaim", "Job"):
+        assert kind in skipped
+
+
+def test_a_listing_is_read_page_by_page(server: FakeApiServer) -> None:
+    """The API server pages large lists; every page is read, none twice."""
+
+    def nodes(query: str) -> dict[str, Any]:
+        if "continue=next" in query:
+            return items({"metadata": {"name": "b"}})
+        return {"metadata": {"continue": "next"}, "items": [{"metadata": {"name": "a"}}]}
+
+    server.answers["/api/v1/nodes"] = nodes
+    reader = live.Reader(CREDS)
+    names = [o["metadata"]["name"] for o in reader.list(live.COMPOSED[-1])]
+    assert names == ["a", "b"]
+
+
+@dataclass(frozen=True)
+class Bound(Case):
+    bound: str
+    value: int
+    says: str
+
+
+BOUNDS = [
+    Bound(
+        "response-too-large",
+        "a response past the byte bound is refused unread beyond it",
+        "MAX_RESPONSE_BYTES",
+        64,
+        "the response is larger than",
+    ),
+    Bound(
+        "too-many-items",
+        "a listing past the item bound is refused, however it is paged",
+        "MAX_ITEMS",
+        1,
+        "more than 1 nodes; refused",
+    ),
+]
+
+
+@table(BOUNDS)
+def test_a_huge_answer_is_refused_with_the_request_named(
+    server: FakeApiServer, monkeypatch: pytest.MonkeyPatch, case: Bound
+) -> None:
+    """A huge cluster or a hostile server costs a clear error, not memory or a stall."""
+    server.answers["/api/v1/nodes"] = items(
+        {"metadata": {"name": "a" * 40}}, {"metadata": {"name": "b" * 40}}
+    )
+    monkeypatch.setattr(live, case.bound, case.value)
+    with pytest.raises(live.LiveError, match=case.says) as raised:
+        live.Reader(CREDS).list(live.COMPOSED[-1])
+    assert "GET /api/v1/nodes" in str(raised.value)
+
+
+def test_a_forbidden_read_names_the_request_and_the_fix(server: FakeApiServer) -> None:
+    """A user without read access learns which request was refused."""
+    server.statuses["/api/v1/nodes"] = 403
+    with pytest.raises(live.LiveError, match=r"GET /api/v1/nodes.*403 the user may not read"):
+        live.Reader(CREDS).list(live.COMPOSED[-1])
+
+
+def test_manifests_replace_spec_and_labels_and_keep_status_and_uid() -> None:
+    """As `kubectl apply` leaves an object: the manifest's spec and labels, the live status,
+    uid and owners; a manifest of nothing live is added; a live object no manifest names
+    stays (the plan deletes nothing)."""
+    running: dict[str, Any] = {
+        "apiVersion": AIM,
+        "kind": "AIMService",
+        "metadata": {"name": "chat", "namespace": "ml", "uid": "u1", "labels": {"old": "1"}},
+        "spec": {"model": {"name": "a"}, "replicas": 2},
+        "status": {"status": "Running"},
+    }
+    other = {**running, "metadata": {**running["metadata"], "name": "other", "uid": "u2"}}
+    manifest = {
+        "apiVersion": AIM,
+        "kind": "AIMService",
+        "metadata": {"name": "chat", "namespace": "ml", "labels": {"new": "1"}},
+        "spec": {"model": {"name": "b"}},
+    }
+    new = {**manifest, "metadata": {"name": "fresh", "namespace": "ml"}}
+    out = {o["metadata"]["name"]: o for o in live.overlay([running, other], [manifest, new])}
+    assert out["chat"]["spec"] == {"model": {"name": "b"}}
+    assert out["chat"]["metadata"]["labels"] == {"new": "1"}
+    assert out["chat"]["metadata"]["uid"] == "u1"
+    assert out["chat"]["status"] == {"status": "Running"}
+    assert out["other"] == other
+    assert "fresh" in out
