@@ -9,19 +9,29 @@ to the next round, until a round changes nothing. No cluster, no registry: what 
 other controllers would do (the kubelet running Jobs, a provisioner, KServe, a gateway) is
 simulated and named in the output. Exit status: 0 when the plan reached a fixed point, 1 when
 it did not within --max-rounds, 2 on input it cannot read.
+
+    aim plan --against ~/.kube/config my-catalog/
+
+reads the live cluster first (GET and LIST only), plans the manifests on top of it, and prints
+what would change; exit status 2 also when a running service would be redeployed (a CI gate).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 import yaml
 from crossplane.function import logging
 
-from aim_plan.load import LoadError, load
+from aim_plan.diff import Diff, as_data, as_text, diff
+from aim_plan.kubeconfig import KubeconfigError, credentials
+from aim_plan.live import READ_KINDS, Live, LiveError, overlay, read
+from aim_plan.load import LoadError, Obj, load
 from aim_plan.report import NO_NODE, data, text
 from aim_plan.rounds import DEFAULT_MAX_ROUNDS, plan
 from aim_plan.simulate import gpu_node
@@ -74,10 +84,23 @@ def cli() -> None:
     metavar="MODEL[:COUNT]",
     help="Add a simulated GPU node (MI300X:8, the default count 8); repeatable.",
 )
-def plan_command(
-    paths: tuple[Path, ...], output: str, max_rounds: int, gpu_nodes: tuple[str, ...]
+@click.option(
+    "--against",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="KUBECONFIG",
+    help="Plan on top of the live cluster of this kubeconfig (read only) and print what would "
+    "change; exit 2 when a running service would be redeployed.",
+)
+@click.option("--context", metavar="NAME", help="The kubeconfig's context (default: current).")
+def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click passes them
+    paths: tuple[Path, ...],
+    output: str,
+    max_rounds: int,
+    gpu_nodes: tuple[str, ...],
+    against: Path | None,
+    context: str | None,
 ) -> None:
-    """Plan AIM manifests to their end state, with no cluster.
+    """Plan AIM manifests to their end state, with no cluster or on top of a live one.
 
     Reads every *.yaml/*.yml of the directories (in file order) and the files given. Secrets
     are read but never printed.
@@ -86,9 +109,14 @@ def plan_command(
         loaded = load(paths)
     except LoadError as e:
         raise _UnreadableInputError(str(e)) from None
+    if context is not None and against is None:
+        msg = "--context names a context of --against's kubeconfig; give --against too"
+        raise click.UsageError(msg)
     nodes = _gpu_nodes(gpu_nodes)
+    live = _read_live(against, context, loaded.objects) if against is not None else None
     logging.configure(logging.Level.DISABLED)  # the function's own log is not the plan's output
-    world = World([*loaded.objects, *nodes])
+    start = overlay(live.objects, loaded.objects) if live is not None else loaded.objects
+    world = World([*start, *nodes])
     result = plan(world, max_rounds)
     notes = []
     if not any(o.get("kind") == "Node" for o in result.world):
@@ -96,15 +124,38 @@ def plan_command(
     if nodes:
         names = ", ".join(str(n["metadata"]["name"]) for n in nodes)  # type: ignore[index]
         notes.append(f"simulated GPU nodes (--gpu-node): {names}")
-    report = data(result, loaded.ignored, notes)
+    changes = None
+    if live is not None:
+        notes += [f"not in the cluster, not compared: {s}" for s in live.skipped]
+        planned = [o for o in result.world if (o.get("apiVersion"), o.get("kind")) in READ_KINDS]
+        changes = diff(live.objects, planned)
+    _emit(data(result, loaded.ignored, notes), changes, output)
+    if changes is not None and changes.redeploys:
+        sys.exit(2)
+    if not result.converged:
+        sys.exit(1)
+
+
+def _emit(report: dict[str, Any], changes: Diff | None, output: str) -> None:
+    if changes is not None:
+        report["diff"] = as_data(changes)
     if output == "json":
         click.echo(json.dumps(report, indent=2))
     elif output == "yaml":
         click.echo(yaml.safe_dump(report, sort_keys=False), nl=False)
     else:
         click.echo(text(report))
-    if not result.converged:
-        sys.exit(1)
+        if changes is not None:
+            click.echo(as_text(changes))
+
+
+def _read_live(kubeconfig: Path, context: str | None, manifests: list[Obj]) -> Live:
+    """The live objects, read with the kubeconfig's credentials (GET and LIST only)."""
+    with tempfile.TemporaryDirectory(prefix="aim-plan-") as tmp:  # embedded keys, 0600, removed
+        try:
+            return read(credentials(kubeconfig, Path(tmp), context), manifests)
+        except (KubeconfigError, LiveError) as e:
+            raise _UnreadableInputError(str(e)) from None
 
 
 def main() -> None:

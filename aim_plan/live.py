@@ -70,6 +70,11 @@ PER_NAMESPACE: Final = (
     Resource("v1", "ServiceAccount", "serviceaccounts", namespaced=True),
 )
 
+READ_KINDS: Final = frozenset(
+    (r.api_version, r.kind) for r in (*AIM_RESOURCES, *COMPOSED, *PER_NAMESPACE)
+) | {("v1", "Namespace")}
+"""What the reader reads; the plan's other objects (a simulated Job's Pod) are not compared."""
+
 
 class LiveError(RuntimeError):
     """The cluster could not be read; the message names the request and what to do."""

@@ -221,7 +221,7 @@ def _apply(
     ready: list[bool] = []
     for name in sorted(rsp.desired.resources):
         desired = rsp.desired.resources[name]
-        wanted = struct_to_dict(desired.resource)
+        wanted: Obj = struct_to_dict(desired.resource)
         if not (wanted.get("metadata") or {}).get("name") and name in observed:
             # Core names a composed resource once; later reconciles keep the name it has (a
             # live cluster's are `<xr>-<random>`, which the plan cannot derive).

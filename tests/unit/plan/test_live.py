@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from aim_plan import live
+from aim_plan.cli import cli
 from aim_plan.kubeconfig import Credentials
 from tests.cases import Case, table
 
@@ -197,3 +200,73 @@ def test_manifests_replace_spec_and_labels_and_keep_status_and_uid() -> None:
     assert out["chat"]["status"] == {"status": "Running"}
     assert out["other"] == other
     assert "fresh" in out
+
+
+def serve(server: FakeApiServer, objects: list[dict[str, Any]]) -> None:
+    """Answer every listing the reader makes from `objects` (a plan's end state)."""
+    for res in (*live.AIM_RESOURCES, *live.COMPOSED):
+        prefix = "/api/v1" if res.api_version == "v1" else f"/apis/{res.api_version}"
+        server.answers[f"{prefix}/{res.plural}"] = items(
+            *(o for o in objects if (o["apiVersion"], o["kind"]) == (res.api_version, res.kind))
+        )
+    for res in live.PER_NAMESPACE:
+        server.answers[f"/api/v1/namespaces/ml-team/{res.plural}"] = items()
+
+
+JOURNEY = Path(__file__).parents[3] / "examples" / "journeys" / "custom-models"
+KUBECONFIG = """apiVersion: v1
+kind: Config
+current-context: c
+contexts: [{name: c, context: {cluster: c, user: u}}]
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443", certificate-authority-data: Q0E=}}]
+users: [{name: u, user: {token: abc}}]
+"""
+
+
+def against(server: FakeApiServer, tmp_path: Path, manifests: Path) -> tuple[int, dict[str, Any]]:
+    """`aim plan --against` of `manifests` on a cluster holding the journey's end state."""
+    offline = CliRunner().invoke(cli, ["plan", str(JOURNEY), "--gpu-node", "MI300X", "-o", "json"])
+    serve(server, json.loads(offline.output)["objects"])
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    result = CliRunner().invoke(
+        cli, ["plan", "--against", str(kubeconfig), str(manifests), "-o", "json"]
+    )
+    return result.exit_code, json.loads(result.output)["diff"]
+
+
+def test_planning_the_applied_manifests_again_changes_nothing_running(
+    server: FakeApiServer, tmp_path: Path
+) -> None:
+    """The journey's manifests against the cluster they produced: no AIM object changes, the
+    running service is unaffected, exit 0 (the Secret the cluster was not shown is created)."""
+    code, changes = against(server, tmp_path, JOURNEY)
+    assert code == 0
+    assert changes["changed"] == []
+    assert changes["created"] == ["Secret ml-team/hf-token"]
+    [service] = changes["runningServices"]
+    assert service["service"] == "AIMService ml-team/llama-custom"
+    assert not service["switchesTemplate"]
+    assert service["redeployed"] is None
+
+
+def test_a_change_that_redeploys_a_running_service_exits_2_naming_it(
+    server: FakeApiServer, tmp_path: Path
+) -> None:
+    """A CI gate: a replica change reaches the running service's InferenceService, so the plan
+    exits 2 and names that service and the fields."""
+    changed = tmp_path / "manifests"
+    shutil.copytree(JOURNEY, changed)
+    first = changed / "01-llama-custom.yaml"
+    first.write_text(first.read_text().replace("  replicas: 1", "  replicas: 2"))
+    code, changes = against(server, tmp_path, changed)
+    assert code == 2
+    [service] = changes["runningServices"]
+    assert service["redeployed"] == (
+        "InferenceService ml-team/llama-custom-a04542d9 changes "
+        "(spec.predictor.maxReplicas, spec.predictor.minReplicas)"
+    )
+    assert {c["object"] for c in changes["changed"]} == {
+        "AIMService ml-team/llama-custom",
+        "InferenceService ml-team/llama-custom-a04542d9",
+    }
