@@ -8,7 +8,8 @@ function would stop composing (or the garbage collector would take with it).
 Fields compared, as `kubectl apply` would change them: `spec` (and the other top-level fields
 of kinds without one, such as a ServiceAccount's), `metadata.labels` and
 `metadata.annotations`, and of the status only `status.status` and each condition's status and
-reason. A field the live object holds and the plan does not set is not a change: the API server
+reason (a condition type only the live object carries is not the plan's). A field the live
+object holds and the plan does not set is not a change: the API server
 fills in defaults and other controllers write their fields, and an apply keeps both (so a field
 removed from a manifest is not shown either). Volatile metadata (resourceVersion, uid,
 managedFields, generation, timestamps) is never compared.
@@ -177,9 +178,11 @@ def _set_differently(path: str, live: object, planned: object, out: list[str]) -
 def _status_paths(live: Mapping[str, Any], planned: Mapping[str, Any]) -> list[str]:
     paths = ["status.status"] if live.get("status") != planned.get("status") else []
     before, after = _conditions(live), _conditions(planned)
+    # A condition type only the live object carries is another writer's (core's Responsive,
+    # say): the plan does not set it, so it is not a change, as for any field.
     paths += [
         f"status.conditions[{ctype}].{part}"
-        for ctype in sorted(before.keys() | after.keys())
+        for ctype in sorted(after)
         for part in ("status", "reason")
         if before.get(ctype, {}).get(part) != after.get(ctype, {}).get(part)
     ]

@@ -209,8 +209,9 @@ def overlay(live: Iterable[Obj], manifests: Iterable[Obj]) -> list[Obj]:
     """The live objects with the manifests laid over them, as `kubectl apply` would leave them.
 
     A manifest replaces a live object's spec (its top-level fields but metadata and status),
-    labels and annotations, and keeps its status, uid and owners; a manifest of no live object
-    is added. A live object no manifest names stays as it is: the plan deletes nothing.
+    sets its labels and annotations over the live ones (removing those the last `kubectl apply`
+    set and the manifest drops), and keeps its status, uid and owners; a manifest of no live
+    object is added. A live object no manifest names stays as it is: the plan deletes nothing.
     """
     out = {key_of(o): copy.deepcopy(o) for o in live}
     for manifest in manifests:
@@ -225,8 +226,29 @@ def overlay(live: Iterable[Obj], manifests: Iterable[Obj]) -> list[Obj]:
         )
         meta = dict(old.get("metadata") or {})
         given = manifest.get("metadata") or {}
+        applied = _last_applied(meta)
         for name in ("labels", "annotations"):
-            meta[name] = copy.deepcopy(given.get(name) or {})
+            mine = given.get(name) or {}
+            # Core and other controllers label the live object too (an XR carries
+            # crossplane.io/composite): an apply keeps their keys, and removes only the ones
+            # its last apply set that the manifest no longer gives.
+            dropped = set(applied.get(name) or {}) - set(mine)
+            kept = {k: v for k, v in (meta.get(name) or {}).items() if k not in dropped}
+            meta[name] = {**kept, **copy.deepcopy(mine)}
         new["metadata"] = meta
         out[key] = new
     return list(out.values())
+
+
+LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _last_applied(meta: dict[str, Any]) -> dict[str, Any]:
+    """The metadata of the manifest `kubectl apply` last applied, or {} when none is recorded."""
+    raw = (meta.get("annotations") or {}).get(LAST_APPLIED)
+    try:
+        applied = json.loads(raw) if isinstance(raw, str) else {}
+    except ValueError:
+        return {}
+    found = applied.get("metadata") if isinstance(applied, dict) else None
+    return found if isinstance(found, dict) else {}

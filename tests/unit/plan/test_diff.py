@@ -191,10 +191,15 @@ def test_changed_objects_list_their_changed_paths_as_kubectl_diff_does() -> None
     svc["status"]["conditions"] = [
         {"type": "Ready", "status": "True", "reason": "Available", "message": "another message"}
     ]
+    # Core's own condition, which the plan does not write: not a change.
+    by_kind(live, "AIMService")["status"]["conditions"].append(
+        {"type": "Responsive", "status": "True", "reason": "WatchCircuitClosed"}
+    )
     text = as_text(diff(live, planned)).splitlines()
     assert "~ AIMService ml/chat" in text
     assert "    metadata.labels.team" in text
     assert "    status.conditions[Ready].message" not in text
+    assert not [line for line in text if "Responsive" in line]
     assert "- AIMTemplateCache ml/lat-cache" in text
     assert "~ InferenceService ml/chat-isvc" in text
     assert "  switches template: lat -> thr" in text

@@ -174,14 +174,25 @@ def test_a_forbidden_read_names_the_request_and_the_fix(server: FakeApiServer) -
         live.Reader(CREDS).list(live.COMPOSED[-1])
 
 
-def test_manifests_replace_spec_and_labels_and_keep_status_and_uid() -> None:
-    """As `kubectl apply` leaves an object: the manifest's spec and labels, the live status,
-    uid and owners; a manifest of nothing live is added; a live object no manifest names
-    stays (the plan deletes nothing)."""
+def test_manifests_replace_spec_and_set_labels_and_keep_status_and_uid() -> None:
+    """As `kubectl apply` leaves an object: the manifest's spec, its labels set over the live
+    ones (another writer's label kept, one the last apply set and the manifest drops removed),
+    the live status, uid and owners; a manifest of nothing live is added; a live object no
+    manifest names stays (the plan deletes nothing)."""
     running: dict[str, Any] = {
         "apiVersion": AIM,
         "kind": "AIMService",
-        "metadata": {"name": "chat", "namespace": "ml", "uid": "u1", "labels": {"old": "1"}},
+        "metadata": {
+            "name": "chat",
+            "namespace": "ml",
+            "uid": "u1",
+            "labels": {"old": "1", "crossplane.io/composite": "chat"},
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": json.dumps(
+                    {"metadata": {"labels": {"old": "1"}}}
+                )
+            },
+        },
         "spec": {"model": {"name": "a"}, "replicas": 2},
         "status": {"status": "Running"},
     }
@@ -195,7 +206,7 @@ def test_manifests_replace_spec_and_labels_and_keep_status_and_uid() -> None:
     new = {**manifest, "metadata": {"name": "fresh", "namespace": "ml"}}
     out = {o["metadata"]["name"]: o for o in live.overlay([running, other], [manifest, new])}
     assert out["chat"]["spec"] == {"model": {"name": "b"}}
-    assert out["chat"]["metadata"]["labels"] == {"new": "1"}
+    assert out["chat"]["metadata"]["labels"] == {"crossplane.io/composite": "chat", "new": "1"}
     assert out["chat"]["metadata"]["uid"] == "u1"
     assert out["chat"]["status"] == {"status": "Running"}
     assert out["other"] == other
