@@ -243,11 +243,11 @@ def _caches(service: Obj, world: dict[Key, Obj]) -> list[Key]:
             for k, o in world.items()
             if controller_uid(o) in frontier and (not first or k[1] in CACHE_KINDS)
         ]
-        found += [k for k in owned if k not in found]
-        frontier = {str(world[k]["metadata"].get("uid")) for k in owned} - {"None"}
+        new = [k for k in owned if k not in found]
+        found += new
+        # Only what this step found goes on: an ownership cycle runs out of new objects.
+        frontier = {str(world[k]["metadata"].get("uid")) for k in new} - {"None"}
         first = False
-        if len(found) > len(world):  # an ownership cycle: stop, every object is in already
-            break
     return found
 
 

@@ -3,7 +3,8 @@
 The reader can send nothing but GET (`Reader._get` is its only request, the verb fixed), so a
 plan cannot change the cluster it reads, whatever the kubeconfig's user may do. Every response
 is bounded (`MAX_RESPONSE_BYTES`, read no further), every listing too (`MAX_ITEMS` over its
-pages), and every request has a timeout: a huge or stalled API server costs a clear error.
+pages, at most MAX_PAGES of them), and every read of the connection has a timeout: a huge
+or stalled API server costs a clear error (one that drips its answer is held by the size cap).
 
 Kinds read: every AIM kind of both flavours, and the objects they compose or read
 (`COMPOSED`), Nodes across the cluster, Secrets and ServiceAccounts in the namespaces of the
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from aim_plan.kubeconfig import Credentials
-from aim_plan.load import Obj, key_of
+from aim_plan.load import Obj, is_aim, key_of
 from function.api.definitions import DEFINITIONS
 from function.api.meta import GROUP
 from function.kube.claims import composite_names
@@ -32,6 +33,7 @@ from function.kube.claims import composite_names
 MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 MAX_ITEMS: Final = 100_000
 PAGE: Final = 500
+MAX_PAGES: Final = MAX_ITEMS // PAGE + 1
 TIMEOUT_S: Final = 30.0
 
 AIM_VERSION: Final = f"{GROUP}/v1alpha1"
@@ -151,13 +153,13 @@ class Reader:
             f"/api/{res.api_version}" if "/" not in res.api_version else f"/apis/{res.api_version}"
         )
         path = (
-            f"{prefix}/namespaces/{namespace}/{res.plural}"
+            f"{prefix}/namespaces/{urllib.parse.quote(namespace, safe='')}/{res.plural}"
             if namespace
             else f"{prefix}/{res.plural}"
         )
         items: list[Obj] = []
         token = ""
-        while True:
+        for _ in range(MAX_PAGES):
             query = {"limit": str(PAGE), **({"continue": token} if token else {})}
             body = self._get(f"{path}?{urllib.parse.urlencode(query)}")
             page = body.get("items") or []
@@ -172,6 +174,9 @@ class Reader:
             token = str((body.get("metadata") or {}).get("continue") or "")
             if not token:
                 return items
+        # Pages of nothing that always go on would never reach MAX_ITEMS.
+        msg = f"GET {path}: more than {MAX_PAGES} pages of {res.plural}; refused, too many to plan"
+        raise LiveError(msg)
 
     def get(self, path: str) -> Obj | None:
         """One object, or None when it does not exist."""
@@ -191,8 +196,10 @@ def read(creds: Credentials, manifests: Iterable[Obj], timeout_s: float = TIMEOU
         except _NotFoundError:
             live.skipped.append(f"{res.kind} ({res.plural}.{res.api_version}): not installed")
     given = list(manifests)
+    # Secrets and accounts only where AIM objects are or will be: not every namespace that holds
+    # a Job or a claim of some other team.
     namespaces = sorted(
-        {key_of(o)[2] for o in [*given, *live.objects] if key_of(o)[2] and o.get("kind") != "Node"}
+        {key_of(o)[2] for o in [*given, *filter(is_aim, live.objects)] if key_of(o)[2]}
     )
     for namespace in namespaces:
         for res in PER_NAMESPACE:

@@ -14,6 +14,7 @@ a Secret's.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,7 @@ def load(paths: Sequence[Path]) -> Loaded:
             if reason is not None:
                 loaded.ignored.append(Ignored(where, describe(obj), reason))
                 continue
+            obj = as_stored(obj)
             key = key_of(obj)
             if key in by_key:  # applied again: the later document wins, as with kubectl apply
                 loaded.objects[by_key[key]] = obj
@@ -117,6 +119,22 @@ def load(paths: Sequence[Path]) -> Loaded:
                 by_key[key] = len(loaded.objects)
                 loaded.objects.append(obj)
     return loaded
+
+
+def as_stored(obj: Obj) -> Obj:
+    """`obj` as the API server stores it: a Secret's `stringData` folded into base64 `data`.
+
+    The function reads `data` (a pull secret's `.dockerconfigjson`), and a live Secret has no
+    `stringData` to compare with, so a manifest that writes it must read as what it becomes.
+    """
+    if obj.get("apiVersion") != "v1" or obj.get("kind") != "Secret":
+        return obj
+    plain = obj.get("stringData")
+    if not isinstance(plain, dict):
+        return obj
+    data = dict(obj.get("data") or {})
+    data.update({str(k): base64.b64encode(str(v).encode()).decode() for k, v in plain.items()})
+    return {**{k: v for k, v in obj.items() if k != "stringData"}, "data": data}
 
 
 def key_of(obj: Obj) -> tuple[str, str, str, str]:

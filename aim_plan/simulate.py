@@ -174,11 +174,14 @@ SIMULATIONS: Final[dict[tuple[str, str], Simulation]] = {
 
 
 def simulate(world: World) -> list[str]:
-    """Run every simulation on the objects of its kind; what each did, as `name: object`."""
+    """Run each simulation on the AIM-composed objects of its kind; what each did (`name: obj`).
+
+    Another team's Job or claim in a live cluster (`--against`) is its own controllers' affair.
+    """
     done: list[str] = []
     for obj in world:
         simulation = SIMULATIONS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
-        if simulation is not None and simulation(world, obj):
+        if simulation is not None and world.under_aim(obj) and simulation(world, obj):
             meta = obj["metadata"]
             done.append(f"{simulation.__name__}: {obj['kind']} {meta['namespace']}/{meta['name']}")
     return done

@@ -17,11 +17,13 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import Final
 
-from aim_plan.load import Obj, key_of
+from aim_plan.load import Obj, is_aim, key_of
 
 Key = tuple[str, str, str, str]
 
 _UID_NAMESPACE: Final = uuid.UUID("6f1c9d2e-4b1a-4e57-9a4e-61696d706c61")
+_MAX_OWNER_DEPTH: Final = 8
+"""Owners followed up from an object (AIM's deepest chain is service, cache, model cache, Job)."""
 VOLATILE_METADATA: Final = ("resourceVersion", "managedFields", "creationTimestamp")
 """Fields that change on every write in a cluster and say nothing of the end state."""
 
@@ -82,6 +84,9 @@ class World:
         # sets, so what they list comes in the order the objects were created, as iterating does.
         self._by_kind: dict[tuple[str, str], dict[str, dict[Key, None]]] = {}
         self._by_controller: dict[str, dict[Key, None]] = {}
+        self._by_uid: dict[str, Key] = {}
+        self._seen: set[str] = set()
+        """Every uid the world held: an owner among them and no longer held was deleted."""
         for obj in objects:
             self.put(copy.deepcopy(obj))
 
@@ -112,6 +117,8 @@ class World:
         if old is not None and controller_uid(old) != controller:
             self._unindex(key, old)
         self._objects[key] = obj
+        self._seen.add(meta["uid"])
+        self._by_uid[meta["uid"]] = key
         # A key already indexed keeps its place: the index lists in creation order.
         self._by_kind.setdefault(key[:2], {}).setdefault(key[2], {})[key] = None
         if controller is not None:
@@ -138,6 +145,23 @@ class World:
             return [self._objects[k] for keys in namespaces.values() for k in keys]
         return [self._objects[k] for k in keys]
 
+    def under_aim(self, obj: Obj) -> bool:
+        """Whether an AIM object controls `obj`, itself or through the objects it controls.
+
+        The simulations act only on these: the plan stands in for the controllers of what AIM
+        composes, not for those of every Job and claim a live cluster holds.
+        """
+        for _ in range(_MAX_OWNER_DEPTH):
+            uid = controller_uid(obj) or ""
+            key = self._by_uid.get(uid)
+            owner = self._objects.get(key) if key is not None else None
+            if owner is None or (owner.get("metadata") or {}).get("uid") != uid:
+                return False
+            if is_aim(owner):
+                return True
+            obj = owner
+        return False
+
     def controlled_by(self, uid: str) -> list[Obj]:
         """The objects whose controller is the object of `uid`."""
         return [self._objects[k] for k in self._by_controller.get(uid, {})]
@@ -147,18 +171,28 @@ class World:
         return {k: canonical(o) for k, o in self._objects.items()}
 
     def collect_garbage(self) -> list[Key]:
-        """Delete objects all of whose owners are gone, as Kubernetes' garbage collector does."""
+        """Delete objects all of whose owners are gone, as Kubernetes' garbage collector does.
+
+        Gone means deleted in the plan: an owner the plan never held (a live Job's CronJob, a
+        kind the plan does not read) is not known to be gone, so what it owns stays.
+        """
         gone: list[Key] = []
         while True:
             uids = {(o.get("metadata") or {}).get("uid") for o in self._objects.values()}
             orphans = [
                 k
                 for k, o in self._objects.items()
-                if (refs := (o.get("metadata") or {}).get("ownerReferences"))
-                and not any(r.get("uid") in uids for r in refs if isinstance(r, dict))
+                if (refs := _owner_uids(o))
+                and not any(uid in uids for uid in refs)
+                and any(uid in self._seen for uid in refs)
             ]
             if not orphans:
                 return gone
             for k in orphans:
                 self.delete(k)
             gone += orphans
+
+
+def _owner_uids(obj: Obj) -> list[str]:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return [str(r.get("uid")) for r in refs if isinstance(r, dict) and r.get("uid")]

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from aim_plan import live
 from aim_plan.cli import cli
 from aim_plan.kubeconfig import Credentials
+from aim_plan.load import load
 from tests.cases import Case, table
 
 AIM = "aim.silogen.ai/v1alpha1"
@@ -128,6 +129,18 @@ def test_a_listing_is_read_page_by_page(server: FakeApiServer) -> None:
     assert names == ["a", "b"]
 
 
+def test_a_server_paging_nothing_forever_is_refused(
+    server: FakeApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Empty pages that always say there is more never reach the item bound: the page bound
+    stops them with the request named, instead of a plan that never ends."""
+    server.answers["/api/v1/nodes"] = lambda _: {"metadata": {"continue": "more"}, "items": []}
+    monkeypatch.setattr(live, "MAX_PAGES", 3)
+    with pytest.raises(live.LiveError, match="/api/v1/nodes: more than 3 pages of nodes"):
+        live.Reader(CREDS).list(live.COMPOSED[-1])
+    assert len(server.sent) == 3
+
+
 @dataclass(frozen=True)
 class Bound(Case):
     bound: str
@@ -213,15 +226,36 @@ def test_manifests_replace_spec_and_set_labels_and_keep_status_and_uid() -> None
     assert "fresh" in out
 
 
+FOREIGN_JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {
+        "name": "backup-1",
+        "namespace": "ops",
+        "uid": "job-uid",
+        "ownerReferences": [
+            {"apiVersion": "batch/v1", "kind": "CronJob", "name": "backup", "uid": "cron-uid"}
+        ],
+    },
+    "spec": {"template": {"spec": {"containers": [{"name": "backup", "image": "backup:1"}]}}},
+}
+"""Another team's run of a CronJob: its owner is a kind the plan does not read, and its
+controller is not AIM's, so the plan neither collects it nor completes it."""
+
+
 def serve(server: FakeApiServer, objects: list[dict[str, Any]]) -> None:
-    """Answer every listing the reader makes from `objects` (a plan's end state)."""
+    """Answer every listing the reader makes from `objects` (a plan's end state), with the
+    journey's Secrets as the API server stores them and a Job of another team beside them."""
+    objects = [*objects, FOREIGN_JOB]
     for res in (*live.AIM_RESOURCES, *live.COMPOSED):
         prefix = "/api/v1" if res.api_version == "v1" else f"/apis/{res.api_version}"
         server.answers[f"{prefix}/{res.plural}"] = items(
             *(o for o in objects if (o["apiVersion"], o["kind"]) == (res.api_version, res.kind))
         )
+    secrets = [o for o in load([JOURNEY]).objects if o["kind"] == "Secret"]
     for res in live.PER_NAMESPACE:
-        server.answers[f"/api/v1/namespaces/ml-team/{res.plural}"] = items()
+        listed = secrets if res.kind == "Secret" else []
+        server.answers[f"/api/v1/namespaces/ml-team/{res.plural}"] = items(*listed)
 
 
 JOURNEY = Path(__file__).parents[3] / "examples" / "journeys" / "custom-models"
@@ -249,12 +283,15 @@ def against(server: FakeApiServer, tmp_path: Path, manifests: Path) -> tuple[int
 def test_planning_the_applied_manifests_again_changes_nothing_running(
     server: FakeApiServer, tmp_path: Path
 ) -> None:
-    """The journey's manifests against the cluster they produced: no AIM object changes, the
-    running service is unaffected, exit 0 (the Secret the cluster was not shown is created)."""
+    """The journey's manifests against the cluster they produced: nothing changes, is created
+    or deleted (its Secret, written as stringData, reads as the data the cluster stores; the
+    other team's Job is neither collected nor completed), the running service is unaffected,
+    exit 0."""
     code, changes = against(server, tmp_path, JOURNEY)
     assert code == 0
     assert changes["changed"] == []
-    assert changes["created"] == ["Secret ml-team/hf-token"]
+    assert changes["created"] == []
+    assert changes["deleted"] == []
     [service] = changes["runningServices"]
     assert service["service"] == "AIMService ml-team/llama-custom"
     assert not service["switchesTemplate"]

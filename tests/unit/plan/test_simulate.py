@@ -10,6 +10,19 @@ from aim_plan.world import World
 from function.kube.jobs import pod_message
 
 NS = "ml"
+OWNER = {
+    "apiVersion": "aim.silogen.ai/v1alpha1",
+    "kind": "AIMService",
+    "metadata": {"name": "chat", "namespace": NS, "uid": "svc-uid"},
+}
+"""The AIM object the simulated objects belong to: the stand-ins act on what AIM composed."""
+
+
+def owned(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` controlled by `OWNER`, as core composes it."""
+    ref = {"apiVersion": OWNER["apiVersion"], "kind": "AIMService", "name": "chat"}
+    meta = {**obj["metadata"], "ownerReferences": [{**ref, "uid": "svc-uid", "controller": True}]}
+    return {**obj, "metadata": meta}
 
 
 def pvc(name: str) -> dict[str, Any]:
@@ -34,9 +47,9 @@ def isvc(claim: str) -> dict[str, Any]:
 def test_kserve_waits_for_the_claims_its_predictor_mounts() -> None:
     """An InferenceService whose cache PVC is missing stays not Ready; once the provisioner has
     bound it, KServe reports it Ready. Each simulation acts once."""
-    world = World([isvc("cache-pvc")])
+    world = World([OWNER, owned(isvc("cache-pvc"))])
     assert simulate(world) == []
-    world.put(pvc("cache-pvc"))
+    world.put(owned(pvc("cache-pvc")))
     assert simulate(world) == ["provisioner_binds: PersistentVolumeClaim ml/cache-pvc"]
     claim = world.get(("v1", "PersistentVolumeClaim", NS, "cache-pvc")) or {}
     assert claim["status"] == {
@@ -57,7 +70,7 @@ def test_the_gateway_accepts_a_route_on_each_parent_at_its_generation() -> None:
         "metadata": {"name": "chat", "namespace": NS},
         "spec": {"parentRefs": parents},
     }
-    world = World([route])
+    world = World([OWNER, owned(route)])
     assert simulate(world) == ["gateway_accepts: HTTPRoute ml/chat"]
     status = (world.get(("gateway.networking.k8s.io/v1", "HTTPRoute", NS, "chat")) or {})["status"]
     assert [p["parentRef"] for p in status["parents"]] == parents
@@ -112,7 +125,7 @@ def test_a_discovery_job_prints_the_profile_it_asks_for_from_the_models_metadata
             }
         },
     }
-    world = World([model, job])
+    world = World([model, owned(job), OWNER])
     assert simulate(world) == ["kubelet_runs_job: Job aim-system/discover-x"]
     pods = [o for o in world if o["kind"] == "Pod"]
     [result] = json.loads(pod_message(pods, "discovery", "Succeeded") or "")
@@ -121,3 +134,16 @@ def test_a_discovery_job_prints_the_profile_it_asks_for_from_the_models_metadata
     assert result["models"] == [{"name": "acme/model", "source": "hf://acme/model"}]
     done = world.get(("batch/v1", "Job", "aim-system", "discover-x")) or {}
     assert done["status"]["conditions"][0]["type"] == "Complete"
+
+
+def test_another_teams_objects_are_left_to_their_own_controllers() -> None:
+    """Against a live cluster, a Job or claim no AIM object composed (a CronJob's run, another
+    team's data volume) is not completed or bound by the plan, so it is no change in its diff."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "etl", "namespace": "data"},
+        "spec": {"template": {"spec": {"containers": [{"name": "etl", "image": "etl:1"}]}}},
+    }
+    world = World([job, pvc("scratch"), OWNER, owned(pvc("cache"))])
+    assert simulate(world) == ["provisioner_binds: PersistentVolumeClaim ml/cache"]
