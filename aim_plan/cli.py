@@ -127,13 +127,21 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
     changes = None
     if live is not None:
         notes += [f"not in the cluster, not compared: {s}" for s in live.skipped]
-        planned = [o for o in result.world if (o.get("apiVersion"), o.get("kind")) in READ_KINDS]
-        changes = diff(live.objects, planned)
+        # The change is the difference between where the cluster goes as it is and where it goes
+        # with the manifests, both planned from the live state: what would happen anyway (another
+        # team's discovery Job finishing) is in both, so it is not the change's.
+        baseline = plan(World([*live.objects, *nodes]), max_rounds)
+        changes = diff(_compared(baseline.world), _compared(result.world))
     _emit(data(result, loaded.ignored, notes), changes, output)
     if changes is not None and changes.redeploys:
         sys.exit(2)
     if not result.converged:
         sys.exit(1)
+
+
+def _compared(world: World) -> list[Obj]:
+    """The objects of the kinds read from the cluster: the others are the plan's own."""
+    return [o for o in world if (o.get("apiVersion"), o.get("kind")) in READ_KINDS]
 
 
 def _emit(report: dict[str, Any], changes: Diff | None, output: str) -> None:

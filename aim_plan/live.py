@@ -94,12 +94,18 @@ class _NotFoundError(LiveError):
     pass
 
 
+# The reader's own references, so a test can stand in for the server here without replacing
+# `http.client` or `ssl` for every other client in the process (the end-to-end tier's threads).
+_connect = http.client.HTTPSConnection
+_tls = ssl.create_default_context
+
+
 class Reader:
     """An API client that can only GET."""
 
     def __init__(self, creds: Credentials, timeout_s: float = TIMEOUT_S) -> None:
         """A client of the kubeconfig's server: its CA, client certificate or bearer token."""
-        ctx = ssl.create_default_context(cafile=str(creds.ca))
+        ctx = _tls(cafile=str(creds.ca))
         if creds.cert is not None and creds.key is not None:
             ctx.load_cert_chain(str(creds.cert), str(creds.key))
         parsed = urllib.parse.urlsplit(creds.server)
@@ -112,9 +118,7 @@ class Reader:
 
     def _get(self, path: str) -> dict[str, Any]:
         """GET `path`; the decoded JSON object, bounded in size."""
-        conn = http.client.HTTPSConnection(
-            self._host, self._port, context=self._ssl, timeout=self._timeout
-        )
+        conn = _connect(self._host, self._port, context=self._ssl, timeout=self._timeout)
         try:
             conn.request(
                 "GET", self._base + path, headers={"Accept": "application/json", **self._auth}

@@ -3,7 +3,6 @@ kinds that are not installed; the manifests are then laid over what it read."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import shutil
 import ssl
@@ -69,10 +68,10 @@ class FakeApiServer:
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> FakeApiServer:
     fake = FakeApiServer({})
-    monkeypatch.setattr(http.client, "HTTPSConnection", fake.connection)
-    monkeypatch.setattr(
-        ssl, "create_default_context", lambda **_: ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    )
+    # The reader's seams only: other threads of the test process (the end-to-end tier's
+    # followers) keep the real http.client and ssl.
+    monkeypatch.setattr(live, "_connect", fake.connection)
+    monkeypatch.setattr(live, "_tls", lambda **_: ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
     return fake
 
 
