@@ -32,6 +32,16 @@ NOT_COMPARED_TOP: Final = frozenset({"apiVersion", "kind", "metadata", "status"}
 NOT_COMPARED_ANNOTATIONS: Final = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
 """kubectl's copy of the last manifest applied: it changes with every apply, and holds a
 Secret's data when the object is one."""
+SCALING_PATHS: Final = (
+    "spec.predictor.minReplicas",
+    "spec.predictor.maxReplicas",
+    "spec.predictor.scaleTarget",
+    "spec.predictor.scaleMetric",
+    "spec.predictor.autoScaling",
+)
+"""InferenceService fields KServe's raw deployment turns into the replica count or the
+autoscaler (HPA or KEDA), not into the pod template: changing them adds or removes pods, it
+restarts none."""
 MAX_PATHS: Final = 50
 """Changed paths listed per object; more are counted (a rewritten object lists thousands)."""
 
@@ -79,6 +89,9 @@ class ServiceImpact:
     caches_changed: tuple[str, ...] = ()
     redeployed: str | None = None
     """Why its InferenceService would be redeployed, or None when it would not be."""
+    rescaled: str | None = None
+    """Which scaling fields of its InferenceService change, when only those do (no pod
+    restarts: KServe changes the replica count or the autoscaler)."""
 
     @property
     def switches_template(self) -> bool:
@@ -93,7 +106,12 @@ class ServiceImpact:
     @property
     def affected(self) -> bool:
         """Whether anything the service runs on would change."""
-        return self.switches_template or self.loses_or_changes_cache or bool(self.redeployed)
+        return (
+            self.switches_template
+            or self.loses_or_changes_cache
+            or bool(self.redeployed)
+            or bool(self.rescaled)
+        )
 
 
 @dataclass
@@ -219,6 +237,7 @@ def _impact(
         caches_lost=lost,
         caches_changed=changed,
         redeployed=_redeployed(live, planned, (before, after), changes),
+        rescaled=_rescaled(live, before, changes),
     )
 
 
@@ -282,11 +301,31 @@ def _redeployed(
             return f"{what} is replaced by {describe(after[replacement])}"
         return f"{what} is deleted"
     change = changes.get(running)
-    if change is not None and _spec_changed(change):
-        fields = [p for p in change.paths if not p.startswith(("status.", "metadata."))]
+    if change is not None and (change.more or _pod_fields(change)):
         more = f" and {change.more} more" if change.more else ""
-        return f"{what} changes ({', '.join(fields)}{more})"
+        return f"{what} changes ({', '.join(_pod_fields(change))}{more})"
     return None
+
+
+def _rescaled(live: Obj, before: dict[Key, Obj], changes: dict[Key, Change]) -> str | None:
+    """The scaling fields of the running InferenceService that change, when nothing else does."""
+    running = _inference_service(live, before)
+    if running is None or running not in changes:
+        return None
+    change = changes[running]
+    fields = [p for p in change.paths if p.startswith(SCALING_PATHS)]
+    if change.more or _pod_fields(change) or not fields:
+        return None
+    return f"{describe(before[running])} ({', '.join(fields)})"
+
+
+def _pod_fields(change: Change) -> list[str]:
+    """The changed spec fields that reach the pods (a rollout), scaling fields left out."""
+    return [
+        p
+        for p in change.paths
+        if not p.startswith(("status.", "metadata.")) and not p.startswith(SCALING_PATHS)
+    ]
 
 
 def as_data(result: Diff) -> dict[str, Any]:
@@ -311,6 +350,7 @@ def as_data(result: Diff) -> dict[str, Any]:
                 "cachesLost": list(s.caches_lost),
                 "cachesChanged": list(s.caches_changed),
                 "redeployed": s.redeployed,
+                "rescaled": s.rescaled,
             }
             for s in result.services
         ],
@@ -343,17 +383,23 @@ def as_text(result: Diff) -> str:
         if c.more:
             lines.append(f"    ... and {c.more} more")
     for s in result.services:
-        what = describe(_stub(s.key))
-        if not s.affected:
-            lines.append(f"running {what}: unaffected")
-            continue
-        lines.append(f"running {what}:")
-        if s.switches_template:
-            lines.append(f"  switches template: {s.template[0]} -> {s.template[1] or '(none)'}")
-        if s.cache[0] != s.cache[1]:
-            lines.append(f"  template cache: {s.cache[0] or '(none)'} -> {s.cache[1] or '(none)'}")
-        lines += [f"  loses cache: {c}" for c in s.caches_lost]
-        lines += [f"  cache changes: {c}" for c in s.caches_changed]
-        if s.redeployed:
-            lines.append(f"  redeployed: {s.redeployed}")
+        lines += _service_lines(s)
     return "\n".join(lines)
+
+
+def _service_lines(s: ServiceImpact) -> list[str]:
+    what = describe(_stub(s.key))
+    if not s.affected:
+        return [f"running {what}: unaffected"]
+    lines = [f"running {what}:"]
+    if s.switches_template:
+        lines.append(f"  switches template: {s.template[0]} -> {s.template[1] or '(none)'}")
+    if s.cache[0] != s.cache[1]:
+        lines.append(f"  template cache: {s.cache[0] or '(none)'} -> {s.cache[1] or '(none)'}")
+    lines += [f"  loses cache: {c}" for c in s.caches_lost]
+    lines += [f"  cache changes: {c}" for c in s.caches_changed]
+    if s.redeployed:
+        lines.append(f"  redeployed: {s.redeployed}")
+    elif s.rescaled:
+        lines.append(f"  rescaled, no pod restarted: {s.rescaled}")
+    return lines

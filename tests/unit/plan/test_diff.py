@@ -83,6 +83,14 @@ def replace_isvc(w: list[Obj]) -> None:
     by_kind(w, "AIMService")["status"]["inferenceService"] = "chat-isvc2"
 
 
+def scale(w: list[Obj]) -> None:
+    by_kind(w, "InferenceService")["spec"]["predictor"].update(minReplicas=2, maxReplicas=4)
+
+
+def scale_and_change_image(w: list[Obj]) -> None:
+    by_kind(w, "InferenceService")["spec"]["predictor"].update(maxReplicas=4, image="aim:2")
+
+
 def new_service(w: list[Obj]) -> None:
     w.append(obj(AIM, "AIMService", "other", spec={"model": {"name": "llama"}}))
 
@@ -112,6 +120,7 @@ class Impact(Case):
     switches: bool = False
     lost: tuple[str, ...] = ()
     redeployed: str | None = None
+    rescaled: str | None = None
     created: tuple[str, ...] = ()
     nothing: bool = False
 
@@ -139,6 +148,21 @@ IMPACTS = [
         replace_isvc,
         redeployed="InferenceService ml/chat-isvc is replaced by InferenceService ml/chat-isvc2",
         created=("InferenceService ml/chat-isvc2",),
+    ),
+    Impact(
+        "rescaled",
+        "only the replica bounds change: KServe scales the Deployment, no pod restarts, so it is "
+        "no redeploy (exit 0) but the service is told",
+        scale,
+        rescaled=(
+            "InferenceService ml/chat-isvc (spec.predictor.maxReplicas, spec.predictor.minReplicas)"
+        ),
+    ),
+    Impact(
+        "rescaled-and-new-image",
+        "a new image with the new bounds rolls the pods: a redeploy, naming only the pod field",
+        scale_and_change_image,
+        redeployed="InferenceService ml/chat-isvc changes (spec.predictor.image)",
     ),
     Impact(
         "new-service",
@@ -173,6 +197,8 @@ def test_a_running_service_is_told_what_the_plan_does_to_it(case: Impact) -> Non
     assert service.switches_template is case.switches
     assert service.caches_lost == case.lost
     assert service.redeployed == case.redeployed
+    assert service.rescaled == case.rescaled
+    assert service.affected is bool(case.switches or case.lost or case.redeployed or case.rescaled)
     assert result.redeploys is bool(case.redeployed)
     assert tuple(c.what for c in result.changes if c.action == "created") == case.created
     if case.nothing:
@@ -204,6 +230,20 @@ def test_changed_objects_list_their_changed_paths_as_kubectl_diff_does() -> None
     assert "~ InferenceService ml/chat-isvc" in text
     assert "  switches template: lat -> thr" in text
     assert "  template cache: lat-cache -> thr-cache" in text
+
+
+def test_a_rescale_is_told_as_such_in_the_text() -> None:
+    """A person reading the diff learns the service only scales: no pod restarts."""
+    live = live_world()
+    planned = copy.deepcopy(live)
+    scale(planned)
+    text = as_text(diff(live, planned)).splitlines()
+    assert "running AIMService ml/chat:" in text
+    assert (
+        "  rescaled, no pod restarted: InferenceService ml/chat-isvc "
+        "(spec.predictor.maxReplicas, spec.predictor.minReplicas)"
+    ) in text
+    assert not [line for line in text if "redeployed" in line]
 
 
 def test_a_secret_is_named_as_changed_never_which_field() -> None:

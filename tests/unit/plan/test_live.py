@@ -300,20 +300,45 @@ def test_planning_the_applied_manifests_again_changes_nothing_running(
 def test_a_change_that_redeploys_a_running_service_exits_2_naming_it(
     server: FakeApiServer, tmp_path: Path
 ) -> None:
-    """A CI gate: a replica change reaches the running service's InferenceService, so the plan
-    exits 2 and names that service and the fields."""
+    """A CI gate: an environment variable reaches the running service's pods, so the plan
+    exits 2 and names that service and the field."""
+    changed = tmp_path / "manifests"
+    shutil.copytree(JOURNEY, changed)
+    first = changed / "01-llama-custom.yaml"
+    env = "  replicas: 1\n  env:\n    - {name: VLLM_LOGGING_LEVEL, value: DEBUG}\n"
+    first.write_text(first.read_text().replace("  replicas: 1\n", env))
+    code, changes = against(server, tmp_path, changed)
+    assert code == 2
+    [service] = changes["runningServices"]
+    assert service["redeployed"] == (
+        "InferenceService ml-team/llama-custom-a04542d9 changes (spec.predictor.containers[0].env)"
+    )
+    # The chain the variable travels: the custom model the service made, and its template.
+    assert {c["object"]: c["paths"] for c in changes["changed"]} == {
+        "AIMService ml-team/llama-custom": ["spec.env"],
+        "AIMModel ml-team/meta-llama-llama-3-1-8b-instruct-0501f79b": ["spec.env"],
+        "AIMServiceTemplate ml-team/meta-llama-llama-3-1-8b-instruct-0501f79b-custom-6ac8a0de": [
+            "spec.env"
+        ],
+        "InferenceService ml-team/llama-custom-a04542d9": ["spec.predictor.containers[0].env"],
+    }
+
+
+def test_a_replica_change_rescales_a_running_service_without_redeploying_it(
+    server: FakeApiServer, tmp_path: Path
+) -> None:
+    """KServe's raw deployment turns the replica bounds into the Deployment's replicas or its
+    autoscaler: pods are added, none restarted. The plan says the service is rescaled and exits 0,
+    so a CI gate does not stop a scale-up."""
     changed = tmp_path / "manifests"
     shutil.copytree(JOURNEY, changed)
     first = changed / "01-llama-custom.yaml"
     first.write_text(first.read_text().replace("  replicas: 1", "  replicas: 2"))
     code, changes = against(server, tmp_path, changed)
-    assert code == 2
+    assert code == 0
     [service] = changes["runningServices"]
-    assert service["redeployed"] == (
-        "InferenceService ml-team/llama-custom-a04542d9 changes "
+    assert service["redeployed"] is None
+    assert service["rescaled"] == (
+        "InferenceService ml-team/llama-custom-a04542d9 "
         "(spec.predictor.maxReplicas, spec.predictor.minReplicas)"
     )
-    assert {c["object"] for c in changes["changed"]} == {
-        "AIMService ml-team/llama-custom",
-        "InferenceService ml-team/llama-custom-a04542d9",
-    }
