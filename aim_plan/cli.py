@@ -19,10 +19,11 @@ what would change; exit status 2 also when a running service would be redeployed
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
 import yaml
@@ -32,10 +33,16 @@ from aim_plan.diff import Diff, as_data, as_text, diff
 from aim_plan.kubeconfig import KubeconfigError, credentials
 from aim_plan.live import READ_KINDS, Live, LiveError, overlay, read
 from aim_plan.load import LoadError, Obj, load
+from aim_plan.registry import NO_ORAS_NOTE, offline_answers, oras_answers
 from aim_plan.report import NO_NODE, data, text
 from aim_plan.rounds import DEFAULT_MAX_ROUNDS, plan
 from aim_plan.simulate import gpu_node
 from aim_plan.world import World
+from function.registry.oras import DEFAULT_TIMEOUT_S
+from function.server import flags
+
+REGISTRY_FLAGS: Final = ("oras_path", "insecure_registries", "registry_mirrors", "registry_timeout")
+"""The parameters that say how to read registries, which --offline reads none of."""
 
 
 class _UnreadableInputError(click.ClickException):
@@ -92,18 +99,64 @@ def cli() -> None:
     "change; exit 2 when a running service would be redeployed.",
 )
 @click.option("--context", metavar="NAME", help="The kubeconfig's context (default: current).")
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="Read no registry: images' labels only from spec.imageMetadata, no source listed.",
+)
+@click.option(
+    "--oras",
+    "oras_path",
+    envvar="AIM_ORAS",
+    metavar="PATH",
+    help="The oras binary that reads model images' labels from their registries, as the "
+    "function's --oras  [default: oras on PATH; without one the plan reads no registry]",
+)
+@click.option(
+    "--insecure-registry",
+    "insecure_registries",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="A registry spoken to over plain HTTP (repeatable); all others use HTTPS.",
+)
+@click.option(
+    "--registry-mirror",
+    "registry_mirrors",
+    multiple=True,
+    metavar="REGISTRY=HOST[:PORT]",
+    callback=flags.registry_mirrors,
+    help="Read images of REGISTRY from HOST instead (repeatable), e.g. "
+    "ghcr.io=mirror.internal:5000; pull secrets are still those of REGISTRY.",
+)
+@click.option(
+    "--registry-timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds one image inspection may take in all.",
+)
+@click.pass_context
 def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click passes them
+    ctx: click.Context,
     paths: tuple[Path, ...],
     output: str,
     max_rounds: int,
     gpu_nodes: tuple[str, ...],
     against: Path | None,
     context: str | None,
+    *,
+    offline: bool,
+    oras_path: str | None,
+    insecure_registries: tuple[str, ...],
+    registry_mirrors: dict[str, str],
+    registry_timeout: float,
 ) -> None:
     """Plan AIM manifests to their end state, with no cluster or on top of a live one.
 
     Reads every *.yaml/*.yml of the directories (in file order) and the files given. Secrets
-    are read but never printed.
+    are read but never printed. Model images' labels and model sources' listings are read from
+    their registries as the function reads them (oras, the pull secrets among the manifests or
+    in the cluster), unless --offline.
     """
     try:
         loaded = load(paths)
@@ -113,12 +166,27 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
         msg = "--context names a context of --against's kubeconfig; give --against too"
         raise click.UsageError(msg)
     nodes = _gpu_nodes(gpu_nodes)
+    notes = []
+    if offline:
+        _refuse_registry_flags(ctx)
+        registry = offline_answers()
+    else:
+        found = _find_oras(oras_path)
+        if found is None:
+            notes.append(NO_ORAS_NOTE)
+            registry = offline_answers(no_oras=True)
+        else:
+            registry = oras_answers(
+                found,
+                timeout_s=registry_timeout,
+                insecure=frozenset(h.strip().lower() for h in insecure_registries),
+                mirrors=registry_mirrors,
+            )
     live = _read_live(against, context, loaded.objects) if against is not None else None
     logging.configure(logging.Level.DISABLED)  # the function's own log is not the plan's output
     start = overlay(live.objects, loaded.objects) if live is not None else loaded.objects
     world = World([*start, *nodes])
-    result = plan(world, max_rounds)
-    notes = []
+    result = plan(world, max_rounds, registry)
     if not any(o.get("kind") == "Node" for o in result.world):
         notes.append(NO_NODE)
     if nodes:
@@ -130,13 +198,40 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
         # The change is the difference between where the cluster goes as it is and where it goes
         # with the manifests, both planned from the live state: what would happen anyway (another
         # team's discovery Job finishing) is in both, so it is not the change's.
-        baseline = plan(World([*live.objects, *nodes]), max_rounds)
+        baseline = plan(World([*live.objects, *nodes]), max_rounds, registry)
         changes = diff(_compared(baseline.world), _compared(result.world))
     _emit(data(result, loaded.ignored, notes), changes, output)
     if changes is not None and changes.redeploys:
         sys.exit(2)
     if not result.converged:
         sys.exit(1)
+
+
+def _refuse_registry_flags(ctx: click.Context) -> None:
+    """A registry flag beside --offline would be ignored: refused instead, naming both."""
+    for name in REGISTRY_FLAGS:
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+            flag = next(p for p in ctx.command.params if p.name == name).opts[-1]
+            msg = f"{flag} says how to read registries, and --offline reads none; drop one of them"
+            raise click.UsageError(msg)
+
+
+def _find_oras(path: str | None) -> str | None:
+    """The oras to run: `path` (--oras or AIM_ORAS), else oras on PATH; None when there is none.
+
+    Raises:
+        click.BadParameter: `path` is given but no executable is there.
+    """
+    if path is None:
+        return shutil.which("oras")
+    found = shutil.which(path)
+    if found is None:
+        msg = (
+            f"{path!r} is no executable oras (given by --oras or AIM_ORAS); install oras "
+            "(https://oras.land) and give its path, or pass --offline to read no registry"
+        )
+        raise click.BadParameter(msg, param_hint="--oras")
+    return found
 
 
 def _compared(world: World) -> list[Obj]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any, Final
 
 from aim_plan.load import Ignored, Obj, is_aim
-from aim_plan.registry import NOT_LISTED, NOT_READ
+from aim_plan.registry import Asked
 from aim_plan.rounds import Plan
 from aim_plan.simulate import SIMULATIONS
+from function.registry.inspect import Inspection
+from function.registry.listing import ListingAnswer
 
 ABNORMAL_WHEN_TRUE: Final = frozenset(
     {"Progressing", "Failure", "Degraded", "Retained", "MaxModelsLimitReached", "CredentialsInline"}
@@ -32,13 +34,6 @@ NO_NODE: Final = (
 def data(plan: Plan, ignored: list[Ignored], notes: list[str]) -> dict[str, Any]:
     """The plan as data: a summary per AIM object, what was simulated or left out, the end state."""
     objects = [o for o in plan.world if o.get("kind") != "Secret"]
-    registry: dict[str, Any] = {}
-    if plan.registry.images:
-        registry["imagesNotInspected"] = sorted(plan.registry.images)
-        registry["why"] = NOT_READ
-    if plan.registry.sources:
-        registry["sourcesNotListed"] = sorted(plan.registry.sources)
-        registry["whyNotListed"] = NOT_LISTED
     return {
         "converged": plan.converged,
         "rounds": plan.rounds,
@@ -48,11 +43,66 @@ def data(plan: Plan, ignored: list[Ignored], notes: list[str]) -> dict[str, Any]
             name: {"standsFor": SIMULATED.get(name, name), "objects": acted}
             for name, acted in sorted(plan.simulations.items())
         },
-        "registry": registry,
+        "registry": _registry(plan.registry),
         "ignored": [{"source": i.source, "object": i.what, "why": i.why} for i in ignored],
         "notes": notes,
         "objects": objects,
     }
+
+
+def _registry(asked: Asked) -> dict[str, Any]:
+    """Each image inspected and source listed, with its outcome (never a credential).
+
+    An image asked with two pull secrets (two models) is listed once per distinct outcome.
+    """
+    images: list[dict[str, Any]] = []
+    for request, outcome in asked.images.items():
+        if isinstance(outcome, Inspection):
+            entry = {"image": request.image, "outcome": "read", "digest": outcome.digest}
+        else:
+            entry = {"image": request.image, "outcome": outcome.kind.value}
+            entry["message"] = outcome.message
+        if entry not in images:
+            images.append(entry)
+    sources = [_listed(listing) for listing in asked.sources.values()]
+    registry: dict[str, Any] = {}
+    if images:
+        registry["images"] = sorted(images, key=lambda e: (e["image"], e["outcome"]))
+    if sources:
+        registry["sources"] = sorted(
+            (s for i, s in enumerate(sources) if s not in sources[:i]),
+            key=lambda s: str(s["source"]),
+        )
+    return registry
+
+
+def _listed(listing: ListingAnswer) -> dict[str, Any]:
+    """A source's listing: what it found, what failed, or why it was given up."""
+    if listing.stopped is not None:
+        return {
+            "source": listing.source,
+            "outcome": "RegistryTooLarge",
+            "message": f"given up past {listing.stopped.past} ({listing.stopped.setting})",
+        }
+    repositories = [r for a in listing.answers for r in a.repositories]
+    failed = [
+        {
+            "query": f"{a.query.registry}/{a.query.repository}",
+            "outcome": a.failure.value,
+            "message": a.message,
+        }
+        for a in listing.answers
+        if a.failure is not None
+    ]
+    out: dict[str, Any] = {
+        "source": listing.source,
+        "outcome": "listed" if not failed else "failed" if not repositories else "partly listed",
+        "repositories": len(repositories),
+        "tags": sum(len(r.tags) for r in repositories),
+    }
+    if failed:
+        out["failed"] = failed
+    return out
 
 
 def _summary(plan: Plan, obj: Obj) -> dict[str, Any]:
@@ -127,13 +177,7 @@ def text(report: dict[str, Any]) -> str:
     lines.append("")
     for name, sim in report["simulated"].items():
         lines.append(f"simulated {name} ({sim['standsFor']}): {', '.join(sim['objects'])}")
-    registry = report["registry"]
-    if registry.get("imagesNotInspected"):
-        images = ", ".join(registry["imagesNotInspected"])
-        lines.append(f"registry: {registry['why']} (images: {images})")
-    if registry.get("sourcesNotListed"):
-        sources = ", ".join(registry["sourcesNotListed"])
-        lines.append(f"registry: {registry['whyNotListed']} (sources: {sources})")
+    lines += _registry_lines(report["registry"])
     lines += [f"ignored {i['source']}: {i['object']}: {i['why']}" for i in report["ignored"]]
     lines += [f"note: {n}" for n in report["notes"]]
     if report["converged"]:
@@ -142,3 +186,23 @@ def text(report: dict[str, Any]) -> str:
         lines.append(f"did not converge in {report['rounds']} rounds; still changing:")
         lines += [f"  {u}" for u in report["didNotConverge"]]
     return "\n".join(lines)
+
+
+def _registry_lines(registry: dict[str, Any]) -> list[str]:
+    """One line per image inspected and per source listed."""
+    lines = []
+    for i in registry.get("images") or []:
+        if i["outcome"] == "read":
+            lines.append(f"registry: read {i['image']} ({i['digest']})")
+        else:
+            lines.append(f"registry: {i['image']}: {i['outcome']}: {i['message']}")
+    for s in registry.get("sources") or []:
+        if "repositories" not in s:
+            lines.append(f"registry: source {s['source']}: {s['outcome']}: {s['message']}")
+            continue
+        found = f"{s['repositories']} repositories, {s['tags']} tags"
+        failed = "".join(
+            f"; {f['query']}: {f['outcome']}: {f['message']}" for f in s.get("failed") or []
+        )
+        lines.append(f"registry: source {s['source']} {s['outcome']}: {found}{failed}")
+    return lines

@@ -21,7 +21,7 @@ from typing import Final, Protocol
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from aim_plan.load import Obj, describe, is_aim, key_of
-from aim_plan.registry import OfflineRegistry
+from aim_plan.registry import Answers, Asked
 from aim_plan.requirements import resolve
 from aim_plan.simulate import PLAN_TIME, simulate
 from aim_plan.world import Key, World, controller_uid
@@ -76,16 +76,23 @@ class Plan:
     simulations: dict[str, list[str]] = field(default_factory=dict)
     """Each simulation that acted, with the objects it acted on."""
     reconciled: dict[Key, Reconciled] = field(default_factory=dict)
-    registry: OfflineRegistry = field(default_factory=OfflineRegistry)
+    registry: Asked = field(default_factory=Asked)
+    """What the function asked the registries, and their answers."""
 
 
-def plan(world: World, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Plan:
-    """Reconcile the world's AIM XRs in rounds until a round changes nothing or `max_rounds`."""
-    return asyncio.run(_plan(world, max_rounds))
+def plan(
+    world: World, max_rounds: int = DEFAULT_MAX_ROUNDS, registry: Answers | None = None
+) -> Plan:
+    """Reconcile the world's AIM XRs in rounds until a round changes nothing or `max_rounds`.
+
+    The function's registry questions go to `registry` (offline when None); plans given the
+    same `Answers` ask each question once between them.
+    """
+    return asyncio.run(_plan(world, max_rounds, registry))
 
 
-async def _plan(world: World, max_rounds: int) -> Plan:
-    result = Plan(world)
+async def _plan(world: World, max_rounds: int, registry: Answers | None) -> Plan:
+    result = Plan(world) if registry is None else Plan(world, registry=Asked(registry))
     runner = FunctionRunner(
         settings=Settings(event_memory=0),
         inspector=result.registry,

@@ -8,13 +8,15 @@
 #
 #   scripts/build-tools.sh [render|all]
 #   scripts/build-tools.sh patched-core PATCH
+#   scripts/build-tools.sh bin-dir
 #
 # `render` builds what `make render` and `make package` need (the CLI, core and oras); `all`
 # (the default) everything the tests need as well. `patched-core` builds the pinned core with a
 # patch applied to a copy of its module (for benchmarks measuring a core fix not yet released;
-# never packaged) and prints that binary's path. Each tool is built once per version into
-# tools/store/; the directory printed on stdout (last line) links the pinned set. Progress goes to
-# stderr.
+# never packaged) and prints that binary's path. `bin-dir` builds nothing and prints the directory
+# that links the pinned set (scripts/plan uses its oras if it was built). Each tool is built once
+# per version into tools/store/; the directory printed on stdout (last line) links the pinned set.
+# Progress goes to stderr.
 #
 #   AIM_CACHE_DIR   root of the cache (default: ${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane)
 set -euo pipefail
@@ -36,9 +38,9 @@ TRAEFIK_VERSION=v3.6.12
 
 set_name=${1:-all}
 case $set_name in
-  render|all) ;;
+  render|all|bin-dir) ;;
   patched-core) core_patch=$(realpath "${2:?usage: $0 patched-core PATCH}") ;;
-  *) echo "usage: $0 [render|all] | patched-core PATCH" >&2; exit 2 ;;
+  *) echo "usage: $0 [render|all] | patched-core PATCH | bin-dir" >&2; exit 2 ;;
 esac
 
 cache=${AIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane}
@@ -46,6 +48,7 @@ cache=${AIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aim-crossplane}
 # do not overwrite each other's links.
 pins=$(sed -n 's/^\([A-Z_]*_VERSION\)=\([^ ]*\).*/\1=\2/p' "$0" | sha256sum | cut -c1-12)
 bin="$cache/tools/sets/$pins/bin"
+if [ "$set_name" = bin-dir ]; then echo "$bin"; exit 0; fi
 store="$cache/tools/store"
 mkdir -p "$bin" "$store" "$cache/tools/work"
 

@@ -17,8 +17,8 @@ from function.registry.listing import MAX_SYNC_TAGS
 from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
 from function.registry.oras_listing import DEFAULT_TIMEOUT_S as DEFAULT_LISTING_TIMEOUT_S
 from function.registry.oras_listing import OrasLister
-from function.registry.reference import registry_host
 from function.server.call import Composers
+from function.server.flags import registry_mirrors
 from function.server.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
 from function.server.serve import Listen, serve
 from function.server.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
@@ -61,18 +61,6 @@ def _cores() -> int:
 def _listen(address: str) -> str:
     """`:PORT` (Go's and Kubernetes' way to say every interface) as gRPC Python needs it."""
     return f"0.0.0.0{address}" if address.startswith(":") else address  # noqa: S104 - asked for
-
-
-def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
-    """`REGISTRY=HOST` pairs; the registry in the form image references resolve to."""
-    mirrors: dict[str, str] = {}
-    for value in values:
-        registry, sep, host = value.partition("=")
-        if not sep or not registry.strip() or not host.strip() or "/" in host:
-            msg = f"{value!r}: expected REGISTRY=HOST[:PORT], e.g. ghcr.io=mirror.internal:5000"
-            raise click.BadParameter(msg)
-        mirrors[registry_host(registry)] = host.strip().lower()
-    return mirrors
 
 
 @click.command()
@@ -130,7 +118,7 @@ def _mirrors(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
     "registry_mirrors",
     multiple=True,
     metavar="REGISTRY=HOST[:PORT]",
-    callback=_mirrors,
+    callback=registry_mirrors,
     help="Read images of REGISTRY from HOST instead (repeatable), e.g. "
     "ghcr.io=mirror.internal:5000; pull secrets are still those of REGISTRY.",
 )

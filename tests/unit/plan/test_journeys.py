@@ -1,6 +1,7 @@
 """`aim plan` on the journeys' manifests reaches the end state the end-to-end journeys assert on a
-real control plane (tests/e2e/test_journeys.py), where it can offline; where it cannot (a
-registry to read, a source to measure), it says why, naming the field that lifts it."""
+real control plane (tests/e2e/test_journeys.py), where it can offline (`--offline`); where it
+cannot (a registry to read, a source to measure), it says why, naming the field that lifts it.
+tests/registry/test_plan.py plans the journeys that read a registry against a real one."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ MI300X_DEVICE_IDS = ["74a1", "74a9", "74b5", "74bd"]
 
 
 def plan(*args: str, code: int = 0) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["plan", *args, "--gpu-node", "MI300X", "-o", "json"])
+    """The journey planned offline: what needs a registry is planned in tests/registry/."""
+    result = CliRunner().invoke(
+        cli, ["plan", *args, "--offline", "--gpu-node", "MI300X", "-o", "json"]
+    )
     assert result.exit_code == code, result.output
     report: dict[str, Any] = json.loads(result.output)
     return report
@@ -105,22 +109,24 @@ def test_the_cluster_model_journey_plans_to_the_service_running_on_the_latency_t
     assert (env["AIM_METRIC"], env["AIM_PRECISION"]) == ("latency", "fp8")
 
 
-def test_the_cluster_model_journey_as_written_says_it_needs_the_registry() -> None:
-    """Without a registry the model's labels are unknown: the model says so with the fix, the
-    service waits for it, and the output lists the image the plan did not read."""
+def test_the_cluster_model_journey_offline_says_it_needs_the_registry() -> None:
+    """Offline the model's labels are unknown: the model says so with the fix, the service
+    waits for it, and the output lists the image the plan did not read."""
     report = plan(str(JOURNEYS / "cluster-model"))
     assert report["converged"]
     [model] = aim(report, "AIMClusterModel")
     extracted = next(c for c in model["conditions"] if c["type"] == "MetadataExtracted")
     assert NOT_READ in extracted["message"]
-    assert report["registry"]["imagesNotInspected"] == [LLAMA_31_8B.image]
+    [image] = report["registry"]["images"]
+    assert (image["image"], image["outcome"]) == (LLAMA_31_8B.image, "RegistryUnreachable")
     [service] = aim(report, "AIMService")
     assert service["status"] != "Running"
     assert service["template"] is None
 
 
-def test_the_service_by_image_journey_says_the_auto_created_model_needs_the_registry() -> None:
-    """A service by image creates its model, whose labels only a registry has: no template."""
+def test_service_by_image_offline_says_the_auto_created_model_needs_the_registry() -> None:
+    """A service by image creates its model, whose labels only a registry has: offline, no
+    template."""
     report = plan(str(JOURNEYS / "service-by-image"))
     [model] = aim(report, "AIMModel")
     assert any(NOT_READ in c.get("message", "") for c in model["conditions"])
