@@ -186,9 +186,11 @@ def _inspect(  # noqa: PLR0911 - one return per outcome, in the order they are c
         return _from_inspection(image, answer.labels, answer.digest, answer.entrypoint)
     if isinstance(answer, RegistryFailure) and answer.image == image:
         state = State.FAILED if answer.kind in _USER_FAILURES else State.DEGRADED
+        message = f"registry {ref.registry}: {answer.message}"
+        if answer.kind is FailureKind.UNAUTHORIZED:
+            message += f"; {_login_fix(ref.registry, had_login=credential is not None)}"
         return MetadataOutcome(
-            _failed(state, answer.kind.value, f"registry {ref.registry}: {answer.message}"),
-            retry_after_s=RETRY_AFTER_S,
+            _failed(state, answer.kind.value, message), retry_after_s=RETRY_AFTER_S
         )
     return MetadataOutcome(
         ConditionType.METADATA_EXTRACTED.progressing(
@@ -238,6 +240,19 @@ def _from_inspection(
         ),
         metadata=metadata,
         image=record,
+    )
+
+
+def _login_fix(registry: str, *, had_login: bool) -> str:
+    """What to check when the registry refused: the login sent, or that none was."""
+    if had_login:
+        return (
+            f"check the login for {registry} in the pull secrets (spec.imagePullSecrets, or the "
+            "runtime config's imagePullSecrets): its user name and password or token"
+        )
+    return (
+        f"no pull secret has a login for {registry}; add one to spec.imagePullSecrets or the "
+        "runtime config's imagePullSecrets (kubectl create secret docker-registry)"
     )
 
 

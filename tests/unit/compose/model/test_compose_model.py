@@ -200,6 +200,41 @@ def test_registry_failures_are_conditions_with_the_registrys_words(
     assert comp.ttl_seconds == 60  # asked again a minute later
 
 
+@dataclass(frozen=True)
+class RefusedCase(Case):
+    secrets: bool
+    fix: str
+
+
+REFUSED_CASES = [
+    RefusedCase(
+        "wrong-login",
+        "a login was sent and refused: the secret's user name or password is what to check",
+        secrets=True,
+        fix="check the login for registry.example.com in the pull secrets (spec.imagePullSecrets",
+    ),
+    RefusedCase(
+        "no-login",
+        "nothing was sent: a pull secret with a login for the registry is what is missing",
+        secrets=False,
+        fix="no pull secret has a login for registry.example.com; add one to spec.imagePullSecrets",
+    ),
+]
+
+
+@table(REFUSED_CASES)
+def test_a_refusal_names_the_fix_for_the_login_sent_or_missing(case: RefusedCase) -> None:
+    """RegistryUnauthorized says, after the registry's words, what the user fixes."""
+    refused = RegistryFailure(IMAGE, FailureKind.UNAUTHORIZED, "401 Unauthorized")
+    xr = model(imagePullSecrets=[{"name": "creds"}]) if case.secrets else model()
+    comp = compose(xr, [secret()] if case.secrets else [], inspection=refused)
+
+    message = condition_message(comp, "MetadataExtracted")
+    assert message.startswith("RegistryUnauthorized: registry registry.example.com: 401 ")
+    assert case.fix in message, case.reason
+    assert "p4ss" not in message
+
+
 def test_an_answer_for_another_image_is_not_taken() -> None:
     """Labels read for another image are never applied to this one."""
     comp = compose(model(), inspection=inspected(image="registry.example.com/amd/other:1"))
