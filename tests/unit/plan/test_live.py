@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 import ssl
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,15 @@ from aim_plan import live
 from aim_plan.cli import cli
 from aim_plan.kubeconfig import Credentials
 from aim_plan.load import load
+from aim_plan.registry import Answers, OfflineRegistry
+from function.registry.inspect import (
+    FailureKind,
+    InspectionOutcome,
+    InspectionRequest,
+    RegistryFailure,
+)
 from tests.cases import Case, table
+from tests.e2e.images import LLAMA_31_8B
 
 AIM = "aim.silogen.ai/v1alpha1"
 
@@ -258,6 +267,7 @@ def serve(server: FakeApiServer, objects: list[dict[str, Any]]) -> None:
 
 
 JOURNEY = Path(__file__).parents[3] / "examples" / "journeys" / "custom-models"
+CLUSTER_MODEL = JOURNEY.parent / "cluster-model"
 KUBECONFIG = """apiVersion: v1
 kind: Config
 current-context: c
@@ -342,3 +352,37 @@ def test_a_replica_change_rescales_a_running_service_without_redeploying_it(
         "InferenceService ml-team/llama-custom-a04542d9 "
         "(spec.predictor.maxReplicas, spec.predictor.minReplicas)"
     )
+
+
+@dataclass
+class CountingInspector:
+    """A registry that times out, counting the questions it is asked."""
+
+    asked: list[str] = field(default_factory=list)
+
+    async def inspect(self, request: InspectionRequest) -> InspectionOutcome:
+        self.asked.append(request.image)
+        return RegistryFailure(request.image, FailureKind.TIMEOUT, "no answer within 30s")
+
+
+def test_the_plan_and_its_baseline_share_the_registry_s_answers(
+    server: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--against plans twice (the cluster as it is, and with the manifests); a model that asks
+    its registry in both, every round, is asked of the registry once in the whole run."""
+    offline = CliRunner().invoke(
+        cli, ["plan", str(CLUSTER_MODEL), "--offline", "--gpu-node", "MI300X", "-o", "json"]
+    )
+    serve(server, json.loads(offline.output)["objects"])
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    fake = CountingInspector()
+    monkeypatch.setattr(
+        "aim_plan.cli.oras_answers", lambda *_, **__: Answers(fake, OfflineRegistry())
+    )
+    result = CliRunner().invoke(
+        cli,
+        ["plan", "--against", str(kubeconfig), str(CLUSTER_MODEL), "--oras", sys.executable],
+    )
+    assert result.exit_code == 0, result.output
+    assert fake.asked == [LLAMA_31_8B.image]
