@@ -5,10 +5,12 @@
 
 Every manifest is read (directories in file order), then the function composes every AIM
 object in rounds as Crossplane would, the objects each composed and the statuses each wrote fed
-to the next round, until a round changes nothing. No cluster, no registry: what a cluster's
-other controllers would do (the kubelet running Jobs, a provisioner, KServe, a gateway) is
-simulated and named in the output. Exit status: 0 when the plan reached a fixed point, 1 when
-it did not within --max-rounds, 2 on input it cannot read.
+to the next round, until a round changes nothing. No cluster: what a cluster's other
+controllers would do (the kubelet running Jobs, a provisioner, KServe, a gateway) is simulated
+and named in the output. Registries are read as the function reads them (its oras client and
+flags, the pull secrets it finds), each question once per run; --offline reads none. Exit
+status: 0 when the plan reached a fixed point, 1 when it did not within --max-rounds, 2 on input
+it cannot read.
 
     aim plan --against ~/.kube/config my-catalog/
 
@@ -179,7 +181,7 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
             registry = oras_answers(
                 found,
                 timeout_s=registry_timeout,
-                insecure=frozenset(h.strip().lower() for h in insecure_registries),
+                insecure=frozenset(insecure_registries),
                 mirrors=registry_mirrors,
             )
     live = _read_live(against, context, loaded.objects) if against is not None else None
