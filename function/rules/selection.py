@@ -176,13 +176,49 @@ def _matches(c: Candidate, wanted: Wanted | None) -> str | None:
     return None
 
 
-def _rank(c: Candidate) -> tuple[int, int, int, int]:
+def ranks_below(c: Candidate, best: Candidate) -> str | None:
+    """Why `c` ranks below `best`, in words: the first preference where it loses; None if not.
+
+    The preferences are `_rank`'s, in its order, e.g. `metric throughput ranks after latency
+    (preferred: latency, throughput)`.
+    """
+    for (term, order), mine, theirs in zip(_TERMS, _values(c), _values(best), strict=True):
+        if _index(order, mine) != _index(order, theirs):
+            if _index(order, mine) < _index(order, theirs):
+                return None  # ranks above on a weightier preference
+            return (
+                f"{term} {mine or 'unset'} ranks after {theirs or 'unset'} "
+                f"(preferred: {', '.join(order)})"
+            )
+    return None
+
+
+def rank_of(c: Candidate) -> tuple[int, ...]:
+    """The candidate's place in the preference order (lower is better)."""
+    return _rank(c)
+
+
+_TERMS: Final = (
+    ("tuning", TYPE_ORDER),
+    ("GPU", GPU_ORDER),
+    ("metric", METRIC_ORDER),
+    ("precision", PRECISION_ORDER),
+)
+"""The preferences ranking compares, most significant first."""
+
+
+def _values(c: Candidate) -> tuple[str, str, str, str]:
+    """The candidate's value for each of `_TERMS`, normalized as ranking compares them."""
     return (
-        _index(TYPE_ORDER, (c.type or "unoptimized").lower()),
-        _index(GPU_ORDER, normalize_model(c.gpu) if c.gpu else ""),
-        _index(METRIC_ORDER, (c.metric or "").lower()),
-        _index(PRECISION_ORDER, (c.precision or "").lower()),
+        (c.type or "unoptimized").lower(),
+        normalize_model(c.gpu) if c.gpu else "",
+        (c.metric or "").lower(),
+        (c.precision or "").lower(),
     )
+
+
+def _rank(c: Candidate) -> tuple[int, ...]:
+    return tuple(_index(order, value) for (_, order), value in zip(_TERMS, _values(c), strict=True))
 
 
 def _index(order: Sequence[str], value: str) -> int:

@@ -23,7 +23,11 @@ from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import MODEL
 from function.compose.service.routing import HTTP_ROUTE
-from function.compose.service.template import DERIVED_TEMPLATE
+from function.compose.service.template import (
+    DERIVED_TEMPLATE,
+    Alternative,
+    catalog_requirements,
+)
 from function.errors import InvalidSpecError
 from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.counted import TemplateSelected
@@ -42,7 +46,10 @@ __all__ = [
     "INFERENCE_SERVICE",
     "MODEL",
     "TEMPLATE_CACHE",
+    "Alternative",
+    "catalog_requirements",
     "compose_service",
+    "explain_template_choice",
 ]
 
 PODS: Final = "predictor-pods"
@@ -144,6 +151,21 @@ def compose_service(observed: Observed) -> Composition:
         runtime=scaling.runtime(bounds, observed) if INFERENCE_SERVICE in comp.resources else None,
     )
     return frame.finish(status, headline)
+
+
+def explain_template_choice(observed: Observed) -> list[Alternative]:
+    """The templates of a service's model it does not run on, and why (`template.explain_choice`).
+
+    The runtime config and the model are resolved as `compose_service` resolves them, from the
+    same observed state; nothing is composed. For tools (aim plan): the function itself records
+    only the template chosen.
+    """
+    spec = parse_spec(observed.composite, AIMServiceSpec)
+    frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
+    models = model.resolve_model(
+        observed, spec, frame.config, _explicit_template_model(observed, spec)
+    )
+    return template.explain_choice(observed, spec, models.model)
 
 
 def _inference_service(  # noqa: PLR0913 - the inputs of one decision

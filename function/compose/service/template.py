@@ -10,6 +10,7 @@ it Available.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from function.api.hardware import Hardware
@@ -29,7 +30,15 @@ from function.rules import labels, naming
 from function.rules.merge import cpu_above_limit, merge_hardware
 from function.rules.placement import placement
 from function.rules.profile import effective_profile
-from function.rules.selection import Candidate, Selection, Stage, Wanted, select
+from function.rules.selection import (
+    Candidate,
+    Rejection,
+    Selection,
+    Stage,
+    Wanted,
+    ranks_below,
+    select,
+)
 from function.rules.status import ConditionType, Health, Reason, State
 
 DERIVED_TEMPLATE = "derived-template"
@@ -108,15 +117,35 @@ def _explicit(observed: Observed, name: str, model: Model | None) -> Template | 
 
 
 def _auto(observed: Observed, spec: AIMServiceSpec, model: Model) -> Template | Health:
+    catalog = _catalog(observed, model)
+    if catalog is None:
+        return ConditionType.TEMPLATE_READY.pending(
+            Reason.RESOLVING, f"listing templates of {model.name!r}"
+        )
+    candidates = _usable(catalog)
+    invalid = [h.message for _, h in catalog if isinstance(h, Health)]
+    default = _default(model, candidates)
+    if default is not None:
+        return default
+    by_name = {(t.name, t.scope is Scope.NAMESPACE): t for t in candidates}
+    selection = _select(observed, spec, model, candidates)
+    if selection.chosen is not None:
+        return by_name[(selection.chosen.name, selection.chosen.namespaced)]
+    return _unselected(model, selection, len(candidates), invalid)
+
+
+def _catalog(observed: Observed, model: Model) -> list[tuple[Found, Template | Health]] | None:
+    """The model's templates Crossplane listed, parsed (a Health for one that cannot be read).
+
+    None while the listings are not fetched.
+    """
     # Only the model's templates are read out of the catalog Crossplane listed.
     namespaced = _namespace_templates(observed.namespace).items_where(
         observed.required, _MODEL_NAME, model.name
     )
     cluster = _CLUSTER_TEMPLATES.items_where(observed.required, _MODEL_NAME, model.name)
     if namespaced is None or cluster is None:
-        return ConditionType.TEMPLATE_READY.pending(
-            Reason.RESOLVING, f"listing templates of {model.name!r}"
-        )
+        return None
     # A cluster template's modelName is an AIMClusterModel: it serves a namespace model of the
     # same name only by accident, so those are not candidates.
     found = [
@@ -126,17 +155,28 @@ def _auto(observed: Observed, spec: AIMServiceSpec, model: Model) -> Template | 
             for m in (cluster if model.scope is Scope.CLUSTER else ())
         ),
     ]
-    parsed = [_parse(f) for f in found]
-    candidates = [t for t in parsed if not isinstance(t, Health)]
-    invalid = [h.message for h in parsed if isinstance(h, Health)]
+    return [(f, _parse(f)) for f in found]
+
+
+def _usable(catalog: list[tuple[Found, Template | Health]]) -> list[Template]:
+    return [t for _, t in catalog if not isinstance(t, Health)]
+
+
+def _default(model: Model, candidates: list[Template]) -> Template | None:
+    """The model's defaultServiceTemplate among its templates (namespace first), if named."""
     default = model.spec.default_service_template
     if default is not None:
         for t in sorted(candidates, key=lambda t: t.scope is not Scope.NAMESPACE):
             if t.name == default:
                 return t
-    by_name = {(t.name, t.scope is Scope.NAMESPACE): t for t in candidates}
+    return None
+
+
+def _select(
+    observed: Observed, spec: AIMServiceSpec, model: Model, candidates: list[Template]
+) -> Selection:
     sticky = _sticky(observed)
-    selection = select(
+    return select(
         [_candidate(t) for t in candidates],
         # A custom model's profiles are the user's own weights on hardware they named: nobody
         # tuned them, and there is nothing better to pick, so the tuning filter does not apply.
@@ -145,9 +185,118 @@ def _auto(observed: Observed, spec: AIMServiceSpec, model: Model) -> Template | 
         wanted=_wanted(spec.overrides),
         sticky=next((t.name for t in candidates if labels.value(t.name) == sticky), None),
     )
-    if selection.chosen is not None:
-        return by_name[(selection.chosen.name, selection.chosen.namespaced)]
-    return _unselected(model, selection, len(candidates), invalid)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A template of the service's model that it does not run on, and why not."""
+
+    kind: str
+    name: str
+    why: str
+
+
+def catalog_requirements(namespace: str) -> list[Requirement]:
+    """The listings `explain_choice` reads the model's templates from, whatever the spec says.
+
+    A service that names its template asks Crossplane for that one alone; a caller that wants
+    the others explained (aim plan) fetches these too.
+    """
+    return [_namespace_templates(namespace).requirement(), _CLUSTER_TEMPLATES.requirement()]
+
+
+def explain_choice(
+    observed: Observed, spec: AIMServiceSpec, model: Model | None
+) -> list[Alternative]:
+    """Each other template of the model of a service that has chosen one, and why not it.
+
+    From the inputs `resolve_template` decides on, through the same steps: the field that named
+    the template (`spec.template.name`, the model's `defaultServiceTemplate`) kept the others
+    from being considered; otherwise each says the stage of auto-selection it dropped out at, or
+    the preference it ranks lower on. Empty while no template is chosen (TemplateReady says why)
+    or the model's templates are not listed. Pure: it decides and writes nothing.
+    """
+    catalog = _catalog(observed, model) if model is not None else None
+    if model is None or catalog is None:
+        return []
+    named = spec.template.name if spec.template is not None else None
+    if named is not None:
+        explicit = _explicit(observed, named, model)
+        if isinstance(explicit, Health):
+            return []
+        by_name = f"not considered: spec.template.name names {explicit.kind} {explicit.name!r}"
+        return _others(observed, catalog, explicit, lambda _: by_name)
+    candidates = _usable(catalog)
+    default = _default(model, candidates)
+    if default is not None:
+        by_default = (
+            f"not considered: {model.kind} {model.name!r} names {default.name!r} in "
+            "spec.defaultServiceTemplate"
+        )
+        return _others(observed, catalog, default, lambda _: by_default)
+    selection = _select(observed, spec, model, candidates)
+    best = selection.chosen
+    if best is None:
+        return []
+    dropped = {(r.candidate.name, r.candidate.namespaced): r for r in selection.rejected}
+
+    def why(t: Template) -> str:
+        c = _candidate(t)
+        r = dropped.get((c.name, c.namespaced))
+        if r is not None and r.stage in _FILTERS:
+            return _filtered(r)
+        return _outranked(c, best)
+
+    chosen = next(t for t in candidates if _candidate(t) == best)
+    return _others(observed, catalog, chosen, why)
+
+
+_FILTERS = frozenset({Stage.AVAILABILITY, Stage.TUNING, Stage.OVERRIDES})
+
+
+def _others(
+    observed: Observed,
+    catalog: list[tuple[Found, Template | Health]],
+    chosen: Template,
+    why: Callable[[Template], str],
+) -> list[Alternative]:
+    """Every template of the catalog but the chosen one and the service's own derived one."""
+    derived = observed.resources.get(DERIVED_TEMPLATE)
+    own = name_of(derived) if derived is not None else None
+    out = []
+    for found, t in catalog:
+        name = name_of(found.manifest)
+        if (name, found.scope) == (chosen.name, chosen.scope) or (
+            found.scope is Scope.NAMESPACE and name == own
+        ):
+            continue
+        reason = t.message if isinstance(t, Health) else why(t)
+        out.append(Alternative(str(found.kind), name, reason))
+    return out
+
+
+def _filtered(r: Rejection) -> str:
+    """A filter's reason, with what the user can act on."""
+    c = r.candidate
+    if r.stage is Stage.AVAILABILITY and c.status == TemplateStatusValue.NOT_AVAILABLE:
+        return f"{r.why}: no node of the cluster has its GPU ({c.gpu or 'unknown'})"
+    if r.stage is Stage.OVERRIDES:
+        return f"{r.why} (spec.overrides)"
+    return r.why
+
+
+def _outranked(c: Candidate, best: Candidate) -> str:
+    """Why a template that passed every filter lost to `best`."""
+    if best.namespaced and not c.namespaced:
+        return "a cluster template: the model has an eligible namespace template, which comes first"
+    below = ranks_below(c, best)
+    if below is not None and c.namespaced == best.namespaced:
+        return f"ranks below {best.name} ({c.describe()}): {below}"
+    # Only a sticky choice keeps a template that does not rank first.
+    return (
+        f"eligible ({c.describe()}), but the service already runs on {best.name}, which it keeps "
+        "while that stays eligible: a better template does not restart a running service"
+    )
 
 
 def _unselected(model: Model, selection: Selection, count: int, invalid: list[str]) -> Health:
