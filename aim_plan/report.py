@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from aim_plan.choice import not_chosen
 from aim_plan.load import Ignored, Obj, is_aim
 from aim_plan.registry import Asked
 from aim_plan.rounds import Plan
@@ -24,6 +25,9 @@ SIMULATED: Final = {
     fn.__name__: (fn.__doc__ or "").splitlines()[0].rstrip(".") for fn in SIMULATIONS.values()
 }
 """Each simulation's name and the controller it stands for (its docstring's first line)."""
+
+NOT_CHOSEN_SHOWN: Final = 5
+"""Templates not chosen the page lists under a service before `and N more` (data lists all)."""
 
 NO_NODE: Final = (
     "no Node in the manifests: templates that ask for a GPU find none in the plan's cluster; "
@@ -132,9 +136,12 @@ def _summary(plan: Plan, obj: Obj) -> dict[str, Any]:
         )
         out["template"] = template.get("name")
         out["templateReady"] = ready.get("message", "")
-    reconciled = plan.reconciled.get(
-        (obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta["name"])
-    )
+    key = (obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta["name"])
+    if obj["kind"] == "AIMService":
+        out["notChosen"] = [
+            {"name": a.name, "kind": a.kind, "why": a.why} for a in not_chosen(plan, key)
+        ]
+    reconciled = plan.reconciled.get(key)
     if reconciled is not None and reconciled.events:
         out["events"] = reconciled.events
     return out
@@ -164,9 +171,7 @@ def text(report: dict[str, Any]) -> str:
         where = f"{s['namespace']}/{s['name']}" if s.get("namespace") else s["name"]
         lines.append(f"{s['kind']} {where} {s['status']}")
         if s["kind"] == "AIMService":
-            lines.append(f"  template: {s.get('template') or '(none chosen)'}")
-            if s.get("templateReady"):
-                lines.append(f"    {s['templateReady']}")
+            lines += _template_lines(s)
         for c in s["conditions"]:
             reason = f" {c['reason']}" if c.get("reason") else ""
             message = f": {c['message']}" if c.get("message") else ""
@@ -205,4 +210,16 @@ def _registry_lines(registry: dict[str, Any]) -> list[str]:
             f"; {f['query']}: {f['outcome']}: {f['message']}" for f in s.get("failed") or []
         )
         lines.append(f"registry: source {s['source']} {s['outcome']}: {found}{failed}")
+    return lines
+
+
+def _template_lines(service: dict[str, Any]) -> list[str]:
+    """A service's template, why, and why not each other one (the first few)."""
+    lines = [f"  template: {service.get('template') or '(none chosen)'}"]
+    if service.get("templateReady"):
+        lines.append(f"    why: {service['templateReady']}")
+    others = service.get("notChosen") or []
+    lines += [f"    not chosen: {o['name']} — {o['why']}" for o in others[:NOT_CHOSEN_SHOWN]]
+    if len(others) > NOT_CHOSEN_SHOWN:
+        lines.append(f"    and {len(others) - NOT_CHOSEN_SHOWN} more")
     return lines

@@ -54,12 +54,19 @@ class Runner(Protocol):
         ...
 
 
+SERVICE_KINDS: Final = frozenset({"AIMService", "XAIMService"})
+"""A service's kinds (the claims flavour's composite too): their last request is kept."""
+
+
 @dataclass
 class Reconciled:
     """One XR's last reconcile: the events it was told, and the error that stopped it, if any."""
 
     events: list[str] = field(default_factory=list)
     error: str | None = None
+    request: bytes | None = None
+    """A service's last RunFunctionRequest, serialized: what the function last decided on, so
+    the report can ask it why the other templates were not chosen (aim_plan/choice.py)."""
 
 
 @dataclass
@@ -198,7 +205,8 @@ async def reconcile(runner: Runner, world: World, key: Key) -> Reconciled:
         outcome = _failed(world, xr, error)
         outcome.events = events
         return outcome
-    return Reconciled(events)
+    last = req.SerializeToString() if xr.get("kind") in SERVICE_KINDS else None
+    return Reconciled(events, request=last)
 
 
 def composed_by(world: World, xr: Obj) -> dict[str, Obj]:

@@ -291,7 +291,7 @@ def _outranked(c: Candidate, best: Candidate) -> str:
         return "a cluster template: the model has an eligible namespace template, which comes first"
     below = ranks_below(c, best)
     if below is not None and c.namespaced == best.namespaced:
-        return f"ranks below {best.name} ({c.describe()}): {below}"
+        return f"ranks below the chosen template: {below}"
     # Only a sticky choice keeps a template that does not rank first.
     return (
         f"eligible ({c.describe()}), but the service already runs on {best.name}, which it keeps "

@@ -109,6 +109,31 @@ def test_the_cluster_model_journey_plans_to_the_service_running_on_the_latency_t
     assert (env["AIM_METRIC"], env["AIM_PRECISION"]) == ("latency", "fp8")
 
 
+def test_the_cluster_model_journey_says_why_the_throughput_template_was_not_chosen(
+    tmp_path: Path,
+) -> None:
+    """Issue 34's "why the others were not": the service on the latency template names the
+    throughput template as not chosen, ranking lower on its metric, in the data and on the
+    page."""
+    journey = cluster_model_with_labels(tmp_path)
+    report = plan(str(journey))
+    throughput = next(
+        t
+        for t in objects(report, "AIMClusterServiceTemplate")
+        if t["spec"]["metric"] == "throughput"
+    )
+    [service] = aim(report, "AIMService")
+    why = (
+        "ranks below the chosen template: metric throughput ranks after latency "
+        "(preferred: latency, throughput)"
+    )
+    assert service["notChosen"] == [
+        {"name": throughput["metadata"]["name"], "kind": "AIMClusterServiceTemplate", "why": why}
+    ]
+    page = CliRunner().invoke(cli, ["plan", str(journey), "--gpu-node", "MI300X", "--offline"])
+    assert f"    not chosen: {throughput['metadata']['name']} — {why}" in page.output.splitlines()
+
+
 def test_the_cluster_model_journey_offline_says_it_needs_the_registry() -> None:
     """Offline the model's labels are unknown: the model says so with the fix, the service
     waits for it, and the output lists the image the plan did not read."""

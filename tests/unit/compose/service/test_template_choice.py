@@ -80,8 +80,8 @@ CASES = [
         [model(), template("best"), template("thr", metric="throughput")],
         "best",
         {
-            "AIMServiceTemplate/thr": "ranks below best (optimized, 1 x MI300X, throughput, fp8): "
-            "metric throughput ranks after latency (preferred: latency, throughput)"
+            "AIMServiceTemplate/thr": "ranks below the chosen template: metric throughput "
+            "ranks after latency (preferred: latency, throughput)"
         },
     ),
     ChoiceCase(
