@@ -168,7 +168,7 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
         msg = "--context names a context of --against's kubeconfig; give --against too"
         raise click.UsageError(msg)
     nodes = _gpu_nodes(gpu_nodes)
-    notes = []
+    notes = list(loaded.notes)
     if offline:
         _refuse_registry_flags(ctx)
         registry = offline_answers()

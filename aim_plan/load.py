@@ -22,6 +22,8 @@ from typing import Any, Final
 
 import yaml
 
+from aim_migrate.convert import convert
+from aim_migrate.operator import OPERATOR_GROUP
 from function.api.definitions import DEFINITIONS
 from function.api.meta import GROUP
 from function.kube.claims import composite_names
@@ -66,6 +68,9 @@ class Loaded:
     objects: list[Obj] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """One per object converted from an older API with aim-migrate, with the converter's
+    warnings."""
 
 
 def files_of(paths: Sequence[Path]) -> list[Path]:
@@ -98,26 +103,26 @@ def load(paths: Sequence[Path]) -> Loaded:
             no Kubernetes object.
     """
     loaded = Loaded(files=files_of(paths))
-    by_key: dict[tuple[str, str, str, str], int] = {}
+    read: list[tuple[str, Obj]] = []
     for path in loaded.files:
         for index, doc in enumerate(_documents(path)):
-            where = f"{path} (document {index})"
-            if doc is None:
-                continue
-            obj = _object(doc, where)
-            if obj is None:
-                continue
-            reason = ignored_because(obj)
-            if reason is not None:
-                loaded.ignored.append(Ignored(where, describe(obj), reason))
-                continue
-            obj = as_stored(obj)
-            key = key_of(obj)
-            if key in by_key:  # applied again: the later document wins, as with kubectl apply
-                loaded.objects[by_key[key]] = obj
-            else:
-                by_key[key] = len(loaded.objects)
-                loaded.objects.append(obj)
+            if doc is not None:
+                where = f"{path} (document {index})"
+                read.append((where, _object(doc, where)))
+    by_key: dict[tuple[str, str, str, str], int] = {}
+    for where, doc in _converted(read, loaded.notes):
+        _default_namespace(doc)
+        reason = ignored_because(doc)
+        if reason is not None:
+            loaded.ignored.append(Ignored(where, describe(doc), reason))
+            continue
+        obj = as_stored(doc)
+        key = key_of(obj)
+        if key in by_key:  # applied again: the later document wins, as with kubectl apply
+            loaded.objects[by_key[key]] = obj
+        else:
+            by_key[key] = len(loaded.objects)
+            loaded.objects.append(obj)
     return loaded
 
 
@@ -167,21 +172,63 @@ def ignored_because(obj: Obj) -> str | None:
         return None
     if api_version == "v1" and kind in CORE_KINDS:
         return None
-    if group == GROUP:
+    if group in {GROUP, OPERATOR_GROUP}:
         return (
-            f"{kind} is an older generation of the AIM API; convert it first with "
-            "aim-migrate (scripts/migrate) and plan the result"
+            f"{kind} of {api_version} is neither this API ({GROUP}/v1alpha1) nor a kind "
+            "aim-migrate converts: the plan neither creates nor reads it"
         )
-    if group == "aim.eai.amd.com":
-        return "the AIM operator's API; convert it first with aim-migrate (scripts/migrate)"
     return (
         "not an AIM kind nor an object the function reads (Secret, ServiceAccount, Namespace, "
         "Node): the plan neither creates nor reads it"
     )
 
 
-def _object(doc: object, where: str) -> Obj | None:
-    """The document as an object, its namespace defaulted as kubectl does."""
+def _converted(read: list[tuple[str, Obj]], notes: list[str]) -> list[tuple[str, Obj]]:
+    """The documents with those of an older AIM API converted, as `scripts/migrate` would.
+
+    Every AIM document of either group goes through one run of the converter (models are found
+    by image and profiles by name across them); one it leaves as it is stays as read, its
+    status too. A converted one gets a note; one the converter cannot carry over stops the plan
+    with the converter's words, as `scripts/migrate` would ask for a review.
+
+    Raises:
+        LoadError: the converter cannot carry a document over.
+    """
+    older = [i for i, (_, obj) in enumerate(read) if _group(obj) in {GROUP, OPERATOR_GROUP}]
+    out = list(read)
+    for i, m in zip(older, convert([read[i][1] for i in older]), strict=True):
+        where, obj = read[i]
+        if not m.dropped and m.manifest == {k: v for k, v in obj.items() if k != "status"}:
+            continue  # this API already: planned as written
+        if m.not_carried or not isinstance(m.manifest, dict):
+            msg = (
+                f"{where}: aim-migrate cannot carry {m.source} over: "
+                + "; ".join(m.not_carried or ["left out"])
+                + "; fix the manifest (scripts/migrate prints the whole report) or leave it out"
+            )
+            raise LoadError(msg)
+        out[i] = (where, m.manifest)
+        warned = "".join(f"; warning: {w}" for w in m.warnings)
+        notes.append(
+            f"{where}: {describe(m.manifest)} converted from {obj['apiVersion']} {obj['kind']} "
+            f"with aim-migrate (scripts/migrate writes the converted manifests){warned}"
+        )
+    return out
+
+
+def _group(obj: Obj) -> str:
+    api_version = str(obj.get("apiVersion", ""))
+    return api_version.split("/", 1)[0] if "/" in api_version else ""
+
+
+def _default_namespace(obj: Obj) -> None:
+    """A namespaced object given no namespace lands in `default`, as with kubectl apply."""
+    if ignored_because(obj) is None and obj["kind"] not in CLUSTER_SCOPED:
+        obj["metadata"].setdefault("namespace", "default")
+
+
+def _object(doc: object, where: str) -> Obj:
+    """The document as an object, checked to be one."""
     if not isinstance(doc, dict):
         msg = f"{where}: is a {type(doc).__name__}, not a Kubernetes object (a mapping)"
         raise LoadError(msg)
@@ -193,8 +240,6 @@ def _object(doc: object, where: str) -> Obj | None:
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
         msg = f"{where}: {obj['kind']} has no metadata.name; give it one"
         raise LoadError(msg)
-    if ignored_because(obj) is None and obj["kind"] not in CLUSTER_SCOPED:
-        meta.setdefault("namespace", "default")  # what kubectl apply does with none given
     return obj
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from aim_plan.cli import cli
 from aim_plan.registry import NOT_READ
 from aim_plan.simulate import NO_SIZE
-from tests.e2e.images import LLAMA_31_8B
+from tests.e2e.images import LLAMA_31_8B, SEED002_CLUSTER, SEED002_DEV
 
 JOURNEYS = Path(__file__).parents[3] / "examples" / "journeys"
 MI300X_DEVICE_IDS = ["74a1", "74a9", "74b5", "74bd"]
@@ -179,12 +179,91 @@ def test_the_custom_models_journey_runs_the_sized_service_and_names_the_size_it_
         assert any(NO_SIZE in c.get("message", "") for c in cache["conditions"])
 
 
-def test_the_older_api_catalog_is_ignored_until_migrated_and_the_output_says_so() -> None:
-    """Journey 5's catalog is the older generation: listed as ignored, with aim-migrate."""
+def older_api_catalog_with_labels(tmp_path: Path) -> Path:
+    """Journey 5's manifests as written (the older API generation), each model given the name
+    its image's labels carry (what the e2e registry serves) as spec.imageMetadata: the
+    templates' dry-runs are answered from it. The converter carries the field over."""
+    journey = tmp_path / "older-api-catalog"
+    shutil.copytree(JOURNEYS / "older-api-catalog", journey)
+    metadata = {"model": {"canonicalName": SEED002_CLUSTER.model_id}}
+    assert SEED002_DEV.model_id == SEED002_CLUSTER.model_id
+    for name in ("01-catalog.yaml", "02-dev-model-in-ml-research.yaml"):
+        docs = list(yaml.safe_load_all((journey / name).read_text()))
+        for doc in docs:
+            if doc["kind"] in {"AIMClusterImage", "AIMImage", "AIMModel"}:
+                doc["spec"]["imageMetadata"] = metadata
+        (journey / name).write_text(yaml.safe_dump_all(docs))
+    return journey
+
+
+def test_the_older_api_catalog_is_converted_in_memory_and_plans_to_the_e2e_end_state(
+    tmp_path: Path,
+) -> None:
+    """Journey 5 (tests/e2e/test_journeys_older_api.py) planned as written: every older-API
+    object converted with aim-migrate and noted, nothing ignored; the templates discovered on
+    their GPUs, the research template caching itself, llama-throughput Running on the template
+    derived from the cluster one on two MI300X, llama-research on the research template at seed
+    002's route path. Where the plane goes further offline it cannot: the research cache's
+    Hugging Face source has no size, and the plan says which field to set."""
+    report = plan(str(older_api_catalog_with_labels(tmp_path)))
+    assert report["converged"]
+    assert report["ignored"] == []
+    converted = [n for n in report["notes"] if "converted from aim.silogen.ai/v1alpha1" in n]
+    assert len(converted) == 6  # 2 images, 2 templates, 2 services; the rest is this API
+    assert any(
+        "AIMClusterModel meta-llama-3-8b-instruct converted from aim.silogen.ai/v1alpha1 "
+        "AIMClusterImage with aim-migrate (scripts/migrate writes the converted manifests)" in n
+        for n in converted
+    )
+
+    for model in [*objects(report, "AIMClusterModel"), *objects(report, "AIMModel")]:
+        assert model["status"]["status"] == "Ready", model["metadata"]
+    [latency] = objects(report, "AIMClusterServiceTemplate")
+    assert latency["status"]["status"] == "Available"
+    assert (latency["spec"]["metric"], latency["spec"]["precision"]) == ("latency", "fp16")
+    assert latency["status"]["hardwareSummary"] == "1 x MI300X"
+    templates = {t["metadata"]["name"]: t for t in objects(report, "AIMServiceTemplate")}
+    research = templates.pop("llama-3-8b-throughput")
+    assert research["status"]["status"] == "Available"
+    assert research["status"]["hardwareSummary"] == "2 x MI300X"
+    [cache] = objects(report, "AIMTemplateCache")
+    assert cache["metadata"]["name"] == "llama-3-8b-throughput"
+    assert cache["status"]["resolvedTemplateKind"] == "AIMServiceTemplate"
+
+    # The overrides: a derived namespace template on two GPUs, the service Running on it.
+    [derived] = templates.values()
+    assert derived["metadata"]["labels"]["aim.silogen.ai/base-template"] == "llama-3-8b-latency"
+    assert derived["spec"]["hardware"]["gpu"]["model"] == "MI300X"  # kept from the base
+    assert (derived["status"]["status"], derived["spec"]["metric"]) == ("Available", "throughput")
+    assert derived["status"]["hardwareSummary"] == "2 x MI300X"
+    services = {s["metadata"]["name"]: s for s in objects(report, "AIMService")}
+    throughput = services["llama-throughput"]["status"]
+    assert throughput["status"] == "Running"
+    assert throughput["resolvedTemplate"]["name"] == derived["metadata"]["name"]
+    [isvc] = objects(report, "InferenceService")
+    [container] = isvc["spec"]["predictor"]["containers"]
+    assert container["resources"]["limits"]["amd.com/gpu"] == "2"
+    assert {e["name"]: e.get("value") for e in container["env"]}["AIM_METRIC"] == "throughput"
+    affinity = isvc["spec"]["predictor"]["affinity"]["nodeAffinity"]
+    [term] = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert term["matchExpressions"][0]["values"] == MI300X_DEVICE_IDS
+
+    # The research service: its template and route as on the plane; its cache needs a size.
+    research_service = services["llama-research"]["status"]
+    assert research_service["resolvedTemplate"]["name"] == "llama-3-8b-throughput"
+    path = "/ml-research/research/meta-llama-3-8b-instruct-dev"
+    assert research_service["routing"]["path"] == path
+    [model_cache] = aim(report, "AIMModelCache")
+    assert any(NO_SIZE in c.get("message", "") for c in model_cache["conditions"])
+
+
+def test_the_older_api_catalog_as_written_needs_the_registry_and_says_so() -> None:
+    """Without the images' labels the converted objects still plan: the templates' dry-runs
+    say which field to add, the research model lists the image the plan did not read."""
     report = plan(str(JOURNEYS / "older-api-catalog"))
-    ignored = {i["object"]: i["why"] for i in report["ignored"]}
-    assert set(ignored) == {
-        "AIMClusterImage meta-llama-3-8b-instruct",
-        "AIMImage ml-team/meta-llama-3-8b-instruct-dev",
-    }
-    assert all("aim-migrate" in why for why in ignored.values())
+    assert report["converged"]
+    assert report["ignored"] == []
+    [image] = report["registry"]["images"]
+    assert (image["image"], image["outcome"]) == (SEED002_DEV.image, "RegistryUnreachable")
+    [latency] = aim(report, "AIMClusterServiceTemplate")
+    assert any("spec.imageMetadata" in c.get("message", "") for c in latency["conditions"])

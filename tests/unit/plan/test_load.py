@@ -112,22 +112,65 @@ def test_directories_are_read_in_file_order_and_a_later_document_wins(tmp_path: 
     assert service["spec"]["model"]["ref"] == "second"
 
 
-def test_unknown_and_older_kinds_are_listed_as_ignored_with_the_fix(tmp_path: Path) -> None:
-    """Nothing is dropped silently: what the plan does not use is listed, with why."""
+def test_unknown_kinds_are_listed_as_ignored_with_why(tmp_path: Path) -> None:
+    """Nothing is dropped silently: what the plan does not use is listed, with why; an AIM
+    group kind the converter does not know either is not mistaken for an older one."""
     path = tmp_path / "m.yaml"
     path.write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ml}\n---\n"
-        "apiVersion: aim.silogen.ai/v1alpha1\nkind: AIMClusterImage\nmetadata: {name: old}\n"
+        "apiVersion: aim.silogen.ai/v1alpha1\nkind: AIMGadget\nmetadata: {name: odd}\n"
     )
     loaded = load([path])
     assert loaded.objects == []
     assert [(i.source.endswith("(document 0)"), i.what) for i in loaded.ignored[:1]] == [
         (True, "Deployment ml/web")
     ]
-    assert "aim-migrate" in loaded.ignored[1].why
+    assert "nor a kind aim-migrate converts" in loaded.ignored[1].why
     result = CliRunner().invoke(cli, ["plan", str(path)])
     assert "ignored" in result.output
     assert "Deployment ml/web" in result.output
+
+
+OLD_IMAGE = """\
+apiVersion: aim.silogen.ai/v1alpha1
+kind: AIMImage
+metadata: {name: llama, namespace: ml}
+spec: {image: ghcr.io/example/llama:1}
+"""
+
+
+def test_an_older_api_object_is_converted_as_scripts_migrate_would_and_noted(
+    tmp_path: Path,
+) -> None:
+    """Planned, not ignored: the converter's result, with a note naming what it came from;
+    an object of this API beside it is planned as written, with no note."""
+    path = tmp_path / "m.yaml"
+    path.write_text(OLD_IMAGE + "---\n" + SERVICE)
+    loaded = load([path])
+    model, service = loaded.objects
+    assert (model["kind"], model["metadata"]["namespace"]) == ("AIMModel", "ml")
+    assert model["spec"]["image"] == "ghcr.io/example/llama:1"
+    assert service["spec"] == {"model": {"ref": "m"}}
+    note = (
+        f"{path} (document 0): AIMModel ml/llama converted from aim.silogen.ai/v1alpha1 AIMImage "
+        "with aim-migrate (scripts/migrate writes the converted manifests)"
+    )
+    assert loaded.notes == [note]
+    assert loaded.ignored == []
+
+
+def test_what_the_converter_cannot_carry_over_stops_the_plan_in_its_words() -> None:
+    """examples/migrate/old.yaml, which scripts/migrate converts with exit status 1: a cluster
+    runtime config's pull secrets have no place here. The plan plans no half-converted catalog:
+    exit 2, the file, the object and the field, as the converter reports them."""
+    old = Path(__file__).parents[3] / "examples" / "migrate" / "old.yaml"
+    result = CliRunner().invoke(cli, ["plan", str(old)])
+    assert result.exit_code == 2, result.output
+    assert f"{old} (document 0): aim-migrate cannot carry AIMClusterConfig/default over: " in (
+        result.output
+    )
+    assert "spec.imagePullSecrets" in result.output
+    assert "scripts/migrate prints the whole report" in result.output
 
 
 def test_a_namespaced_object_without_a_namespace_lands_in_default_as_with_kubectl(
@@ -160,3 +203,15 @@ def test_secrets_are_read_but_never_printed(tmp_path: Path, case: Output) -> Non
     assert result.exit_code == 0, result.output
     assert SECRET_VALUE not in result.output
     assert "hf-token" not in result.output
+
+
+def test_the_converters_warnings_ride_on_the_note() -> None:
+    """An AIM operator manifest converts with a warning (carried, but it behaves differently):
+    the note says so, in the converter's words, so the plan's reader sees it too."""
+    operator = Path(__file__).parents[1] / "migrate" / "operator_manifests"
+    loaded = load([operator / "runtime-config-deprecated.yaml"])
+    [config] = loaded.objects
+    assert config["apiVersion"] == "aim.silogen.ai/v1alpha1"
+    [note] = loaded.notes
+    assert "converted from aim.eai.amd.com/v1alpha1 AIMRuntimeConfig with aim-migrate" in note
+    assert '; warning: spec.defaultStorageClassName: "old-class" left out' in note
