@@ -124,11 +124,12 @@ def _summary(plan: Plan, obj: Obj) -> dict[str, Any]:
         for c in status.get("conditions") or []
         if isinstance(c, dict) and _worth_showing(c)
     ]
-    out["composes"] = [
+    # The world's index by controller: a scan of every object per XR grows with the square.
+    out["composes"] = sorted(
         f"{o['kind']}/{o['metadata']['name']}"
-        for o in plan.world
-        if o.get("kind") != "Secret" and _controlled_by(o, meta.get("uid"))
-    ]
+        for o in plan.world.controlled_by(str(meta.get("uid")))
+        if o.get("kind") != "Secret"
+    )
     if obj["kind"] == "AIMService":
         template = status.get("resolvedTemplate") or {}
         ready: dict[str, Any] = next(
@@ -157,11 +158,6 @@ def _ready(obj: Obj) -> str:
 def _worth_showing(condition: dict[str, Any]) -> bool:
     true = condition.get("status") == "True"
     return true if condition.get("type") in ABNORMAL_WHEN_TRUE else not true
-
-
-def _controlled_by(obj: Obj, uid: str | None) -> bool:
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return any(r.get("controller") and r.get("uid") == uid for r in refs if isinstance(r, dict))
 
 
 def text(report: dict[str, Any]) -> str:

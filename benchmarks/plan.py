@@ -6,8 +6,9 @@ Writes, per size, into a temporary directory what a platform team would plan: a 
 with its image's labels given as `spec.imageMetadata` (two recommended MI300X deployments, so no
 registry is read) and that many AIMServices naming it, spread over the team namespaces, then
 plans them in this process as `aim plan DIR --gpu-node MI300X` does (the same calls:
-`aim_plan.load`, `aim_plan.rounds.plan`). It prints per size the wall time (reading the files
-included), the rounds to the fixed point, the function calls, the time per service, the
+`aim_plan.load`, `aim_plan.rounds.plan`, then the report, `aim_plan.report`, with each
+service's choice explained). It prints per size the wall time (reading the files and writing
+the report included), the rounds to the fixed point, the function calls, the time per service, the
 resident memory after the plan, and whether it converged with every service Running.
 
 The baseline is the same catalog with a single service, planned first in the same run (twice,
@@ -36,6 +37,7 @@ import yaml
 from crossplane.function import logging
 
 from aim_plan.load import load
+from aim_plan.report import data, text
 from aim_plan.rounds import plan
 from aim_plan.simulate import gpu_node
 from aim_plan.world import World
@@ -124,6 +126,7 @@ def measure(services: int, namespaces: int) -> Measured:
         start = time.perf_counter()
         loaded = load([Path(tmp)])
         result = plan(World([*loaded.objects, gpu_node(GPU, 8)]))
+        text(data(result, loaded.ignored, loaded.notes))
         seconds = time.perf_counter() - start
     running = sum(
         1
@@ -191,7 +194,7 @@ def main() -> None:
     baseline = measure(1, 1)
     print(
         f"aim plan DIR --gpu-node {GPU}: a cluster model and N AIMServices over "
-        f"{args.namespaces} namespaces, in process; wall time includes reading the files"
+        f"{args.namespaces} namespaces, in process; wall time includes reading the files and the report"
     )
     print(
         f"{'':<22} {'wall s':>8} {'rounds':>6} {'calls':>7} {'ms/svc':>8} "
