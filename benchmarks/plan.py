@@ -194,7 +194,8 @@ def main() -> None:
     baseline = measure(1, 1)
     print(
         f"aim plan DIR --gpu-node {GPU}: a cluster model and N AIMServices over "
-        f"{args.namespaces} namespaces, in process; wall time includes reading the files and the report"
+        f"{args.namespaces} namespaces, in process; wall time includes reading the files "
+        "and the report"
     )
     print(
         f"{'':<22} {'wall s':>8} {'rounds':>6} {'calls':>7} {'ms/svc':>8} "
