@@ -148,6 +148,20 @@ class _Counted:
         return await self.runner.RunFunction(req)
 
 
+def _labelled(world: World, xr: Obj) -> Obj:
+    """The XR with the label core gives every composite: its own name.
+
+    Core writes it before the first function call, so the plan does too.
+    """
+    meta = xr.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if not meta or labels.get(COMPOSITE_LABEL) == meta.get("name"):
+        return xr
+    labelled = {**xr, "metadata": {**meta, "labels": {**labels, COMPOSITE_LABEL: meta["name"]}}}
+    world.put(labelled)
+    return labelled
+
+
 def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
     what = describe(
         {"apiVersion": key[0], "kind": key[1], "metadata": {"namespace": key[2], "name": key[3]}}
@@ -161,7 +175,7 @@ def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
 
 async def reconcile(runner: Runner, world: World, key: Key) -> Reconciled:
     """One reconcile of the XR of `key`, as core runs it, applied to the world."""
-    xr = world.get(key) or {}
+    xr = _labelled(world, world.get(key) or {})
     observed = composed_by(world, xr)
     req = fnv1.RunFunctionRequest()
     req.meta.tag = "aim-plan"

@@ -108,7 +108,8 @@ def kserve_reports_ready(world: World, isvc: Obj) -> bool:
             return False
     status = {
         "url": f"http://{meta['name']}.{meta['namespace']}.example.com",
-        "conditions": [_true("PredictorReady", "PredictorReady"), _true("Ready", "Ready")],
+        # KServe's conditions are Knative's: a True one carries no reason.
+        "conditions": [_true("PredictorReady"), _true("Ready")],
     }
     world.put({**isvc, "status": status})
     return True
@@ -194,14 +195,11 @@ def _job_finished(job: Obj) -> bool:
     )
 
 
-def _true(condition_type: str, reason: str) -> dict[str, str]:
-    return {
-        "type": condition_type,
-        "status": "True",
-        "reason": reason,
-        "message": "",
-        "lastTransitionTime": PLAN_TIME,
-    }
+def _true(condition_type: str, reason: str | None = None) -> dict[str, str]:
+    condition = {"type": condition_type, "status": "True", "lastTransitionTime": PLAN_TIME}
+    if reason is not None:
+        condition |= {"reason": reason, "message": ""}
+    return condition
 
 
 def _pod(job: Obj, container: str, code: int, message: str) -> Obj:
