@@ -149,13 +149,14 @@ class _Counted:
 
 
 def _labelled(world: World, xr: Obj) -> Obj:
-    """The XR with the label core gives every composite: its own name.
+    """The XR with the label core gives a composite that has none: its own name.
 
-    Core writes it before the first function call, so the plan does too.
+    Core writes it before the first function call, so the plan does too. A composed XR has its
+    parent's already (the root's name), which core keeps.
     """
     meta = xr.get("metadata") or {}
     labels = meta.get("labels") or {}
-    if not meta or labels.get(COMPOSITE_LABEL) == meta.get("name"):
+    if not meta or labels.get(COMPOSITE_LABEL):
         return xr
     labelled = {**xr, "metadata": {**meta, "labels": {**labels, COMPOSITE_LABEL: meta["name"]}}}
     world.put(labelled)
@@ -309,16 +310,18 @@ def _failed(world: World, xr: Obj, message: str) -> Reconciled:
 def _composed(xr: Obj, name: str, obj: Obj) -> Obj:
     """A desired object with the metadata core gives composed resources."""
     xr_meta = xr["metadata"]
+    xr_labels = xr_meta.get("labels") or {}
+    # The XR's own label, which a composed XR inherits: every object of a tree names its root.
+    root = xr_labels.get(COMPOSITE_LABEL) or xr_meta["name"]
     meta = dict(obj.get("metadata") or {})
     if not meta.get("name"):
-        # Core generates `<xr>-<random>`; the plan derives the suffix, to print the same twice.
+        # Core generates `<root>-<random>`; the plan derives the suffix, to print the same twice.
         digest = hashlib.sha256(f"{xr_meta['uid']}/{name}".encode()).hexdigest()[:5]
-        meta["name"] = f"{xr_meta['name']}-{digest}"
+        meta["name"] = f"{root}-{digest}"
     if xr_meta.get("namespace"):
         meta["namespace"] = xr_meta["namespace"]  # a namespaced XR composes into its namespace
-    xr_labels = xr_meta.get("labels") or {}
     claim = {k: xr_labels[k] for k in CLAIM_LABELS if k in xr_labels}
-    meta["labels"] = {**(meta.get("labels") or {}), COMPOSITE_LABEL: xr_meta["name"], **claim}
+    meta["labels"] = {**(meta.get("labels") or {}), COMPOSITE_LABEL: root, **claim}
     meta["annotations"] = {**(meta.get("annotations") or {}), RESOURCE_NAME: name}
     controller = {
         "apiVersion": xr["apiVersion"],

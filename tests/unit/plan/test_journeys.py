@@ -274,3 +274,21 @@ def test_the_older_api_catalog_as_written_needs_the_registry_and_says_so() -> No
     assert (image["image"], image["outcome"]) == (SEED002_DEV.image, "RegistryUnreachable")
     [latency] = aim(report, "AIMClusterServiceTemplate")
     assert any("spec.imageMetadata" in c.get("message", "") for c in latency["conditions"])
+
+
+def test_a_composed_model_names_the_root_service_in_cores_label() -> None:
+    """Core labels what a service composes, and what that composes in turn, with the root
+    composite's name (a composed XR keeps the label it was created with): the plan's end state
+    carries the labels the live objects do, so `--against` sees no change in them."""
+    report = plan(str(JOURNEYS / "service-by-image"))
+    [model] = objects(report, "AIMModel")
+    first = next(s for s in objects(report, "AIMService") if owned(model, s))
+    assert model["metadata"]["labels"]["crossplane.io/composite"] == first["metadata"]["name"]
+    for service in objects(report, "AIMService"):
+        labels = service["metadata"]["labels"]
+        assert labels["crossplane.io/composite"] == service["metadata"]["name"]
+
+
+def owned(obj: dict[str, Any], owner: dict[str, Any]) -> bool:
+    refs = obj["metadata"].get("ownerReferences") or []
+    return any(r["uid"] == owner["metadata"]["uid"] and r.get("controller") for r in refs)
