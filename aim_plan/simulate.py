@@ -19,7 +19,7 @@ from aim_plan.load import Obj
 from aim_plan.world import World, uid_for
 from function.build.job import CONTAINER as DISCOVERY
 from function.build.storage import DOWNLOAD_CONTAINER, SIZE_CHECK_CONTAINER, VERIFY_CONTAINER
-from function.kube.jobs import JOB_NAME_LABEL
+from function.kube.jobs import JOB_NAME_LABEL, terminated
 from function.rules.gpu import DEVICE_IDS, normalize_model
 
 PLAN_TIME: Final = "2025-01-01T00:00:00Z"
@@ -208,13 +208,7 @@ def _pod(job: Obj, container: str, code: int, message: str) -> Obj:
     template_meta = ((job.get("spec") or {}).get("template") or {}).get("metadata") or {}
     name = f"{meta['name']}-plan"
     key = ("batch/v1", "Job", meta["namespace"], meta["name"])
-    terminated = {
-        "exitCode": code,
-        "reason": "Completed" if code == 0 else "Error",
-        "message": message,
-        "startedAt": PLAN_TIME,
-        "finishedAt": PLAN_TIME,
-    }
+    state = {"terminated": terminated(code, message, PLAN_TIME)}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -234,7 +228,7 @@ def _pod(job: Obj, container: str, code: int, message: str) -> Obj:
         },
         "status": {
             "phase": "Succeeded" if code == 0 else "Failed",
-            "containerStatuses": [{"name": container, "state": {"terminated": terminated}}],
+            "containerStatuses": [{"name": container, "state": state}],
         },
     }
 

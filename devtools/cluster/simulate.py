@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools.cluster.kube import Kube, wait_for
+from function.kube.jobs import terminated
 
 AMD_GPU_LABELS_MI300X = {
     # What the AMD GPU operator's node labeller puts on an MI300X node.
@@ -133,15 +134,8 @@ def simulate_kubelet_pod_exited(kube: Kube, pod: dict[str, Any], code: int, mess
     FallbackToLogsOnError the end of its log).
     """
     now = _now()
-    terminated = {
-        "exitCode": code,
-        "reason": "Completed" if code == 0 else "Error",
-        "message": message,
-        "startedAt": now,
-        "finishedAt": now,
-    }
     phase = "Succeeded" if code == 0 else "Failed"
-    _pod_status(kube, pod, phase, {"terminated": terminated}, startTime=now)
+    _pod_status(kube, pod, phase, {"terminated": terminated(code, message, now)}, startTime=now)
 
 
 def simulate_kubelet_pod_waiting(

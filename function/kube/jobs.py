@@ -70,6 +70,21 @@ def pod_message(pods: Sequence[Manifest] | None, container: str, phase: str) -> 
     return None
 
 
+def terminated(code: int, message: str, at: str) -> dict[str, JsonValue]:
+    """A container's `terminated` state as the kubelet writes it, the shape read below.
+
+    For the stand-ins of the kubelet (the end-to-end tier's and `aim plan`'s), so what they
+    write and what the function reads cannot drift apart.
+    """
+    return {
+        "exitCode": code,
+        "reason": "Completed" if code == 0 else "Error",
+        "message": message,
+        "startedAt": at,
+        "finishedAt": at,
+    }
+
+
 def terminated_message(pod: Mapping[str, JsonValue], container: str) -> str | None:
     """The termination message of `container` in a Pod's status, if it has terminated."""
     for item in _statuses(pod):
