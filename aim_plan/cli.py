@@ -40,7 +40,6 @@ from aim_plan.report import NO_NODE, data, text
 from aim_plan.rounds import DEFAULT_MAX_ROUNDS, plan
 from aim_plan.simulate import gpu_node
 from aim_plan.world import World
-from function.registry.oras import DEFAULT_TIMEOUT_S
 from function.server import flags
 
 REGISTRY_FLAGS: Final = ("oras_path", "insecure_registries", "registry_mirrors", "registry_timeout")
@@ -114,29 +113,9 @@ def cli() -> None:
     help="The oras binary that reads model images' labels from their registries, as the "
     "function's --oras  [default: oras on PATH; without one the plan reads no registry]",
 )
-@click.option(
-    "--insecure-registry",
-    "insecure_registries",
-    multiple=True,
-    metavar="HOST[:PORT]",
-    help="A registry spoken to over plain HTTP (repeatable); all others use HTTPS.",
-)
-@click.option(
-    "--registry-mirror",
-    "registry_mirrors",
-    multiple=True,
-    metavar="REGISTRY=HOST[:PORT]",
-    callback=flags.registry_mirrors,
-    help="Read images of REGISTRY from HOST instead (repeatable), e.g. "
-    "ghcr.io=mirror.internal:5000; pull secrets are still those of REGISTRY.",
-)
-@click.option(
-    "--registry-timeout",
-    type=click.FloatRange(min=1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds one image inspection may take in all.",
-)
+@flags.insecure_registry
+@flags.registry_mirror
+@flags.registry_timeout
 @click.pass_context
 def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click passes them
     ctx: click.Context,

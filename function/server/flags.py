@@ -6,8 +6,11 @@ Both read registries with the same client (`OrasInspector`, `OrasLister`), so a 
 
 from __future__ import annotations
 
+from typing import Final
+
 import click
 
+from function.registry.oras import DEFAULT_TIMEOUT_S
 from function.registry.reference import registry_host
 
 
@@ -23,3 +26,28 @@ def registry_mirrors(
             raise click.BadParameter(msg)
         mirrors[registry_host(registry)] = host.strip().lower()
     return mirrors
+
+
+insecure_registry: Final = click.option(
+    "--insecure-registry",
+    "insecure_registries",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="A registry spoken to over plain HTTP (repeatable); all others use HTTPS.",
+)
+registry_mirror: Final = click.option(
+    "--registry-mirror",
+    "registry_mirrors",
+    multiple=True,
+    metavar="REGISTRY=HOST[:PORT]",
+    callback=registry_mirrors,
+    help="Read images of REGISTRY from HOST instead (repeatable), e.g. "
+    "ghcr.io=mirror.internal:5000; pull secrets are still those of REGISTRY.",
+)
+registry_timeout: Final = click.option(
+    "--registry-timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds one image inspection may take in all.",
+)

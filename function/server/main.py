@@ -14,11 +14,11 @@ from crossplane.function.runtime import load_credentials
 
 from function.compose import COMPOSERS
 from function.registry.listing import MAX_SYNC_TAGS
-from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
+from function.registry.oras import OrasInspector
 from function.registry.oras_listing import DEFAULT_TIMEOUT_S as DEFAULT_LISTING_TIMEOUT_S
 from function.registry.oras_listing import OrasLister
+from function.server import flags
 from function.server.call import Composers
-from function.server.flags import registry_mirrors
 from function.server.fn import DEFAULT_MAX_REQUEST_MIB, FunctionRunner
 from function.server.serve import Listen, serve
 from function.server.workers import DEFAULT_BUDGET_S, InProcess, WorkerPool
@@ -81,13 +81,7 @@ def _listen(address: str) -> str:
     show_default=True,
     help="The oras binary that reads model images' labels from their registries.",
 )
-@click.option(
-    "--registry-timeout",
-    type=click.FloatRange(min=1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds one image inspection may take in all.",
-)
+@flags.registry_timeout
 @click.option(
     "--registry-listing-timeout",
     type=click.FloatRange(min=1),
@@ -106,22 +100,8 @@ def _listen(address: str) -> str:
     "past them is given up (the source says RegistryTooLarge). A sync over a million tags "
     "composes in well under a second; raise --compose-budget with it.",
 )
-@click.option(
-    "--insecure-registry",
-    "insecure_registries",
-    multiple=True,
-    metavar="HOST[:PORT]",
-    help="A registry spoken to over plain HTTP (repeatable); all others use HTTPS.",
-)
-@click.option(
-    "--registry-mirror",
-    "registry_mirrors",
-    multiple=True,
-    metavar="REGISTRY=HOST[:PORT]",
-    callback=registry_mirrors,
-    help="Read images of REGISTRY from HOST instead (repeatable), e.g. "
-    "ghcr.io=mirror.internal:5000; pull secrets are still those of REGISTRY.",
-)
+@flags.insecure_registry
+@flags.registry_mirror
 @click.option(
     "--waiting-recheck",
     type=click.IntRange(min=1),
