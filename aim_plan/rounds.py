@@ -20,6 +20,7 @@ from typing import Final, Protocol
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from aim_plan.dryrun import read_dry_run_images
 from aim_plan.load import Obj, describe, is_aim, key_of
 from aim_plan.registry import Answers, Asked
 from aim_plan.requirements import resolve
@@ -116,6 +117,7 @@ async def _plan(world: World, max_rounds: int, registry: Answers | None) -> Plan
                 key = key_of(obj)
                 if is_aim(obj) and world.get(key) is not None:
                     result.reconciled[key] = await reconcile(counted, world, key)
+            await read_dry_run_images(world, result.registry)
             for done in simulate(world):
                 name, _, what = done.partition(": ")
                 result.simulations.setdefault(name, []).append(what)

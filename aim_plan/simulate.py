@@ -6,7 +6,8 @@ tests/e2e/cluster.py), one named function per controller.
 Each writes only what its controller would write: a status, and for a Job the Pod the Job
 controller makes with the result its container leaves in the termination message (what
 function/kube/jobs.py reads). Nothing here decides for the function: a discovery's profile is
-what the Job asked for, filled from the model's `imageMetadata` as the image would fill it.
+what the Job asked for, filled from the model's `imageMetadata` as the image would fill it (or
+from the image's labels, `aim_plan.dryrun`, where no model has it).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from aim_plan.dryrun import described
 from aim_plan.load import Obj
 from aim_plan.world import World, uid_for
 from function.build.job import CONTAINER as DISCOVERY
 from function.build.storage import DOWNLOAD_CONTAINER, SIZE_CHECK_CONTAINER, VERIFY_CONTAINER
-from function.kube.jobs import JOB_NAME_LABEL, terminated
+from function.kube.jobs import JOB_NAME_LABEL, JobState, job_state, terminated
 from function.rules.gpu import DEVICE_IDS, normalize_model
 
 PLAN_TIME: Final = "2025-01-01T00:00:00Z"
@@ -37,10 +39,11 @@ def kubelet_runs_job(world: World, job: Obj) -> bool:
     The Pod (labelled as the Job controller labels it) ends as its container would: discovery
     prints the profile the Job's environment asks for (AIM_GPU_MODEL, AIM_GPU_COUNT, AIM_METRIC,
     AIM_PRECISION), completed from the first matching recommended deployment of the model's
-    `imageMetadata`, and the model it downloads; a download and its check succeed; a size check
-    fails, as the plan reads no hub or bucket. Returns whether it acted (once per Job).
+    `imageMetadata` (or the image's labels, read by `aim_plan.dryrun`), and the model it
+    downloads; a download and its check succeed; a size check fails, as the plan reads no hub
+    or bucket. Returns whether it acted (once per Job).
     """
-    if _job_finished(job):
+    if job_state(job) is not JobState.RUNNING:
         return False
     pod_spec = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
     containers = list(pod_spec.get("containers") or [])
@@ -188,13 +191,6 @@ def simulate(world: World) -> list[str]:
     return done
 
 
-def _job_finished(job: Obj) -> bool:
-    conditions = (job.get("status") or {}).get("conditions") or []
-    return any(
-        c.get("type") in {"Complete", "Failed"} and c.get("status") == "True" for c in conditions
-    )
-
-
 def _true(condition_type: str, reason: str | None = None) -> dict[str, str]:
     condition = {"type": condition_type, "status": "True", "lastTransitionTime": PLAN_TIME}
     if reason is not None:
@@ -237,7 +233,7 @@ def _dry_run(world: World, container: Obj) -> tuple[int, str]:
     """What the AIM image's `dry-run --format=json` would print, from the model's metadata."""
     env = {str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "value" in e}
     image = str(container.get("image"))
-    metadata = _image_metadata(world, image)
+    metadata = described(world, image) or world.dry_run_images.get(image)
     model = (metadata or {}).get("model") or {}
     canonical = model.get("canonicalName")
     wanted = {
@@ -255,7 +251,8 @@ def _dry_run(world: World, container: Obj) -> tuple[int, str]:
         what = what or f"no recommended deployment giving {', '.join(missing)}"
         return 1, (
             f"aim plan runs no image: the dry-run of {image} is answered from the model's "
-            f"imageMetadata, which has {what} for this template; add it to spec.imageMetadata"
+            "imageMetadata or, where no model has it, the image's labels read from its registry; "
+            f"there is {what} for this template; add it to the model's spec.imageMetadata"
         )
     gpu, count = str(deployment["gpuModel"]), int(str(deployment["gpuCount"]))
     metric, precision = str(deployment["metric"]), str(deployment["precision"])
@@ -278,19 +275,6 @@ def _dry_run(world: World, container: Obj) -> tuple[int, str]:
             }
         ]
     )
-
-
-def _image_metadata(world: World, image: str) -> dict[str, Any] | None:
-    """The imageMetadata of a model of `image` (its status's, or its spec's)."""
-    for obj in world:
-        if obj.get("kind") in {"AIMModel", "AIMClusterModel"}:
-            if (obj.get("spec") or {}).get("image") != image:
-                continue
-            for part in ("status", "spec"):
-                found = (obj.get(part) or {}).get("imageMetadata")
-                if isinstance(found, dict):
-                    return found
-    return None
 
 
 def _deployments(model: dict[str, Any]) -> Iterable[dict[str, Any]]:

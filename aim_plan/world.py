@@ -15,7 +15,7 @@ import copy
 import json
 import uuid
 from collections.abc import Iterable, Iterator
-from typing import Final
+from typing import Any, Final
 
 from aim_plan.load import Obj, is_aim, key_of
 
@@ -87,6 +87,8 @@ class World:
         self._by_uid: dict[str, Key] = {}
         self._seen: set[str] = set()
         """Every uid the world held: an owner among them and no longer held was deleted."""
+        self.dry_run_images: dict[str, dict[str, Any]] = {}
+        """Image to the imageMetadata its labels give, read for the discovery stand-in."""
         for obj in objects:
             self.put(copy.deepcopy(obj))
 

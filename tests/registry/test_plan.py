@@ -15,7 +15,14 @@ from click.testing import CliRunner
 from aim_plan.cli import cli
 from devtools.cluster.registry import PASSWORD, USER, Registry
 from devtools.tools import Tools
-from tests.e2e.images import LLAMA_31_8B, PRIVATE_REGISTRY, PROPRIETARY, PUBLIC_REGISTRY
+from tests.e2e.images import (
+    LLAMA_31_8B,
+    PRIVATE_REGISTRY,
+    PROPRIETARY,
+    PUBLIC_REGISTRY,
+    SEED002_CLUSTER,
+    SEED002_DEV,
+)
 from tests.e2e.journey import PLACEHOLDER, docker_config
 
 JOURNEYS = Path(__file__).parents[2] / "examples" / "journeys"
@@ -140,3 +147,34 @@ def test_a_wrong_password_is_the_model_s_unauthorized_condition_naming_the_fix(
     for secret in (WRONG, PASSWORD):
         assert secret not in page
         assert secret not in json.dumps(report)
+
+
+def test_a_discovery_disabled_models_template_is_discovered_from_the_image_s_labels(
+    tools: Tools, registry: Registry, tmp_path: Path
+) -> None:
+    """The older-API catalog's cluster model has discovery disabled, so the function never
+    reads its image; its hand-written template's discovery Job still runs the image, whose
+    dry-run answers from the image's own labels. The plan reads them with the same client: the
+    template is Available with the profile the labels give, the services on it run, and the
+    report lists the image as read."""
+    digest = SEED002_CLUSTER.push(registry, tmp_path)
+    SEED002_DEV.push(registry, tmp_path)
+
+    report, _ = plan(tools, registry, PUBLIC_REGISTRY, JOURNEYS / "older-api-catalog")
+
+    assert report["converged"]
+    [template] = objects(report, "AIMClusterServiceTemplate")
+    assert template["status"]["status"] == "Available"
+    assert template["status"]["resolvedProfile"]["type"] == "optimized"
+    [cluster_model] = objects(report, "AIMClusterModel")
+    assert "imageMetadata" not in cluster_model["status"]  # the model itself read nothing
+    throughput = next(
+        s for s in objects(report, "AIMService") if s["metadata"]["name"] == "llama-throughput"
+    )
+    assert throughput["status"]["status"] == "Running"
+    read = {i["image"]: i for i in report["registry"]["images"]}
+    assert read[SEED002_CLUSTER.image] == {
+        "image": SEED002_CLUSTER.image,
+        "outcome": "read",
+        "digest": digest,
+    }

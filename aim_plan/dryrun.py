@@ -1,0 +1,83 @@
+"""The labels of the images that discovery Jobs run, read for the dry-run stand-in.
+
+A discovery Job runs the AIM image's dry-run, and the image answers from its own labels. The
+simulated kubelet answers from the model's `imageMetadata` (what the function read or was
+given), but a model with discovery disabled never reads its image, while its templates' Jobs
+still run it. For those images the plan reads the labels itself, with the registry client the
+function uses and the pull secrets the Job's Pod would pull with, as the image would have them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aim_plan.load import Obj
+from aim_plan.world import World
+from function.build.job import CONTAINER as DISCOVERY
+from function.kube.jobs import JobState, job_state
+from function.registry import reference
+from function.registry.credentials import SecretFormatError, credential_for
+from function.registry.inspect import Inspection, InspectionRequest, Inspector
+from function.registry.labels import LabelError, image_metadata
+
+
+async def read_dry_run_images(world: World, registry: Inspector) -> None:
+    """Read the labels of each image a waiting discovery Job runs that no model describes.
+
+    What is read goes to `world.dry_run_images` (image to its imageMetadata); an image the
+    registry does not answer for stays out, and the dry-run says what to give instead.
+    """
+    for job in world.of_kind("batch/v1", "Job"):
+        pod = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+        containers = pod.get("containers") or []
+        if not containers or containers[0].get("name") != DISCOVERY:
+            continue
+        if job_state(job) is not JobState.RUNNING:
+            continue
+        image = str(containers[0].get("image") or "")
+        if image in world.dry_run_images or described(world, image) or not world.under_aim(job):
+            continue
+        metadata = await _labels(world, registry, image, job, pod)
+        if metadata is not None:
+            world.dry_run_images[image] = metadata
+
+
+def described(world: World, image: str) -> dict[str, Any] | None:
+    """The imageMetadata of a model of `image` (its status's, or its spec's), if any has one."""
+    for kind in ("AIMModel", "AIMClusterModel"):
+        for obj in world.of_kind("aim.silogen.ai/v1alpha1", kind):
+            if (obj.get("spec") or {}).get("image") != image:
+                continue
+            for part in ("status", "spec"):
+                found = (obj.get(part) or {}).get("imageMetadata")
+                if isinstance(found, dict) and (found.get("model") or {}).get("canonicalName"):
+                    return found
+    return None
+
+
+async def _labels(
+    world: World, registry: Inspector, image: str, job: Obj, pod: Obj
+) -> dict[str, Any] | None:
+    try:
+        ref = reference.parse(image)
+    except reference.ReferenceError:
+        return None
+    namespace = job["metadata"].get("namespace") or ""
+    secrets = [
+        s
+        for ref in pod.get("imagePullSecrets") or []
+        if (s := world.get(("v1", "Secret", namespace, str(ref.get("name"))))) is not None
+    ]
+    try:
+        credential = credential_for(ref.registry, secrets)
+    except SecretFormatError:
+        return None  # the function reports the Secret; the dry-run then says what to give
+    answer = await registry.inspect(InspectionRequest(image, ref, credential))
+    if not isinstance(answer, Inspection):
+        return None
+    try:
+        metadata = image_metadata(answer.labels)
+    except LabelError:
+        return None
+    dumped: dict[str, Any] = metadata.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
