@@ -51,6 +51,8 @@ class Journey:
     cluster_scoped: list[tuple[str, str, str]] = field(default_factory=list)
     shared: list[tuple[str, str, str]] = field(default_factory=list)
     """Objects applied in the system namespace, which journeys share."""
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    """Every manifest applied, in order, as applied (what `aim plan` is given to compare)."""
 
     def namespace(self, seed_namespace: str) -> str:
         """The journey's namespace for a seed's (created on first use, `restricted` pods)."""
@@ -73,6 +75,7 @@ class Journey:
         """`kubectl apply` of each manifest, in order."""
         for doc in docs:
             self.platform.kube.apply(doc)
+            self.applied.append(doc)
             if doc["metadata"].get("namespace") == SYSTEM_NAMESPACE:
                 self.shared.append((doc["apiVersion"], doc["kind"], doc["metadata"]["name"]))
             elif not doc["metadata"].get("namespace"):

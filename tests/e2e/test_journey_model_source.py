@@ -9,12 +9,14 @@ dry-runs), KServe.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Final
 
 from devtools.cluster.converge import AIM, CONVERGE_S, templates_of, wait_condition, wait_status
 from devtools.cluster.kube import wait_for
 from tests.e2e.images import LLAMA_31_8B, MY_MODEL, PROPRIETARY, SEED002_CLUSTER, SEED002_DEV
 from tests.e2e.journey import Journey, kubectl_get
+from tests.e2e.planned import assert_plan_reaches_the_live_end_state
 
 FLOW: Final = "model-source"
 SOURCE_LABEL: Final = "aim.silogen.ai/model-source"
@@ -31,7 +33,7 @@ def made_by(journey: Journey, source: str) -> dict[str, dict[str, Any]]:
 
 
 def test_a_model_source_fills_the_catalog_that_a_service_by_image_runs_from(
-    journey: Journey,
+    journey: Journey, tmp_path: Path
 ) -> None:
     """The source lists silogen's repositories through the registry's catalog, one public
     repository's tags and one private repository's (with the pull secret); each image from 0.7
@@ -73,6 +75,8 @@ def test_a_model_source_fills_the_catalog_that_a_service_by_image_runs_from(
     running = wait_status(platform, "AIMService", svc, ns, "Running")
     assert running["status"]["resolvedModel"]["uid"] == models[MY_MODEL.image]["metadata"]["uid"]
     assert not kube.list(AIM, "AIMModel", ns), "the catalog had the image: no model of its own"
+    # The same manifests, planned with no cluster, end where the plane did.
+    assert_plan_reaches_the_live_end_state(journey, tmp_path / "plan")
 
     journey.step(FLOW, "03-source-more.yaml")
 

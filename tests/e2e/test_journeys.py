@@ -9,6 +9,7 @@ running Job pods with the AIM image's dry-run, a storage provisioner, KServe, a 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final
 
 from devtools.cluster.converge import (
@@ -24,6 +25,7 @@ from devtools.cluster.converge import (
 from devtools.cluster.kube import wait_for
 from tests.e2e.images import LLAMA_31_8B, PROPRIETARY
 from tests.e2e.journey import Journey, kubectl_get
+from tests.e2e.planned import assert_plan_reaches_the_live_end_state
 from tests.e2e.platform import SYSTEM_NAMESPACE, Platform
 
 MI300X_DEVICE_IDS: Final = ["74a1", "74a9", "74b5", "74bd"]
@@ -45,7 +47,7 @@ def device_ids(isvc: dict[str, Any]) -> list[str]:
 
 
 def test_cluster_model_with_discovery_serves_a_service_that_names_only_the_model(
-    journey: Journey,
+    journey: Journey, tmp_path: Path
 ) -> None:
     """Seed 004's cluster model → templates from its image's labels → discovery → a service that
     names only the model is auto-selected onto the best template and runs; deleting the service
@@ -116,6 +118,9 @@ def test_cluster_model_with_discovery_serves_a_service_that_names_only_the_model
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert (env["AIM_METRIC"], env["AIM_PRECISION"]) == ("latency", "fp8")
 
+    # The same manifests, planned with no cluster, end where the plane did.
+    assert_plan_reaches_the_live_end_state(journey, tmp_path / "plan")
+
     # Deleting the service collects what it composed; the catalog stays.
     svc_obj = kube.get(AIM, "AIMService", svc_name, ns) or {}
     kube.delete(AIM, "AIMService", svc_name, ns)
@@ -136,7 +141,7 @@ def test_cluster_model_with_discovery_serves_a_service_that_names_only_the_model
 
 
 def test_a_private_registry_model_serves_with_the_runtime_configs_credentials(
-    journey: Journey,
+    journey: Journey, tmp_path: Path
 ) -> None:
     """Seed 004's private-registry trio (Secret, runtime config `default`, model with discovery)
     and a service on that model. The labels are read from a registry that requires the secret's
@@ -173,6 +178,8 @@ def test_a_private_registry_model_serves_with_the_runtime_configs_credentials(
     assert spec["imagePullSecrets"] == [{"name": "private-registry"}]
     assert spec["serviceAccountName"] == "aim-runtime"
     assert spec["containers"][0]["image"] == "private.registry/models/proprietary:v1"
+    # The same manifests, planned with no cluster, end where the plane did.
+    assert_plan_reaches_the_live_end_state(journey, tmp_path / "plan")
 
 
 def test_without_the_secret_the_private_image_cannot_be_pulled(journey: Journey) -> None:
@@ -244,7 +251,7 @@ def isvc_of(
 
 
 def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
-    journey: Journey,
+    journey: Journey, tmp_path: Path
 ) -> None:
     """Seed 004's custom models, as written: the inline custom service `llama-custom` (with its
     Hugging Face token), the AIMModel with S3 weights and the inline service without sizes.
@@ -279,6 +286,8 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     assert env["HF_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "hf-token", "key": "token"}}
     assert download["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == pvc
     assert device_ids(isvc) == MI300X_DEVICE_IDS
+    # The same manifests, planned with no cluster, (sizes given) end where the plane did.
+    assert_plan_reaches_the_live_end_state(journey, tmp_path / "plan")
 
     others = journey.step("custom-models", "02-without-sizes.yaml")
     journey.step("custom-models", "03-service-on-my-custom-llama.yaml")
@@ -361,17 +370,19 @@ def warning_events(platform: Platform, namespace: str, name: str) -> list[str]:
 
 
 def test_a_service_by_image_creates_the_model_and_a_second_service_shares_it(
-    journey: Journey,
+    journey: Journey, tmp_path: Path
 ) -> None:
     """Seed 004's service by image; see `service_by_image_shared`.
 
     Simulated: the MI300X node, the kubelet (discovery dry-runs), KServe.
     """
-    service_by_image_shared(journey)
+    service_by_image_shared(journey, plan_in=tmp_path / "plan")
 
 
 def service_by_image_shared(
-    journey: Journey, composite: Callable[[str, str], tuple[str, str]] | None = None
+    journey: Journey,
+    composite: Callable[[str, str], tuple[str, str]] | None = None,
+    plan_in: Path | None = None,
 ) -> None:
     """Seed 004's service by image, as written, with a runtime config that asks for auto-created
     models to run discovery: the service composes the AIMModel for the image (in its namespace:
@@ -383,7 +394,8 @@ def service_by_image_shared(
 
     `composite` names, for a service's name and namespace, the XR that composes for it and the
     namespace of its events: the service itself by default; in the claims flavour the claim's
-    cluster-scoped composite, whose events are in `default`.
+    cluster-scoped composite, whose events are in `default`. With `plan_in`, `aim plan` of the
+    manifests, with both services running, ends where the plane did.
     """
     xr_of = composite or (lambda name, ns: (name, ns))
     platform, kube = journey.platform, journey.platform.kube
@@ -416,6 +428,8 @@ def service_by_image_shared(
         ),
         timeout_s=CONVERGE_S,
     )
+    if plan_in is not None:
+        assert_plan_reaches_the_live_end_state(journey, plan_in)
     other_isvc = isvc_of(platform, ns, other, xr_of(other, ns)[0])
 
     kube.delete(AIM, "AIMService", name, ns)

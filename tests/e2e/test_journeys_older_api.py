@@ -8,10 +8,12 @@ with the AIM image's dry-run, a storage provisioner, KServe) and by `simulate_gp
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from devtools.cluster.converge import AIM, one, wait_condition, wait_status
 from tests.e2e.journey import Journey, env_of, kubectl_get
+from tests.e2e.planned import assert_plan_reaches_the_live_end_state
 from tests.e2e.platform import SYSTEM_NAMESPACE
 from tests.e2e.test_journeys import cache_mounts, device_ids, isvc_of, predictor
 
@@ -99,7 +101,9 @@ def test_a_namespace_template_with_caching_serves_from_its_caches(journey: Journ
     assert device_ids(isvc) == MI300X
 
 
-def test_overrides_derive_a_template_that_discovery_places_on_two_gpus(journey: Journey) -> None:
+def test_overrides_derive_a_template_that_discovery_places_on_two_gpus(
+    journey: Journey, tmp_path: Path
+) -> None:
     """Seed 002's overrides: a service on the cluster latency template asking for throughput on
     two GPUs gets a namespace template derived from it, discovered like any other, and runs on
     two MI300X GPUs.
@@ -133,4 +137,6 @@ def test_overrides_derive_a_template_that_discovery_places_on_two_gpus(journey: 
     assert container["resources"]["limits"]["amd.com/gpu"] == "2"
     assert env_of(container)["AIM_METRIC"] == "throughput"
     assert device_ids(isvc) == MI300X
+    # The same manifests, planned with no cluster, end where the plane did.
+    assert_plan_reaches_the_live_end_state(journey, tmp_path / "plan")
     assert kube.get(AIM, "AIMClusterServiceTemplate", "llama-3-8b-latency") is not None
