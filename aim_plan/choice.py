@@ -44,3 +44,5 @@ def not_chosen(plan: Plan, key: Key) -> list[Alternative]:
         return explain_template_choice(read_observed(req))
     except InvalidSpecError:
         return []  # the reconcile reported the spec already; there is no choice to explain
+    except Exception as e:  # noqa: BLE001 - one service's explanation never ends the report
+        return [Alternative(name="(not explained)", kind="", why=f"{type(e).__name__}: {e}")]

@@ -8,9 +8,10 @@ object in rounds as Crossplane would, the objects each composed and the statuses
 to the next round, until a round changes nothing. No cluster: what a cluster's other
 controllers would do (the kubelet running Jobs, a provisioner, KServe, a gateway) is simulated
 and named in the output. Registries are read as the function reads them (its oras client and
-flags, the pull secrets it finds), each question once per run; --offline reads none. Exit
-status: 0 when the plan reached a fixed point, 1 when it did not within --max-rounds, 2 on input
-it cannot read.
+flags, the pull secrets it finds), each question once per run; --offline reads none. Older
+AIM API manifests are converted in memory with aim-migrate. Exit status: 0 when the plan
+reached a fixed point, 1 when it did not within --max-rounds, 2 on input it cannot read or
+convert, or flags it refuses.
 
     aim plan --against ~/.kube/config my-catalog/
 

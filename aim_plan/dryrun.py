@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aim_plan.load import Obj
+from aim_plan.load import Obj, key_of
 from aim_plan.world import World
 from function.build.job import CONTAINER as DISCOVERY
 from function.kube.jobs import JobState, job_state
@@ -24,8 +24,9 @@ from function.registry.labels import LabelError, image_metadata
 async def read_dry_run_images(world: World, registry: Inspector) -> None:
     """Read the labels of each image a waiting discovery Job runs that no model describes.
 
-    What is read goes to `world.dry_run_images` (image to its imageMetadata); an image the
-    registry does not answer for stays out, and the dry-run says what to give instead.
+    What is read goes to `world.dry_run_images` (per Job, the imageMetadata its image's labels
+    give); an image the registry does not answer for stays out, and the dry-run says what to
+    give instead. The registry's memory asks each image with each credential once.
     """
     for job in world.of_kind("batch/v1", "Job"):
         pod = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
@@ -35,11 +36,13 @@ async def read_dry_run_images(world: World, registry: Inspector) -> None:
         if job_state(job) is not JobState.RUNNING:
             continue
         image = str(containers[0].get("image") or "")
-        if image in world.dry_run_images or described(world, image) or not world.under_aim(job):
+        key = key_of(job)
+        if key in world.dry_run_images or described(world, image) or not world.under_aim(job):
             continue
+        # Per Job: another namespace's Job may pull the same image with other secrets, or none.
         metadata = await _labels(world, registry, image, job, pod)
         if metadata is not None:
-            world.dry_run_images[image] = metadata
+            world.dry_run_images[key] = metadata
 
 
 def described(world: World, image: str) -> dict[str, Any] | None:
@@ -65,8 +68,9 @@ async def _labels(
     namespace = job["metadata"].get("namespace") or ""
     secrets = [
         s
-        for ref in pod.get("imagePullSecrets") or []
-        if (s := world.get(("v1", "Secret", namespace, str(ref.get("name"))))) is not None
+        for pull in pod.get("imagePullSecrets") or []
+        if isinstance(pull, dict)
+        and (s := world.get(("v1", "Secret", namespace, str(pull.get("name"))))) is not None
     ]
     try:
         credential = credential_for(ref.registry, secrets)

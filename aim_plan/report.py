@@ -11,7 +11,7 @@ from typing import Any, Final
 from aim_plan.choice import not_chosen
 from aim_plan.load import Ignored, Obj, is_aim
 from aim_plan.registry import Asked
-from aim_plan.rounds import Plan
+from aim_plan.rounds import SERVICE_KINDS, Plan
 from aim_plan.simulate import SIMULATIONS
 from function.registry.inspect import Inspection
 from function.registry.listing import ListingAnswer
@@ -130,7 +130,7 @@ def _summary(plan: Plan, obj: Obj) -> dict[str, Any]:
         for o in plan.world.controlled_by(str(meta.get("uid")))
         if o.get("kind") != "Secret"
     )
-    if obj["kind"] == "AIMService":
+    if obj["kind"] in SERVICE_KINDS:
         template = status.get("resolvedTemplate") or {}
         ready: dict[str, Any] = next(
             (c for c in status.get("conditions") or [] if c.get("type") == "TemplateReady"), {}
@@ -138,7 +138,7 @@ def _summary(plan: Plan, obj: Obj) -> dict[str, Any]:
         out["template"] = template.get("name")
         out["templateReady"] = ready.get("message", "")
     key = (obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta["name"])
-    if obj["kind"] == "AIMService":
+    if obj["kind"] in SERVICE_KINDS:
         out["notChosen"] = [
             {"name": a.name, "kind": a.kind, "why": a.why} for a in not_chosen(plan, key)
         ]
@@ -166,7 +166,7 @@ def text(report: dict[str, Any]) -> str:
     for s in report["aim"]:
         where = f"{s['namespace']}/{s['name']}" if s.get("namespace") else s["name"]
         lines.append(f"{s['kind']} {where} {s['status']}")
-        if s["kind"] == "AIMService":
+        if s["kind"] in SERVICE_KINDS:
             lines += _template_lines(s)
         for c in s["conditions"]:
             reason = f" {c['reason']}" if c.get("reason") else ""

@@ -1,9 +1,11 @@
 """Crossplane core's reconcile, played in rounds over the plan's world until nothing changes.
 
 A round reconciles every AIM XR once, in the order the world holds them (what the manifests
-named first, then what was composed), each seeing what the ones before it wrote, then lets the
-simulated controllers act (aim_plan/simulate.py) and the garbage collector collect. One XR's
-reconcile is core 2.4's: a RunFunctionRequest with the XR and what it composed so far, the
+named first, then what was composed), each seeing what the ones before it wrote, then reads
+the labels of images waiting discovery Jobs run that no model describes (aim_plan/dryrun.py),
+lets the simulated controllers act (aim_plan/simulate.py) and the garbage collector collect.
+One XR's reconcile is core 2.4's: the XR labelled `crossplane.io/composite` first when it has
+no such label, then a RunFunctionRequest with the XR and what it composed so far, the
 function called again with what its requirements select until they stop changing (at most
 `MAX_REQUIREMENT_ITERATIONS` more calls), and only the last response applied: its composed
 objects (named, labelled and owned as core does), the XR's status and conditions, and what it
@@ -16,7 +18,7 @@ import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
@@ -157,12 +159,17 @@ def _labelled(world: World, xr: Obj) -> Obj:
     parent's already (the root's name), which core keeps.
     """
     meta = xr.get("metadata") or {}
-    labels = meta.get("labels") or {}
+    labels = _mapping(meta.get("labels"))
     if not meta or labels.get(COMPOSITE_LABEL):
         return xr
     labelled = {**xr, "metadata": {**meta, "labels": {**labels, COMPOSITE_LABEL: meta["name"]}}}
     world.put(labelled)
     return labelled
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    """Labels as a mapping; what is not one (refused on load, never from an API server) as none."""
+    return value if isinstance(value, dict) else {}
 
 
 def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
@@ -312,7 +319,7 @@ def _failed(world: World, xr: Obj, message: str) -> Reconciled:
 def _composed(xr: Obj, name: str, obj: Obj) -> Obj:
     """A desired object with the metadata core gives composed resources."""
     xr_meta = xr["metadata"]
-    xr_labels = xr_meta.get("labels") or {}
+    xr_labels = _mapping(xr_meta.get("labels"))
     # The XR's own label, which a composed XR inherits: every object of a tree names its root.
     root = xr_labels.get(COMPOSITE_LABEL) or xr_meta["name"]
     meta = dict(obj.get("metadata") or {})

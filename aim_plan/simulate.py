@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from aim_plan.dryrun import described
-from aim_plan.load import Obj
+from aim_plan.load import Obj, key_of
 from aim_plan.world import World, uid_for
 from function.build.job import CONTAINER as DISCOVERY
 from function.build.storage import DOWNLOAD_CONTAINER, SIZE_CHECK_CONTAINER, VERIFY_CONTAINER
@@ -28,7 +28,7 @@ PLAN_TIME: Final = "2025-01-01T00:00:00Z"
 """The time every simulated status is written at: fixed, so two plans print the same."""
 
 NO_SIZE: Final = (
-    "aim plan measures no model source offline (it reads no Hugging Face or bucket): give the "
+    "aim plan measures no model source (it reads no Hugging Face or bucket): give the "
     "source's size (spec.modelSources[].size, or spec.model.custom.modelSources[].size)"
 )
 
@@ -50,7 +50,7 @@ def kubelet_runs_job(world: World, job: Obj) -> bool:
     inits = list(pod_spec.get("initContainers") or [])
     code, message, container = 0, "", containers[0]["name"] if containers else ""
     if container == DISCOVERY:
-        code, message = _dry_run(world, containers[0])
+        code, message = _dry_run(world, containers[0], world.dry_run_images.get(key_of(job)))
     elif container == SIZE_CHECK_CONTAINER:
         code, message = 1, NO_SIZE
     elif container == VERIFY_CONTAINER:
@@ -229,11 +229,11 @@ def _pod(job: Obj, container: str, code: int, message: str) -> Obj:
     }
 
 
-def _dry_run(world: World, container: Obj) -> tuple[int, str]:
+def _dry_run(world: World, container: Obj, labelled: dict[str, Any] | None) -> tuple[int, str]:
     """What the AIM image's `dry-run --format=json` would print, from the model's metadata."""
     env = {str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "value" in e}
     image = str(container.get("image"))
-    metadata = described(world, image) or world.dry_run_images.get(image)
+    metadata = described(world, image) or labelled
     model = (metadata or {}).get("model") or {}
     canonical = model.get("canonicalName")
     wanted = {

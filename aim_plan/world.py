@@ -87,8 +87,9 @@ class World:
         self._by_uid: dict[str, Key] = {}
         self._seen: set[str] = set()
         """Every uid the world held: an owner among them and no longer held was deleted."""
-        self.dry_run_images: dict[str, dict[str, Any]] = {}
-        """Image to the imageMetadata its labels give, read for the discovery stand-in."""
+        self.dry_run_images: dict[Key, dict[str, Any]] = {}
+        """Per discovery Job, the imageMetadata its image's labels give, read with the Job's own
+        pull secrets (`aim_plan.dryrun`): the kubelet stand-in answers the dry-run from it."""
         for obj in objects:
             self.put(copy.deepcopy(obj))
 

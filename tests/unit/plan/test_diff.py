@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from aim_plan.diff import as_data, as_text, diff
+from aim_plan.diff import MAX_PATHS, as_data, as_text, diff
 from aim_plan.world import World
 from tests.cases import Case, table
 
@@ -275,3 +275,14 @@ def test_the_plans_world_diffs_as_the_objects_it_holds() -> None:
     are volatile, so an unchanged world is no change."""
     live = live_world()
     assert diff(live, World(live)).changes == []
+
+
+def test_changes_past_the_listed_paths_are_a_redeploy_said_as_such() -> None:
+    """More changed paths than are listed may reach the pods: the gate fails closed, and the
+    line says how many were not listed rather than an empty list."""
+    live = live_world()
+    planned = copy.deepcopy(live)
+    isvc = by_kind(planned, "InferenceService")
+    isvc["metadata"]["labels"] = {f"team-{i}": "x" for i in range(MAX_PATHS + 3)}
+    [service] = diff(live, planned).services
+    assert service.redeployed == "InferenceService ml/chat-isvc changes (3 more not listed)"

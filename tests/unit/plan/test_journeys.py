@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -296,3 +297,22 @@ def test_a_composed_model_names_the_root_service_in_cores_label() -> None:
 def owned(obj: dict[str, Any], owner: dict[str, Any]) -> bool:
     refs = obj["metadata"].get("ownerReferences") or []
     return any(r["uid"] == owner["metadata"]["uid"] and r.get("controller") for r in refs)
+
+
+def test_a_choice_that_cannot_be_explained_does_not_end_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explanation runs after the plan finished: if it fails for one service, that service
+    says so and the plan's report is still printed, with its exit status."""
+
+    def broken(_: object) -> list[object]:
+        msg = "a bug in the explanation"
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr("aim_plan.choice.explain_template_choice", broken)
+    report = plan(str(cluster_model_with_labels(tmp_path)))
+    [service] = aim(report, "AIMService")
+    assert service["status"] == "Running"
+    assert service["notChosen"] == [
+        {"name": "(not explained)", "kind": "", "why": "RuntimeError: a bug in the explanation"}
+    ]
