@@ -27,6 +27,7 @@ from aim_plan.load import Obj, describe, key_of
 from aim_plan.world import Key, controller_uid
 
 SERVICE_KINDS: Final = frozenset({"AIMService", "XAIMService"})
+ISVC_API: Final = "serving.kserve.io/v1beta1"
 CACHE_KINDS: Final = frozenset({"AIMTemplateCache", "XAIMTemplateCache"})
 NOT_COMPARED_TOP: Final = frozenset({"apiVersion", "kind", "metadata", "status"})
 NOT_COMPARED_ANNOTATIONS: Final = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
@@ -127,6 +128,27 @@ class Diff:
         return any(s.redeployed for s in self.services)
 
 
+@dataclass(frozen=True)
+class _Objects:
+    """One side of the diff by key, and its keys by controller uid.
+
+    A service's objects are looked up, not scanned for: `--against` a cluster of a thousand
+    running services would otherwise scan every object per service.
+    """
+
+    by_key: dict[Key, Obj]
+    controlled: dict[str, list[Key]]
+
+    @classmethod
+    def of(cls, by_key: dict[Key, Obj]) -> _Objects:
+        controlled: dict[str, list[Key]] = {}
+        for k, o in by_key.items():
+            uid = controller_uid(o)
+            if uid is not None:
+                controlled.setdefault(uid, []).append(k)
+        return cls(by_key, controlled)
+
+
 def diff(live: Iterable[Obj], planned: Iterable[Obj]) -> Diff:
     """The changes from the `live` objects to the `planned` end state."""
     before = {key_of(o): o for o in live}
@@ -143,8 +165,9 @@ def diff(live: Iterable[Obj], planned: Iterable[Obj]) -> Diff:
     for key in before.keys() - after.keys():
         changes[key] = Change("deleted", key)
     result = Diff(changes=[changes[k] for k in sorted(changes, key=_order)])
+    indexed = (_Objects.of(before), _Objects.of(after))
     result.services = [
-        _impact(key, obj, before, after, changes)
+        _impact(key, obj, indexed, changes)
         for key, obj in sorted(before.items(), key=lambda kv: _order(kv[0]))
         if key[1] in SERVICE_KINDS and (obj.get("status") or {}).get("status") == "Running"
     ]
@@ -216,14 +239,15 @@ def _conditions(status: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _impact(
-    key: Key, live: Obj, before: dict[Key, Obj], after: dict[Key, Obj], changes: dict[Key, Change]
+    key: Key, live: Obj, worlds: tuple[_Objects, _Objects], changes: dict[Key, Change]
 ) -> ServiceImpact:
-    planned = after.get(key) or {}
+    before, after = worlds
+    planned = after.by_key.get(key) or {}
     old_status, new_status = live.get("status") or {}, planned.get("status") or {}
     caches = _caches(live, before)
-    lost = tuple(describe(before[k]) for k in caches if k not in after)
+    lost = tuple(describe(before.by_key[k]) for k in caches if k not in after.by_key)
     changed = tuple(
-        describe(before[k])
+        describe(before.by_key[k])
         for k in caches
         if k in changes and changes[k].action == "changed" and _spec_changed(changes[k])
     )
@@ -236,7 +260,7 @@ def _impact(
         cache=(old_status.get("templateCache") or None, new_status.get("templateCache") or None),
         caches_lost=lost,
         caches_changed=changed,
-        redeployed=_redeployed(live, planned, (before, after), changes),
+        redeployed=_redeployed(live, planned, worlds, changes),
         rescaled=_rescaled(live, before, changes),
     )
 
@@ -251,7 +275,7 @@ def _spec_changed(change: Change) -> bool:
     )
 
 
-def _caches(service: Obj, world: dict[Key, Obj]) -> list[Key]:
+def _caches(service: Obj, world: _Objects) -> list[Key]:
     """The cache objects the service composes, and what those compose (model caches, PVCs)."""
     found: list[Key] = []
     frontier = {str((service.get("metadata") or {}).get("uid"))}
@@ -259,46 +283,45 @@ def _caches(service: Obj, world: dict[Key, Obj]) -> list[Key]:
     while frontier:
         owned = [
             k
-            for k, o in world.items()
-            if controller_uid(o) in frontier and (not first or k[1] in CACHE_KINDS)
+            for uid in sorted(frontier)
+            for k in world.controlled.get(uid, [])
+            if not first or k[1] in CACHE_KINDS
         ]
         new = [k for k in owned if k not in found]
         found += new
         # Only what this step found goes on: an ownership cycle runs out of new objects.
-        frontier = {str(world[k]["metadata"].get("uid")) for k in new} - {"None"}
+        frontier = {str(world.by_key[k]["metadata"].get("uid")) for k in new} - {"None"}
         first = False
     return found
 
 
-def _inference_service(service: Obj, world: dict[Key, Obj]) -> Key | None:
+def _inference_service(service: Obj, world: _Objects) -> Key | None:
     """The InferenceService a service runs: named in its status, or the one it controls."""
     meta = service.get("metadata") or {}
     named = (service.get("status") or {}).get("inferenceService")
-    for k, o in world.items():
-        if k[1] != "InferenceService":
-            continue
-        if named and k[2] == (meta.get("namespace") or "") and k[3] == named:
-            return k
-        if controller_uid(o) == meta.get("uid"):
-            return k
-    return None
+    if named:
+        key = (ISVC_API, "InferenceService", meta.get("namespace") or "", str(named))
+        if key in world.by_key:
+            return key
+    controlled = world.controlled.get(str(meta.get("uid")), [])
+    return next((k for k in controlled if k[1] == "InferenceService"), None)
 
 
 def _redeployed(
     live: Obj,
     planned: Obj,
-    worlds: tuple[dict[Key, Obj], dict[Key, Obj]],
+    worlds: tuple[_Objects, _Objects],
     changes: dict[Key, Change],
 ) -> str | None:
     before, after = worlds
     running = _inference_service(live, before)
     if running is None:
         return None
-    what = describe(before[running])
-    if running not in after:
+    what = describe(before.by_key[running])
+    if running not in after.by_key:
         replacement = _inference_service(planned, after) if planned else None
         if replacement is not None:
-            return f"{what} is replaced by {describe(after[replacement])}"
+            return f"{what} is replaced by {describe(after.by_key[replacement])}"
         return f"{what} is deleted"
     change = changes.get(running)
     if change is not None and (change.more or _pod_fields(change)):
@@ -308,7 +331,7 @@ def _redeployed(
     return None
 
 
-def _rescaled(live: Obj, before: dict[Key, Obj], changes: dict[Key, Change]) -> str | None:
+def _rescaled(live: Obj, before: _Objects, changes: dict[Key, Change]) -> str | None:
     """The scaling fields of the running InferenceService that change, when nothing else does."""
     running = _inference_service(live, before)
     if running is None or running not in changes:
@@ -317,7 +340,7 @@ def _rescaled(live: Obj, before: dict[Key, Obj], changes: dict[Key, Change]) -> 
     fields = [p for p in change.paths if p.startswith(SCALING_PATHS)]
     if change.more or _pod_fields(change) or not fields:
         return None
-    return f"{describe(before[running])} ({', '.join(fields)})"
+    return f"{describe(before.by_key[running])} ({', '.join(fields)})"
 
 
 def _pod_fields(change: Change) -> list[str]:
