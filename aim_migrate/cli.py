@@ -10,7 +10,7 @@ The converted YAML stream goes to standard output (or --output); the report, one
 manifest, goes to standard error: what changed, warnings (carried over, but behaving differently
 from before, such as a route path that now renders another value), and what was not carried.
 Exit status: 0 when everything was carried over, 1 when something could not be (the output is
-still written, for review), 2 on unreadable input.
+still written, for review), 2 on unreadable input (or a document the converter failed on).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import click
 import yaml
 from pydantic import JsonValue
 
-from aim_migrate.convert import convert
+from aim_migrate.convert import ConverterFailedError, convert
 from aim_migrate.rules import Migration
 
 
@@ -46,13 +46,22 @@ def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
     caches) are left out of the output and reported.
     """
     docs: list[JsonValue] = []
+    where: list[str] = []
     for f in files:
         try:
-            docs.extend(d for d in yaml.safe_load_all(f) if d is not None)
+            read = list(yaml.safe_load_all(f))
         except yaml.YAMLError as e:
             msg = f"{f.name}: not YAML: {e}"
             raise _UnreadableInputError(msg) from e
-    results = convert(docs)
+        for index, doc in enumerate(read):
+            if doc is not None:
+                docs.append(doc)
+                where.append(f"{f.name} (document {index})")
+    try:
+        results = convert(docs)
+    except ConverterFailedError as e:
+        msg = f"{where[e.index]}: {e}"
+        raise _UnreadableInputError(msg) from None
     kept = [m.manifest for m in results if not m.dropped]
     output.write(yaml.safe_dump_all(kept, sort_keys=False))
     for m in results:

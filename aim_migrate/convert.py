@@ -16,17 +16,55 @@ from function.kube.parse import parse_spec
 _SPECS = {d.kind.value: d.spec for d in DEFINITIONS}
 
 
+class ConverterFailedError(RuntimeError):
+    """The converter failed on a document: a shape its rules did not expect (a bug in them).
+
+    `index` is the document's, in the list given to `convert`, so the caller can name it.
+    """
+
+    def __init__(self, index: int, cause: Exception) -> None:
+        """The failure on document `index` of the run, caused by `cause`."""
+        self.index = index
+        super().__init__(
+            f"aim-migrate failed on it ({type(cause).__name__}: {cause}); this is a bug in "
+            "aim-migrate: report it with the manifest's shape, and check the manifest's fields "
+            "against the operator's schema meanwhile"
+        )
+
+
 def convert(docs: list[JsonValue]) -> list[Migration]:
     """Each document converted, in order, with what changed and what could not be carried.
 
     Give the documents that refer to each other in one call: models are found by image and
     profiles by name across them. A result the API models still refuse is not carried either.
+
+    Raises:
+        ConverterFailedError: a rule failed on a document (never expected: every rule checks
+            the types it reads; this names the document rather than showing a traceback).
     """
-    context = collect_context(docs)
-    results = [migrate(doc, context) for doc in docs]
-    for m in results:
-        _check(m)
+    try:
+        context = collect_context(docs)
+    except Exception as e:  # any failure is a rule's bug: name the document
+        raise ConverterFailedError(_culprit(docs), e) from e
+    results = []
+    for index, doc in enumerate(docs):
+        try:
+            m = migrate(doc, context)
+            _check(m)
+        except Exception as e:  # any failure is a rule's bug: name the document
+            raise ConverterFailedError(index, e) from e
+        results.append(m)
     return results
+
+
+def _culprit(docs: list[JsonValue]) -> int:
+    """The first document that alone makes collecting the run's context fail (0 if none)."""
+    for index, doc in enumerate(docs):
+        try:
+            collect_context([doc])
+        except Exception:  # noqa: BLE001 - looking for the document that fails, whatever way
+            return index
+    return 0
 
 
 def _check(m: Migration) -> None:

@@ -11,7 +11,7 @@ reported by name, so nothing is dropped without saying. The kinds only v1alpha2 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -154,6 +154,15 @@ _SHOWN: Final = 120
 def _show(value: JsonValue) -> str:
     text = json.dumps(value, sort_keys=True)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _one_of(value: JsonValue, choices: Collection[str]) -> bool:
+    """Whether `value` is one of the strings `choices`.
+
+    False for a list or a mapping, which a hostile or mistaken manifest may hold where a string
+    belongs (they are not hashable: `in` a set would raise).
+    """
+    return isinstance(value, str) and value in choices
 
 
 def convert(
@@ -352,12 +361,16 @@ def _custom(f: Fields, report: Report) -> Obj:
     """The custom-model block, from `custom` or the older top-level `hardware`/`type`."""
     block = Fields(f.take("custom"), "spec.custom", report)
     out: Obj = {}
-    hardware = block.take("hardware") or f.take("hardware")
+    # `is None`, not `or`: an empty value in spec.custom is reported, not replaced by the older
+    # top-level field.
+    hardware = block.take("hardware")
+    hardware = f.take("hardware") if hardware is None else hardware
     if hardware is not None:
         out["hardware"] = hardware
-    kind = block.take("type") or f.take("type")
+    kind = block.take("type")
+    kind = f.take("type") if kind is None else kind
     if kind is not None:
-        if kind in _PROFILE_TYPES:
+        if _one_of(kind, _PROFILE_TYPES):
             out["type"] = kind
         else:
             report.not_carried.append(
@@ -383,7 +396,7 @@ def _custom_template(value: JsonValue, path: str, report: Report) -> Obj:
     for key in ("name", "env", "hardware", "profile"):
         f.carry(key)
     kind = f.take("type")
-    if kind in _PROFILE_TYPES:
+    if _one_of(kind, _PROFILE_TYPES):
         f.out["type"] = kind
     elif kind is not None:
         report.not_carried.append(
@@ -458,7 +471,7 @@ def template(doc: Obj, report: Report, _: OperatorContext) -> Kind:
 def profile_type(f: Fields, report: Report) -> None:
     """`type`: the same three values here; the operator's `general` has no counterpart."""
     kind = f.take("type")
-    if kind in _PROFILE_TYPES:
+    if _one_of(kind, _PROFILE_TYPES):
         f.out["type"] = kind
     elif kind is not None:
         report.not_carried.append(
@@ -586,6 +599,25 @@ def _model_form(model: JsonValue) -> ModelForm:
     return ModelForm.REF
 
 
+_MODE_WARNINGS: Final = {
+    "Dedicated": (
+        "spec.caching.mode: Dedicated; a cache a service makes here is its own but is kept "
+        "(with its PVCs) for the runtime config's caching.retention (24h by default) after the "
+        "service is gone, so a successor can mount it"
+    ),
+    "Shared": (
+        "spec.caching.mode: Shared; a cache a service makes here is deleted, with its PVCs, once "
+        "no service has used it for the runtime config's caching.retention (24h by default); "
+        "the operator kept shared caches forever. Create an AIMTemplateCache to keep one"
+    ),
+    "Never": (
+        "spec.caching.mode: Never; the operator's newest releases cache such a service anyway "
+        "(in a cache of its own); here it downloads its weights at start, uncached"
+    ),
+}
+"""What a service converted with each mode does differently here."""
+
+
 def caching(f: Fields, report: Report) -> None:
     """`caching.mode` and the deprecated `cacheModel` as `cacheModel` here.
 
@@ -593,38 +625,23 @@ def caching(f: Fields, report: Report) -> None:
     service); older ones used an existing cache (Auto), made one (Always) or none (Never). Here a
     service caches when `cacheModel` is true or its runtime config's `caching.mode` is Always.
     """
-    block = f.take("caching")
-    mode = block.get("mode") if isinstance(block, dict) else None
-    if isinstance(block, dict) and set(block) - {"mode"}:
-        report.not_carried.append(
-            f"spec.caching: {_show(block)}; only caching.mode has a counterpart (cacheModel)"
-        )
+    mode = _caching_mode(f.take("caching"), report)
     cache_model = f.take("cacheModel")
-    if mode in _CACHING:
+    if mode is not None and not isinstance(mode, str):
+        report.not_carried.append(
+            f"spec.caching.mode: {_show(mode)}; not a mode: the operator's are Always, Shared, "
+            "Dedicated and Never (Auto in older releases); set spec.cacheModel: true to cache"
+        )
+        if cache_model is not None:
+            f.out["cacheModel"] = cache_model
+    elif _one_of(mode, _CACHING):
         value = _CACHING[str(mode)]
         f.out["cacheModel"] = value
         report.changes.append(
             f"spec.caching.mode: {mode} became spec.cacheModel: {str(value).lower()}"
         )
-        if mode == "Dedicated":
-            report.warnings.append(
-                "spec.caching.mode: Dedicated; a cache a service makes here is its own but is "
-                "kept (with its PVCs) for the runtime config's caching.retention (24h by "
-                "default) after the service is gone, so a successor can mount it"
-            )
-        elif mode == "Shared":
-            report.warnings.append(
-                "spec.caching.mode: Shared; a cache a service makes here is deleted, with its "
-                "PVCs, once no service has used it for the runtime config's caching.retention "
-                "(24h by default); the operator kept shared caches forever. Create an "
-                "AIMTemplateCache to keep one"
-            )
-        elif mode == "Never":
-            report.warnings.append(
-                "spec.caching.mode: Never; the operator's newest releases cache such a service "
-                "anyway (in a cache of its own); here it downloads its weights at start, "
-                "uncached"
-            )
+        if str(mode) in _MODE_WARNINGS:
+            report.warnings.append(_MODE_WARNINGS[str(mode)])
     elif mode is not None:
         if cache_model is not None:
             f.out["cacheModel"] = cache_model
@@ -647,6 +664,23 @@ def caching(f: Fields, report: Report) -> None:
             "service caches when spec.cacheModel is true or its runtime config's caching.mode "
             "is Always: set one of them to keep caching"
         )
+
+
+def _caching_mode(block: JsonValue, report: Report) -> JsonValue:
+    """`spec.caching`'s mode (None when unset); what else the block holds is not carried."""
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        report.not_carried.append(
+            f"spec.caching: {_show(block)}; not a mapping: write spec.caching.mode, or "
+            "spec.cacheModel: true to cache"
+        )
+        return None
+    if set(block) - {"mode"}:
+        report.not_carried.append(
+            f"spec.caching: {_show(block)}; only caching.mode has a counterpart (cacheModel)"
+        )
+    return block.get("mode")
 
 
 # --- caches ------------------------------------------------------------------------------------
@@ -673,7 +707,12 @@ def template_cache(doc: Obj, report: Report, _: OperatorContext) -> Kind:
 def scope(f: Fields, key: str, report: Report, new: str = "templateScope") -> None:
     """A template (or profile) scope: Namespace or Cluster; the operator's Unknown is dropped."""
     value = f.take(key)
-    if value in ("Namespace", "Cluster"):
+    if value is not None and not isinstance(value, str):
+        report.not_carried.append(
+            f"spec.{key}: {_show(value)}; a scope is Namespace or Cluster, or unset (the "
+            "namespace's template first, then the cluster's)"
+        )
+    elif value in ("Namespace", "Cluster"):
         f.out[new] = value
         if key != new:
             report.changes.append(f"spec.{key}: renamed spec.{new}")
