@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import yaml
 
-from aim_migrate.convert import convert
+from aim_migrate.convert import ConverterFailedError, convert
 from aim_migrate.operator import OPERATOR_GROUP
 from function.api.definitions import DEFINITIONS
 from function.api.meta import GROUP
@@ -166,8 +166,7 @@ def is_aim(obj: Obj) -> bool:
 
 def ignored_because(obj: Obj) -> str | None:
     """Why the plan leaves `obj` out, or None when it is planned or read."""
-    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
-    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    api_version, kind, group = str(obj.get("apiVersion", "")), str(obj.get("kind", "")), _group(obj)
     if is_aim(obj):
         return None
     if api_version == "v1" and kind in CORE_KINDS:
@@ -186,17 +185,23 @@ def ignored_because(obj: Obj) -> str | None:
 def _converted(read: list[tuple[str, Obj]], notes: list[str]) -> list[tuple[str, Obj]]:
     """The documents with those of an older AIM API converted, as `scripts/migrate` would.
 
-    Every AIM document of either group goes through one run of the converter (models are found
-    by image and profiles by name across them); one it leaves as it is stays as read, its
-    status too. A converted one gets a note; one the converter cannot carry over stops the plan
-    with the converter's words, as `scripts/migrate` would ask for a review.
+    Every AIM document of either group, this API's current ones included, goes through one run
+    of the converter (models are found by image and profiles by name across them); one it
+    leaves as it is (a current one) stays as read, its status too. A converted one gets a note;
+    one the converter cannot carry over stops the plan with the converter's words, as
+    `scripts/migrate` would ask for a review.
 
     Raises:
-        LoadError: the converter cannot carry a document over.
+        LoadError: the converter cannot carry a document over, or failed on one.
     """
-    older = [i for i, (_, obj) in enumerate(read) if _group(obj) in {GROUP, OPERATOR_GROUP}]
+    aim_docs = [i for i, (_, obj) in enumerate(read) if _group(obj) in {GROUP, OPERATOR_GROUP}]
+    try:
+        migrations = convert([read[i][1] for i in aim_docs])
+    except ConverterFailedError as e:
+        msg = f"{read[aim_docs[e.index]][0]}: {e}; or leave the document out"
+        raise LoadError(msg) from None
     out = list(read)
-    for i, m in zip(older, convert([read[i][1] for i in older]), strict=True):
+    for i, m in zip(aim_docs, migrations, strict=True):
         where, obj = read[i]
         if not m.dropped and m.manifest == {k: v for k, v in obj.items() if k != "status"}:
             continue  # this API already: planned as written
@@ -223,8 +228,14 @@ def _group(obj: Obj) -> str:
 
 def _default_namespace(obj: Obj) -> None:
     """A namespaced object given no namespace lands in `default`, as with kubectl apply."""
-    if ignored_because(obj) is None and obj["kind"] not in CLUSTER_SCOPED:
-        obj["metadata"].setdefault("namespace", "default")
+    meta = obj["metadata"]
+    # Unset, null or empty: kubectl reads each as the default namespace.
+    if (
+        ignored_because(obj) is None
+        and obj["kind"] not in CLUSTER_SCOPED
+        and not meta.get("namespace")
+    ):
+        meta["namespace"] = "default"
 
 
 def _object(doc: object, where: str) -> Obj:
@@ -237,10 +248,62 @@ def _object(doc: object, where: str) -> Obj:
     if not obj.get("apiVersion") or not obj.get("kind"):
         msg = f"{where}: has no apiVersion or no kind; every Kubernetes object names both"
         raise LoadError(msg)
-    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+    if not isinstance(meta, dict) or not meta.get("name"):
         msg = f"{where}: {obj['kind']} has no metadata.name; give it one"
         raise LoadError(msg)
+    for key in ("name", "namespace"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            msg = (
+                f"{where}: {obj['kind']}'s metadata.{key} is {_a(meta[key])}, not a string; "
+                "write it as one (quote it if YAML reads it as a number)"
+            )
+            raise LoadError(msg)
+    for key in ("labels", "annotations"):
+        _check_strings(meta.get(key), f"{where}: {obj['kind']}'s metadata.{key}")
     return obj
+
+
+def _check_strings(value: object, what: str) -> None:
+    """Refuse labels or annotations that are not a mapping of strings to strings (None: none).
+
+    The function and the plan read them as such (a selector's labels, an annotation's value), as
+    the API server would have refused them.
+    """
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        msg = f"{what} is {_a(value)}, not a mapping of strings; write KEY: VALUE lines"
+        raise LoadError(msg)
+    for key, item in value.items():
+        # Name the key, never the value, which may be a Secret's.
+        if not isinstance(key, str):
+            msg = f"{what} has a key that is {_a(key)}, not a string; quote the key"
+            raise LoadError(msg)
+        if not isinstance(item, str):
+            msg = (
+                f"{what}[{key}] is {_a(item)}, not a string; quote the value if YAML reads it "
+                "as a number, a boolean or null"
+            )
+            raise LoadError(msg)
+
+
+_YAML_TYPES: Final = (
+    (bool, "a boolean"),  # before int: a bool is one
+    (int | float, "a number"),
+    (str, "a string"),
+    (dict, "a mapping"),
+    (list, "a list"),
+)
+
+
+def _a(value: object) -> str:
+    """What YAML made of `value`, in YAML's words (`a list`), without quoting it."""
+    if value is None:
+        return "null"
+    for types, words in _YAML_TYPES:
+        if isinstance(value, types):
+            return words
+    return f"a {type(value).__name__}"
 
 
 def _documents(path: Path) -> list[object]:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+import aim_migrate.convert
 from aim_plan.cli import cli
 from aim_plan.load import MAX_DEPTH, MAX_FILE_BYTES, LoadError, load
 from tests.cases import Case, table
@@ -215,3 +217,120 @@ def test_the_converters_warnings_ride_on_the_note() -> None:
     [note] = loaded.notes
     assert "converted from aim.eai.amd.com/v1alpha1 AIMRuntimeConfig with aim-migrate" in note
     assert '; warning: spec.defaultStorageClassName: "old-class" left out' in note
+
+
+OPERATOR_SERVICE = """\
+apiVersion: aim.eai.amd.com/v1alpha1
+kind: AIMService
+metadata: {name: chat, namespace: ml}
+spec: {model: {ref: m}, caching: {mode: [1]}}
+"""
+OPERATOR_PROFILE = """\
+apiVersion: aim.eai.amd.com/v1alpha2
+kind: AIMProfile
+metadata: {name: fast, namespace: ml}
+spec: {image: ghcr.io/example/llama:1, aimId: llama, type: []}
+"""
+
+
+@dataclass(frozen=True)
+class Hostile(Case):
+    text: str
+    names: tuple[str, ...]
+    """What the message must name besides the file and document: the object and the field."""
+
+
+HOSTILE = [
+    Hostile(
+        "operator-caching-mode-list",
+        "an operator service's caching.mode that is a list crashed the converter with a traceback",
+        SERVICE + "---\n" + OPERATOR_SERVICE,
+        ("(document 1)", "AIMService/chat", "spec.caching.mode: [1]"),
+    ),
+    Hostile(
+        "operator-profile-type-list",
+        "an AIMProfile's type that is a list crashed the converter the same way",
+        OPERATOR_PROFILE,
+        ("(document 0)", "AIMProfile/fast", "spec.type: []"),
+    ),
+    Hostile(
+        "labels-string",
+        "labels that are a string: the function reads them as a mapping (a selector's)",
+        SERVICE.replace("namespace: ml}", 'namespace: ml, labels: "oops"}'),
+        ("(document 0)", "AIMService's metadata.labels is a string, not a mapping"),
+    ),
+    Hostile(
+        "labels-number",
+        "labels that are a number, refused the same way",
+        SERVICE.replace("namespace: ml}", "namespace: ml, labels: 3}"),
+        ("AIMService's metadata.labels is a number, not a mapping",),
+    ),
+    Hostile(
+        "label-value-number",
+        "a label whose value YAML reads as a number: the API server would refuse it; the key "
+        "is named, the value never (it may be a Secret's annotation)",
+        SERVICE.replace("namespace: ml}", "namespace: ml, labels: {tier: 1}}"),
+        ("AIMService's metadata.labels[tier] is a number, not a string", "quote the value"),
+    ),
+    Hostile(
+        "annotations-list",
+        "annotations that are a list",
+        SERVICE.replace("namespace: ml}", "namespace: ml, annotations: [a]}"),
+        ("AIMService's metadata.annotations is a list, not a mapping",),
+    ),
+    Hostile(
+        "namespace-number",
+        "a namespace YAML reads as a number is not a namespace until quoted",
+        SERVICE.replace("namespace: ml}", "namespace: 42}"),
+        ("AIMService's metadata.namespace is a number, not a string", "quote it"),
+    ),
+    Hostile(
+        "name-list",
+        "a name that is a list is no name",
+        SERVICE.replace("name: chat", "name: [chat]"),
+        ("AIMService's metadata.name is a list, not a string",),
+    ),
+]
+
+
+@table(HOSTILE)
+def test_hostile_shapes_exit_2_naming_the_file_and_the_field(case: Hostile, tmp_path: Path) -> None:
+    """aim plan refuses each with exit 2 and a message naming the file, the document and the
+    field, never a traceback."""
+    path = tmp_path / "m.yaml"
+    path.write_text(case.text)
+    result = CliRunner().invoke(cli, ["plan", str(path), "--offline"])
+    assert result.exit_code == 2, (case.reason, result.output)
+    assert isinstance(result.exception, SystemExit), case.reason
+    assert str(path) in result.output, case.reason
+    for name in case.names:
+        assert name in result.output, (case.reason, result.output)
+
+
+def test_a_converter_failure_names_the_file_and_document_never_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the converter still fail on a shape no rule expects, the plan stops with exit 2
+    naming the file and the document it failed on, and says it is the converter's bug."""
+
+    def failing(*_: Any) -> Any:
+        msg = "unhashable type: 'list'"
+        raise TypeError(msg)
+
+    monkeypatch.setattr(aim_migrate.convert, "migrate", failing)
+    path = tmp_path / "m.yaml"
+    path.write_text(SECRET + "---\n" + SERVICE)
+    result = CliRunner().invoke(cli, ["plan", str(path), "--offline"])
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert f"{path} (document 1): aim-migrate failed on it (TypeError:" in result.output
+    assert "this is a bug in aim-migrate" in result.output
+
+
+def test_a_null_or_empty_namespace_lands_in_default_as_with_kubectl(tmp_path: Path) -> None:
+    """`namespace:` left empty (null) or "" is the default namespace, as kubectl reads it."""
+    for value in ("null", '""'):
+        path = tmp_path / "m.yaml"
+        path.write_text(SERVICE.replace("namespace: ml", f"namespace: {value}"))
+        [service] = load([path]).objects
+        assert service["metadata"]["namespace"] == "default", value
