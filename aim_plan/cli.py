@@ -43,7 +43,14 @@ from aim_plan.simulate import gpu_node
 from aim_plan.world import World
 from function.server import flags
 
-REGISTRY_FLAGS: Final = ("oras_path", "insecure_registries", "registry_mirrors", "registry_timeout")
+REGISTRY_FLAGS: Final = (
+    "oras_path",
+    "insecure_registries",
+    "registry_mirrors",
+    "registry_timeout",
+    "registry_listing_timeout",
+    "registry_listing_max_tags",
+)
 """The parameters that say how to read registries, which --offline reads none of."""
 
 
@@ -117,6 +124,8 @@ def cli() -> None:
 @flags.insecure_registry
 @flags.registry_mirror
 @flags.registry_timeout
+@flags.registry_listing_timeout
+@flags.registry_listing_max_tags
 @click.pass_context
 def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click passes them
     ctx: click.Context,
@@ -132,6 +141,8 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
     insecure_registries: tuple[str, ...],
     registry_mirrors: dict[str, str],
     registry_timeout: float,
+    registry_listing_timeout: float,
+    registry_listing_max_tags: int,
 ) -> None:
     """Plan AIM manifests to their end state, with no cluster or on top of a live one.
 
@@ -163,6 +174,8 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
                 timeout_s=registry_timeout,
                 insecure=frozenset(insecure_registries),
                 mirrors=registry_mirrors,
+                listing_timeout_s=registry_listing_timeout,
+                listing_max_tags=registry_listing_max_tags,
             )
     live = _read_live(against, context, loaded.objects) if against is not None else None
     logging.configure(logging.Level.DISABLED)  # the function's own log is not the plan's output

@@ -27,8 +27,15 @@ from function.registry.inspect import (
     Inspector,
     RegistryFailure,
 )
-from function.registry.listing import Lister, ListingAnswer, ListingRequest, QueryAnswer
+from function.registry.listing import (
+    MAX_SYNC_TAGS,
+    Lister,
+    ListingAnswer,
+    ListingRequest,
+    QueryAnswer,
+)
 from function.registry.oras import DEFAULT_TIMEOUT_S, OrasInspector
+from function.registry.oras_listing import DEFAULT_TIMEOUT_S as DEFAULT_LISTING_TIMEOUT_S
 from function.registry.oras_listing import OrasLister
 
 NOT_READ: Final = (
@@ -110,18 +117,25 @@ def offline_answers(*, no_oras: bool = False) -> Answers:
     return Answers(registry, registry)
 
 
-def oras_answers(
+def oras_answers(  # noqa: PLR0913 - the function's registry flags, one by one
     path: str,
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     insecure: frozenset[str] = frozenset(),
     mirrors: Mapping[str, str] | None = None,
+    listing_timeout_s: float = DEFAULT_LISTING_TIMEOUT_S,
+    listing_max_tags: int = MAX_SYNC_TAGS,
 ) -> Answers:
-    """Answers read with the function's production client, the oras binary at `path`."""
+    """Answers read with the function's production client, the oras binary at `path`.
+
+    `timeout_s` bounds one image inspection; `listing_timeout_s` and `listing_max_tags` one
+    model source's sync, as the function's --registry-listing-* flags do.
+    """
     inspector = OrasInspector(
         oras=path, timeout_s=timeout_s, insecure=insecure, mirrors=dict(mirrors or {})
     )
-    return Answers(inspector, OrasLister(inspector))
+    lister = OrasLister(inspector, timeout_s=listing_timeout_s, max_tags=listing_max_tags)
+    return Answers(inspector, lister)
 
 
 @dataclass

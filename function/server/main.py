@@ -13,9 +13,7 @@ from crossplane.function import logging
 from crossplane.function.runtime import load_credentials
 
 from function.compose import COMPOSERS
-from function.registry.listing import MAX_SYNC_TAGS
 from function.registry.oras import OrasInspector
-from function.registry.oras_listing import DEFAULT_TIMEOUT_S as DEFAULT_LISTING_TIMEOUT_S
 from function.registry.oras_listing import OrasLister
 from function.server import flags
 from function.server.call import Composers
@@ -82,24 +80,8 @@ def _listen(address: str) -> str:
     help="The oras binary that reads model images' labels from their registries.",
 )
 @flags.registry_timeout
-@click.option(
-    "--registry-listing-timeout",
-    type=click.FloatRange(min=1),
-    default=DEFAULT_LISTING_TIMEOUT_S,
-    show_default=True,
-    help="Seconds one model source's sync may spend listing registries in all; keep it well "
-    "under Crossplane's 2 minutes for a whole reconcile, or Crossplane gives up on the call "
-    "before the sync can record its failure.",
-)
-@click.option(
-    "--registry-listing-max-tags",
-    type=click.IntRange(min=1),
-    default=MAX_SYNC_TAGS,
-    show_default=True,
-    help="Tags one model source's sync may read across all its filters; a listing that grows "
-    "past them is given up (the source says RegistryTooLarge). A sync over a million tags "
-    "composes in well under a second; raise --compose-budget with it.",
-)
+@flags.registry_listing_timeout
+@flags.registry_listing_max_tags
 @flags.insecure_registry
 @flags.registry_mirror
 @click.option(

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import aim_plan.cli
 from aim_plan.cli import cli
 from aim_plan.load import load
 from aim_plan.registry import (
@@ -25,7 +26,7 @@ from aim_plan.registry import (
     OfflineRegistry,
 )
 from aim_plan.report import data, text
-from aim_plan.rounds import plan
+from aim_plan.rounds import Plan, plan
 from aim_plan.simulate import gpu_node
 from aim_plan.world import World
 from function.registry.inspect import (
@@ -35,6 +36,9 @@ from function.registry.inspect import (
     InspectionRequest,
     RegistryFailure,
 )
+from function.registry.listing import MAX_SYNC_TAGS
+from function.registry.oras_listing import DEFAULT_TIMEOUT_S as DEFAULT_LISTING_TIMEOUT_S
+from function.registry.oras_listing import OrasLister
 from tests.cases import Case, table
 from tests.e2e.images import LLAMA_31_8B
 
@@ -93,6 +97,30 @@ FLAG_CASES = [
         "an inspection needs at least a second, as in the function",
         ("--registry-timeout", "0.5"),
         ("--registry-timeout",),
+    ),
+    FlagCase(
+        "listing-timeout-below-a-second",
+        "a listing needs at least a second, as in the function",
+        ("--registry-listing-timeout", "0.5"),
+        ("--registry-listing-timeout",),
+    ),
+    FlagCase(
+        "listing-max-tags-zero",
+        "a sync that may read no tag lists nothing: at least one, as in the function",
+        ("--registry-listing-max-tags", "0"),
+        ("--registry-listing-max-tags",),
+    ),
+    FlagCase(
+        "offline-with-listing-timeout",
+        "a listing timeout beside --offline would be ignored: refused instead",
+        ("--offline", "--registry-listing-timeout", "5"),
+        ("--registry-listing-timeout", "--offline"),
+    ),
+    FlagCase(
+        "offline-with-listing-max-tags",
+        "a listing bound beside --offline would be ignored: refused instead",
+        ("--offline", "--registry-listing-max-tags", "5"),
+        ("--registry-listing-max-tags", "--offline"),
     ),
     FlagCase(
         "oras-missing",
@@ -224,6 +252,34 @@ def test_the_function_s_flags_reach_its_client(no_ambient_oras: Path) -> None:
     assert all("--plain-http" in c for c in calls)
     [image] = json.loads(result.output)["registry"]["images"]
     assert (image["image"], image["outcome"]) == (LLAMA_31_8B.image, "read")
+
+
+def test_the_listing_flags_reach_the_lister(
+    no_ambient_oras: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--registry-listing-timeout and --registry-listing-max-tags, which a source's listing
+    failure tells the user to raise, bound the plan's listings as they bound the function's:
+    the lister the plan reads sources with has them (the defaults are the function's)."""
+    fake_oras(no_ambient_oras, LLAMA_31_8B.labels())
+    listers: list[OrasLister] = []
+
+    def recording(world: World, max_rounds: int, registry: Answers) -> Plan:
+        assert isinstance(registry.lister, OrasLister)
+        listers.append(registry.lister)
+        return plan(world, max_rounds, registry)
+
+    monkeypatch.setattr(aim_plan.cli, "plan", recording)
+    args = ["plan", str(CLUSTER_MODEL), "-o", "json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(
+        cli, [*args, "--registry-listing-timeout", "5", "--registry-listing-max-tags", "7"]
+    )
+    assert result.exit_code == 0, result.output
+    defaults, given = listers
+    assert (defaults.timeout_s, defaults.max_tags) == (DEFAULT_LISTING_TIMEOUT_S, MAX_SYNC_TAGS)
+    assert (given.timeout_s, given.max_tags) == (5.0, 7)
+    assert given.inspector.oras == str(no_ambient_oras / "oras")
 
 
 @dataclass
