@@ -7,7 +7,7 @@ import json
 import shutil
 import ssl
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +19,9 @@ from aim_plan.cli import cli
 from aim_plan.kubeconfig import Credentials
 from aim_plan.load import load
 from aim_plan.registry import Answers, OfflineRegistry
-from function.registry.inspect import (
-    FailureKind,
-    InspectionOutcome,
-    InspectionRequest,
-    RegistryFailure,
-)
 from tests.cases import Case, table
 from tests.e2e.images import LLAMA_31_8B
+from tests.unit.plan.test_registry import CountingInspector
 
 AIM = "aim.silogen.ai/v1alpha1"
 
@@ -354,17 +349,6 @@ def test_a_replica_change_rescales_a_running_service_without_redeploying_it(
     )
 
 
-@dataclass
-class CountingInspector:
-    """A registry that times out, counting the questions it is asked."""
-
-    asked: list[str] = field(default_factory=list)
-
-    async def inspect(self, request: InspectionRequest) -> InspectionOutcome:
-        self.asked.append(request.image)
-        return RegistryFailure(request.image, FailureKind.TIMEOUT, "no answer within 30s")
-
-
 def test_the_plan_and_its_baseline_share_the_registry_s_answers(
     server: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -385,4 +369,4 @@ def test_the_plan_and_its_baseline_share_the_registry_s_answers(
         ["plan", "--against", str(kubeconfig), str(CLUSTER_MODEL), "--oras", sys.executable],
     )
     assert result.exit_code == 0, result.output
-    assert fake.asked == [LLAMA_31_8B.image]
+    assert [r.image for r in fake.asked] == [LLAMA_31_8B.image]

@@ -164,9 +164,9 @@ def test_offline_reads_no_registry_and_says_how_to_plan_past_it() -> None:
     report = run(str(CLUSTER_MODEL), "--offline")
     extracted = condition(report, "AIMClusterModel", "MetadataExtracted")
     assert extracted["reason"] == "MetadataExtractionFailed"
-    assert NOT_READ in extracted["message"]
-    assert "--offline" in NOT_READ
-    assert "spec.imageMetadata" in NOT_READ
+    # What the user reads on the model: why nothing was read, and both ways past it.
+    for words in ("--offline", "set spec.imageMetadata", "drop --offline"):
+        assert words in extracted["message"]
     assert report["registry"]["images"] == [
         {"image": LLAMA_31_8B.image, "outcome": "RegistryUnreachable", "message": NOT_READ}
     ]
@@ -177,9 +177,9 @@ def test_without_an_oras_the_plan_is_offline_with_a_note_naming_the_fix() -> Non
     """No oras on PATH and no --oras: not a crash but an offline plan, the note and the model's
     condition naming the fixes (install oras, --oras, --offline to silence)."""
     report = run(str(CLUSTER_MODEL))
-    assert NO_ORAS_NOTE in report["notes"]
+    [note] = [n for n in report["notes"] if "oras" in n]
     for fix in ("install oras", "--oras PATH", "--offline"):
-        assert fix in NO_ORAS_NOTE
+        assert fix in note
     extracted = condition(report, "AIMClusterModel", "MetadataExtracted")
     assert NO_ORAS_READ in extracted["message"]
     assert report["converged"]
