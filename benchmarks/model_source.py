@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from benchmarks.args import at_least
 from function.compose.modelsource import compose_model_source
 from function.kube.contract import Composition, ListRegistry, Observed
 from function.registry.listing import ListingAnswer, QueryAnswer, RepositoryTags
@@ -105,18 +106,6 @@ def listed(xr: dict[str, Any], row: Row) -> Observed:
     return replace(base, listing=ListingAnswer(asked.request.source, answers))
 
 
-def _calls(text: str) -> int:
-    """`--calls`: a row needs at least one compose to time."""
-    try:
-        calls = int(text)
-    except ValueError:
-        calls = 0
-    if calls < 1:
-        msg = f"--calls must be a whole number of at least 1, not {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return calls
-
-
 def measure(row: Row, calls: int) -> None:
     """Compose the sync `calls` times and print the row: times, models, images omitted."""
     observed = listed(source(row.versions, row.filters), row)
@@ -142,7 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--calls",
-        type=_calls,
+        type=at_least(1, "--calls"),
         default=5,
         help="composes per row, at least 1 (default 5)",
     )

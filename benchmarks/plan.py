@@ -41,6 +41,7 @@ from aim_plan.report import data, text
 from aim_plan.rounds import plan
 from aim_plan.simulate import gpu_node
 from aim_plan.world import World
+from benchmarks.args import at_least, size_list
 
 MODEL = "meta-llama-3-8b-instruct"
 IMAGE = "ghcr.io/silogen/aim-meta-llama-llama-3-1-8b-instruct:0.7.0"
@@ -144,30 +145,6 @@ def measure(services: int, namespaces: int) -> Measured:
     )
 
 
-def _sizes(text: str) -> list[int]:
-    """`--sizes`: whole numbers of services, each at least 1."""
-    try:
-        sizes = [int(s) for s in text.split(",")]
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        msg = f"--sizes must be whole numbers of at least 1, comma-separated, not {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return sizes
-
-
-def _namespaces(text: str) -> int:
-    """`--namespaces`: the services need at least one."""
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        msg = f"--namespaces must be a whole number of at least 1, not {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return count
-
-
 def row(label: str, m: Measured, baseline: Measured) -> str:
     """One printed row: the figures and the ratio to the linear extrapolation of the baseline."""
     linear = baseline.ms_per_service * m.services / 1000
@@ -182,9 +159,11 @@ def main() -> None:
     """Plan the baseline, then each size, and print a row for each."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--sizes", type=_sizes, default=[10, 100, 1000], help="services per plan (10,100,1000)"
+        "--sizes", type=size_list, default=[10, 100, 1000], help="services per plan (10,100,1000)"
     )
-    parser.add_argument("--namespaces", type=_namespaces, default=10, help="team namespaces (10)")
+    parser.add_argument(
+        "--namespaces", type=at_least(1, "--namespaces"), default=10, help="team namespaces (10)"
+    )
     parser.add_argument("--smoke", action="store_true", help="sizes 3 and 10")
     args = parser.parse_args()
     if args.smoke:

@@ -32,6 +32,7 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from benchmarks.args import at_least
 from devtools.render.harness import serve_function
 from function.api.meta import Manifest
 from function.kube.convert import struct_to_dict
@@ -247,18 +248,6 @@ async def drive(target: str, req: fnv1.RunFunctionRequest, calls: int, concurren
     return Figures(p50=q[49], p99=q[98], rate=len(times) / elapsed)
 
 
-def _calls(text: str) -> int:
-    """`--calls`: percentiles need at least two latencies."""
-    try:
-        calls = int(text)
-    except ValueError:
-        calls = 0
-    if calls < 2:  # noqa: PLR2004 - the least statistics.quantiles takes
-        msg = f"--calls must be a whole number of at least 2, not {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return calls
-
-
 def rss_mib(pid: int) -> float:
     """Resident memory of a server process."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -272,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
         "--calls",
-        type=_calls,
+        type=at_least(2, "--calls"),  # the least statistics.quantiles takes
         default=1600,
         help="calls per run (per row), at least 2; a caller makes at least one (default 1600)",
     )

@@ -52,6 +52,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Self
 
+from benchmarks.args import at_least, size_list
 from devtools.cluster.converge import AIM, ISVC, templates_of, wait_status
 from devtools.cluster.kube import Kube, KubeError, condition
 from devtools.cluster.simulate import simulate_gpu_node, simulate_kserve_ready
@@ -540,8 +541,12 @@ def run(tools: Tools, core: str, sizes: Sequence[int], args: argparse.Namespace)
 def main(argv: Sequence[str] | None = None) -> None:
     """Run each core's batches, then compare them."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="100,1000", help="services per batch, in order")
-    parser.add_argument("--namespaces", type=int, default=10, help="team namespaces")
+    parser.add_argument(
+        "--sizes", type=size_list, default=[100, 1000], help="services per batch, in order"
+    )
+    parser.add_argument(
+        "--namespaces", type=at_least(1, "--namespaces"), default=10, help="team namespaces"
+    )
     parser.add_argument("--idle", type=float, default=60, help="seconds of each idle window")
     parser.add_argument(
         "--core",
@@ -561,11 +566,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.smoke:
-        args.sizes, args.namespaces, args.idle = "3", 1, 2.0
-    sizes = [int(s) for s in args.sizes.split(",")]
+        args.sizes, args.namespaces, args.idle = [3], 1, 2.0
     cores = ["stock", "patched"] if args.core == "both" else [args.core]
     tools = build_tools("all")
-    runs = {core: run(tools, core, sizes, args) for core in cores}
+    runs = {core: run(tools, core, args.sizes, args) for core in cores}
     if len(runs) > 1:
         compare(args.namespaces, runs)
 
