@@ -193,11 +193,6 @@ def ranks_below(c: Candidate, best: Candidate) -> str | None:
     return None
 
 
-def rank_of(c: Candidate) -> tuple[int, ...]:
-    """The candidate's place in the preference order (lower is better)."""
-    return _rank(c)
-
-
 _TERMS: Final = (
     ("tuning", TYPE_ORDER),
     ("GPU", GPU_ORDER),
