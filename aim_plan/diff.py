@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from aim_plan.load import Obj, describe, key_of
-from aim_plan.world import Key, controller_uid
+from aim_plan.world import Key
+from function.kube.objects import controller_uid
 
 SERVICE_KINDS: Final = frozenset({"AIMService", "XAIMService"})
 ISVC_API: Final = "serving.kserve.io/v1beta1"

@@ -18,7 +18,7 @@ import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
@@ -27,8 +27,9 @@ from aim_plan.load import Obj, describe, is_aim, key_of
 from aim_plan.registry import Answers, Asked
 from aim_plan.requirements import resolve
 from aim_plan.simulate import PLAN_TIME, simulate
-from aim_plan.world import Key, World, controller_uid
+from aim_plan.world import Key, World
 from function.kube.convert import struct_to_dict
+from function.kube.objects import controller_uid, labels_of
 from function.server.fn import FunctionRunner
 from function.settings import Settings
 
@@ -159,17 +160,12 @@ def _labelled(world: World, xr: Obj) -> Obj:
     parent's already (the root's name), which core keeps.
     """
     meta = xr.get("metadata") or {}
-    labels = _mapping(meta.get("labels"))
+    labels = labels_of(xr)
     if not meta or labels.get(COMPOSITE_LABEL):
         return xr
     labelled = {**xr, "metadata": {**meta, "labels": {**labels, COMPOSITE_LABEL: meta["name"]}}}
     world.put(labelled)
     return labelled
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    """Labels as a mapping; what is not one (refused on load, never from an API server) as none."""
-    return value if isinstance(value, dict) else {}
 
 
 def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
@@ -319,7 +315,7 @@ def _failed(world: World, xr: Obj, message: str) -> Reconciled:
 def _composed(xr: Obj, name: str, obj: Obj) -> Obj:
     """A desired object with the metadata core gives composed resources."""
     xr_meta = xr["metadata"]
-    xr_labels = _mapping(xr_meta.get("labels"))
+    xr_labels = labels_of(xr)
     # The XR's own label, which a composed XR inherits: every object of a tree names its root.
     root = xr_labels.get(COMPOSITE_LABEL) or xr_meta["name"]
     meta = dict(obj.get("metadata") or {})

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from aim_plan.load import Obj, is_aim, key_of
+from function.kube.objects import controller_uid
 
 Key = tuple[str, str, str, str]
 
@@ -64,14 +65,6 @@ def _timeless(conditions: list[object]) -> list[object]:
         {k: v for k, v in c.items() if k != "lastTransitionTime"} if isinstance(c, dict) else c
         for c in conditions
     ]
-
-
-def controller_uid(obj: Obj) -> str | None:
-    """The uid of the object's controller (its owner reference with `controller: true`)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if isinstance(ref, dict) and ref.get("controller"):
-            return str(ref.get("uid"))
-    return None
 
 
 class World:

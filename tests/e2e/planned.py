@@ -29,9 +29,9 @@ from aim_plan.diff import Diff, as_text, diff
 from aim_plan.live import AIM_RESOURCES, COMPOSED
 from aim_plan.load import key_of
 from aim_plan.report import text
-from aim_plan.world import controller_uid
 from devtools.cluster.converge import CONVERGE_S
 from devtools.cluster.kube import Kube, KubeError, wait_for
+from function.kube.objects import controller_uid
 from tests.e2e.images import PRIVATE_REGISTRY, PUBLIC_REGISTRY
 from tests.e2e.journey import Journey
 

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from aim_plan.cli import cli
 from aim_plan.registry import NOT_READ
 from aim_plan.simulate import NO_SIZE
+from devtools.cluster.converge import owned_by
 from tests.e2e.images import LLAMA_31_8B, SEED002_CLUSTER, SEED002_DEV
 
 JOURNEYS = Path(__file__).parents[3] / "examples" / "journeys"
@@ -287,16 +288,11 @@ def test_a_composed_model_names_the_root_service_in_cores_label() -> None:
     carries the labels the live objects do, so `--against` sees no change in them."""
     report = plan(str(JOURNEYS / "service-by-image"))
     [model] = objects(report, "AIMModel")
-    first = next(s for s in objects(report, "AIMService") if owned(model, s))
+    first = next(s for s in objects(report, "AIMService") if owned_by(model, s))
     assert model["metadata"]["labels"]["crossplane.io/composite"] == first["metadata"]["name"]
     for service in objects(report, "AIMService"):
         labels = service["metadata"]["labels"]
         assert labels["crossplane.io/composite"] == service["metadata"]["name"]
-
-
-def owned(obj: dict[str, Any], owner: dict[str, Any]) -> bool:
-    refs = obj["metadata"].get("ownerReferences") or []
-    return any(r["uid"] == owner["metadata"]["uid"] and r.get("controller") for r in refs)
 
 
 def test_a_choice_that_cannot_be_explained_does_not_end_the_report(
