@@ -16,6 +16,7 @@ from function.api.meta import Manifest
 from function.kube.claims import as_claim, is_composite_of_claim
 from function.kube.contract import Composition, Notice, Observed
 from function.kube.convert import ObjectCache, RequiredObjects, struct_to_dict, update_struct
+from function.kube.precondition import status_precondition
 from function.rules.status import ConditionStatus
 from function.settings import Settings
 
@@ -70,10 +71,14 @@ def _labelled(metadata: JsonValue, extra: Mapping[str, str]) -> Manifest:
     return meta
 
 
-def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -> None:
+def apply_composition(
+    rsp: fnv1.RunFunctionResponse, composition: Composition, observed: Observed | None = None
+) -> None:
     """Write a composer's decisions onto the response, leaving other steps' resources alone.
 
-    Its events (`results`) are the server's to add.
+    Its events (`results`) are the server's to add. Given the call's `observed` state, the
+    XR's status write is made conditional on the version observed where that is safe
+    (function/kube/precondition.py), so a reconcile of a stale copy writes nothing.
     """
     for req in composition.requirements:
         response.require_resources(
@@ -93,6 +98,10 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
     if composition.status:
         update_struct(rsp.desired.composite.resource, {"status": composition.status})
+    if observed is not None:
+        require_observed_version(
+            rsp, observed, [d.manifest for d in composition.resources.values()]
+        )
     ready = composition.ready
     if ready is not None:
         # Without this Crossplane calls an XR Ready as soon as everything it composed is ready,
@@ -107,6 +116,18 @@ def apply_composition(rsp: fnv1.RunFunctionResponse, composition: Composition) -
         rsp.conditions.append(c)
     if composition.ttl_seconds is not None:
         rsp.meta.ttl.FromSeconds(max(composition.ttl_seconds, 1))
+
+
+def require_observed_version(
+    rsp: fnv1.RunFunctionResponse, observed: Observed, desired: Sequence[Manifest]
+) -> None:
+    """Make the XR's status write conditional on the observed version, where that is safe.
+
+    `desired` is every resource the response composes (function/kube/precondition.py).
+    """
+    version = status_precondition(observed, desired)
+    if version is not None:
+        update_struct(rsp.desired.composite.resource, {"metadata": {"resourceVersion": version}})
 
 
 def results(notices: Sequence[Notice], warnings: Sequence[str]) -> list[fnv1.Result]:

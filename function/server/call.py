@@ -144,7 +144,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             if composition.ready is False
             else composers.settings.ready_recheck_s
         )
-    apply_composition(rsp, composition)
+    apply_composition(rsp, composition, observed)
     log.debug(
         "composed",
         resources=sorted(composition.resources),
