@@ -10,20 +10,29 @@ The converted YAML stream goes to standard output (or --output); the report, one
 manifest, goes to standard error: what changed, warnings (carried over, but behaving differently
 from before, such as a route path that now renders another value), and what was not carried.
 Exit status: 0 when everything was carried over, 1 when something could not be (the output is
-still written, for review), 2 on unreadable input (or a document the converter failed on).
+still written, for review), 2 on unreadable input (or a document the converter failed on), in
+one line naming the file, the document and the field: input is read within the bounds of
+`aim_migrate.manifests` (size, nesting, values, strings, JSON values only).
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import BinaryIO, Final, TextIO
 
 import click
 import yaml
 from pydantic import JsonValue
 
 from aim_migrate.convert import ConverterFailedError, convert
+from aim_migrate.manifests import UnreadableError, read_stream
 from aim_migrate.rules import Migration
+
+_DUMPER: Final[type[yaml.SafeDumper | yaml.CSafeDumper]] = getattr(
+    yaml, "CSafeDumper", yaml.SafeDumper
+)
+"""libyaml's writer when PyYAML has it: the same YAML as PyYAML's own, a tenth of the time for
+the largest files read."""
 
 
 class _UnreadableInputError(click.ClickException):
@@ -31,14 +40,14 @@ class _UnreadableInputError(click.ClickException):
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.File("r"))
+@click.argument("files", nargs=-1, required=True, type=click.File("rb"))
 @click.option(
     "--output", "-o", type=click.File("w"), default="-", help="Where to write the converted YAML."
 )
 @click.option(
     "--quiet", "-q", is_flag=True, help="Report only warnings and what could not be carried."
 )
-def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
+def cli(files: tuple[BinaryIO, ...], output: TextIO, *, quiet: bool) -> None:
     """Convert AIM manifests into the canonical API (aim.silogen.ai/v1alpha1).
 
     Reads this API's older generations (aim.silogen.ai) and the AIM operator's manifests
@@ -48,22 +57,22 @@ def cli(files: tuple[TextIO, ...], output: TextIO, *, quiet: bool) -> None:
     docs: list[JsonValue] = []
     where: list[str] = []
     for f in files:
+        name = getattr(f, "name", "-")  # standard input may have none (a test's)
         try:
-            read = list(yaml.safe_load_all(f))
-        except yaml.YAMLError as e:
-            msg = f"{f.name}: not YAML: {e}"
-            raise _UnreadableInputError(msg) from e
+            read = read_stream(name, f)
+        except UnreadableError as e:
+            raise _UnreadableInputError(str(e)) from None
         for index, doc in enumerate(read):
             if doc is not None:
                 docs.append(doc)
-                where.append(f"{f.name} (document {index})")
+                where.append(f"{name} (document {index})")
     try:
         results = convert(docs)
     except ConverterFailedError as e:
         msg = f"{where[e.index]}: {e}"
         raise _UnreadableInputError(msg) from None
     kept = [m.manifest for m in results if not m.dropped]
-    output.write(yaml.safe_dump_all(kept, sort_keys=False))
+    output.write(yaml.dump_all(kept, Dumper=_DUMPER, sort_keys=False))
     for m in results:
         _report(m, quiet=quiet)
     if any(m.not_carried for m in results):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
+from aim_migrate.manifests import cut
 from aim_migrate.rules import Migration, collect_context, is_aim, migrate
 from function.api.definitions import DEFINITIONS
 from function.errors import InvalidSpecError
@@ -25,8 +26,10 @@ class ConverterFailedError(RuntimeError):
     def __init__(self, index: int, cause: Exception) -> None:
         """The failure on document `index` of the run, caused by `cause`."""
         self.index = index
+        # The cause's words cut: an exception may quote a value of the manifest whole.
+        said = cut(str(cause))
         super().__init__(
-            f"aim-migrate failed on it ({type(cause).__name__}: {cause}); this is a bug in "
+            f"aim-migrate failed on it ({type(cause).__name__}: {said}); this is a bug in "
             "aim-migrate: report it with the manifest's shape, and check the manifest's fields "
             "against the operator's schema meanwhile"
         )

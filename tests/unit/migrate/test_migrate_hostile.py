@@ -1,8 +1,9 @@
-"""aim-migrate on fields of the wrong shape: refused by name, never a traceback.
+"""aim-migrate on hostile input: refused by name, never a traceback.
 
 A manifest written by hand, or by an older tool, may hold a list or a mapping where the operator
-wants a string. Each row converts one such manifest with the command (as scripts/migrate runs
-it) and expects exit 1, the field named as not carried, and the rest of the report intact.
+wants a string: each such row converts with the command (as scripts/migrate runs it) and expects
+exit 1, the field named as not carried, and the rest of the report intact. A file that is no
+manifests within the reader's bounds (tests/unit/migrate/hostile_files.py) exits 2 in one line.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from aim_migrate import convert
 from aim_migrate.cli import cli
 from aim_migrate.rules import Migration
 from tests.cases import Case, table
+from tests.unit.migrate.hostile_files import HOSTILE_FILES, LONGEST_LINE, HostileFile
 
 V1 = "aim.eai.amd.com/v1alpha1"
 V2 = "aim.eai.amd.com/v1alpha2"
@@ -128,3 +130,45 @@ def test_a_rule_that_fails_names_the_file_and_document_with_exit_2(
     assert isinstance(result.exception, SystemExit)
     assert f"{path} (document 2): aim-migrate failed on it (TypeError:" in result.stderr
     assert "this is a bug in aim-migrate" in result.stderr
+
+
+@table(HOSTILE_FILES)
+@pytest.mark.timeout(120)  # bounded time: the billion laughs ran past 25 s before the fix
+def test_a_hostile_file_exits_2_with_one_line_naming_the_file_document_and_field(
+    case: HostileFile, tmp_path: Path
+) -> None:
+    """Each file that crashed or stalled aim-migrate (issue 46) is refused with exit 2 and one
+    line naming the file, the document and the field or YAML construct: no traceback, no
+    report, no output, a user's value quoted cut short."""
+    path = tmp_path / "old.yaml"
+    path.write_bytes(case.content)
+    result = CliRunner().invoke(cli, [str(path)])
+    assert result.exit_code == 2, (case.reason, result.output[:2000])
+    assert isinstance(result.exception, SystemExit), (case.reason, result.exception)
+    assert "Traceback" not in result.output, case.reason
+    assert result.stdout == "", case.reason
+    [line] = result.stderr.splitlines()
+    assert len(line) < LONGEST_LINE, (case.reason, len(line))
+    assert line.startswith(f"Error: {path}"), (case.reason, line)
+    for name in case.names:
+        assert name in line, (case.reason, line)
+
+
+def test_a_converter_failure_quotes_the_exception_cut_short(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception's message may quote a manifest's value whole (a KeyError of a 1 MB key):
+    the line that names the document cuts it."""
+
+    def failing(*_: Any) -> Migration:
+        raise KeyError("k" * 1_000_000)
+
+    monkeypatch.setattr(convert, "migrate", failing)
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(manifest(V1, "AIMService", {"model": {"ref": "m"}})))
+    result = CliRunner().invoke(cli, [str(path)])
+    assert result.exit_code == 2, result.output[:2000]
+    [line] = result.stderr.splitlines()
+    assert f"{path} (document 0): aim-migrate failed on it (KeyError: 'kkk" in line
+    assert "(1000002 characters)" in line
+    assert len(line) < LONGEST_LINE
