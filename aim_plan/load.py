@@ -4,34 +4,32 @@ Directories are read in sorted file order, as the journeys are applied (`01-...`
 a later document replaces an earlier one of the same kind, namespace and name, as a second
 `kubectl apply` would. What a plan cannot use is listed with the reason, never dropped silently.
 
-Bounds, so a hostile or mistaken file costs a clear error instead of a stall: a file larger than
-`MAX_FILE_BYTES` is refused unread, a document nested deeper than `MAX_DEPTH` is refused before
-it is built (PyYAML builds nodes recursively), and one whose aliases expand past `MAX_NODES`
-values is refused after (aliases are shared when loaded, but every use is planned and printed).
-Error messages name the file and the document's index; they never quote the text, which may be
-a Secret's.
+Files are read as `scripts/migrate` reads them, within the bounds of `aim_migrate.manifests`
+(size, nesting the function can receive, values with aliases expanded, string length, JSON
+values only), so a hostile or mistaken file costs a one-line error instead of a stall or a
+traceback. Error messages name the file, the document and the field; they quote a user's text
+cut short, and never a Secret's values.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
 from aim_migrate.convert import ConverterFailedError, convert
+from aim_migrate.manifests import QUOTED, UnreadableError, a, cut, read_path
 from aim_migrate.operator import OPERATOR_GROUP
 from function.api.definitions import DEFINITIONS
 from function.api.meta import GROUP
 from function.kube.claims import composite_names
 
-MAX_FILE_BYTES: Final = 8 * 1024 * 1024
-MAX_DEPTH: Final = 64
-MAX_NODES: Final = 1_000_000
 SUFFIXES: Final = (".yaml", ".yml")
+_SAID: Final = 3
+"""What the converter could not carry, quoted in the one line that stops a plan (the rest is
+counted: scripts/migrate lists it all)."""
 
 AIM_KINDS: Final = frozenset(
     {d.kind.value for d in DEFINITIONS} | {composite_names(d)[0] for d in DEFINITIONS}
@@ -105,7 +103,11 @@ def load(paths: Sequence[Path]) -> Loaded:
     loaded = Loaded(files=files_of(paths))
     read: list[tuple[str, Obj]] = []
     for path in loaded.files:
-        for index, doc in enumerate(_documents(path)):
+        try:
+            docs = read_path(path)
+        except UnreadableError as e:
+            raise LoadError(str(e)) from None
+        for index, doc in enumerate(docs):
             if doc is not None:
                 where = f"{path} (document {index})"
                 read.append((where, _object(doc, where)))
@@ -206,9 +208,12 @@ def _converted(read: list[tuple[str, Obj]], notes: list[str]) -> list[tuple[str,
         if not m.dropped and m.manifest == {k: v for k, v in obj.items() if k != "status"}:
             continue  # this API already: planned as written
         if m.not_carried or not isinstance(m.manifest, dict):
+            said = m.not_carried[:_SAID] or ["left out"]
+            more = len(m.not_carried) - len(said)
             msg = (
                 f"{where}: aim-migrate cannot carry {m.source} over: "
-                + "; ".join(m.not_carried or ["left out"])
+                + "; ".join(said)
+                + (f"; and {more} more" if more > 0 else "")
                 + "; fix the manifest (scripts/migrate prints the whole report) or leave it out"
             )
             raise LoadError(msg)
@@ -251,13 +256,8 @@ def _object(doc: object, where: str) -> Obj:
     if not isinstance(meta, dict) or not meta.get("name"):
         msg = f"{where}: {obj['kind']} has no metadata.name; give it one"
         raise LoadError(msg)
-    for key in ("name", "namespace"):
-        if meta.get(key) is not None and not isinstance(meta[key], str):
-            msg = (
-                f"{where}: {obj['kind']}'s metadata.{key} is {_a(meta[key])}, not a string; "
-                "write it as one (quote it if YAML reads it as a number)"
-            )
-            raise LoadError(msg)
+    # apiVersion, kind, metadata.name and namespace are strings as Kubernetes writes them: the
+    # reader checked them.
     for key in ("labels", "annotations"):
         _check_strings(meta.get(key), f"{where}: {obj['kind']}'s metadata.{key}")
     return obj
@@ -272,103 +272,13 @@ def _check_strings(value: object, what: str) -> None:
     if value is None:
         return
     if not isinstance(value, dict):
-        msg = f"{what} is {_a(value)}, not a mapping of strings; write KEY: VALUE lines"
+        msg = f"{what} is {a(value)}, not a mapping of strings; write KEY: VALUE lines"
         raise LoadError(msg)
-    for key, item in value.items():
-        # Name the key, never the value, which may be a Secret's.
-        if not isinstance(key, str):
-            msg = f"{what} has a key that is {_a(key)}, not a string; quote the key"
-            raise LoadError(msg)
+    for key, item in value.items():  # keys are strings: the reader refuses others
+        # Name the key (cut), never the value, which may be a Secret's.
         if not isinstance(item, str):
             msg = (
-                f"{what}[{key}] is {_a(item)}, not a string; quote the value if YAML reads it "
-                "as a number, a boolean or null"
+                f"{what}[{cut(key, QUOTED)}] is {a(item)}, not a string; quote the value if YAML "
+                "reads it as a number, a boolean or null"
             )
             raise LoadError(msg)
-
-
-_YAML_TYPES: Final = (
-    (bool, "a boolean"),  # before int: a bool is one
-    (int | float, "a number"),
-    (str, "a string"),
-    (dict, "a mapping"),
-    (list, "a list"),
-)
-
-
-def _a(value: object) -> str:
-    """What YAML made of `value`, in YAML's words (`a list`), without quoting it."""
-    if value is None:
-        return "null"
-    for types, words in _YAML_TYPES:
-        if isinstance(value, types):
-            return words
-    return f"a {type(value).__name__}"
-
-
-def _documents(path: Path) -> list[object]:
-    """The YAML documents of one file, checked against the bounds before they are built."""
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        msg = (
-            f"{path}: {size} bytes, more than the {MAX_FILE_BYTES // (1024 * 1024)} MiB a plan "
-            "reads from one file; split it into several files"
-        )
-        raise LoadError(msg)
-    try:
-        text = path.read_text(encoding="utf-8")
-        _check_depth(path, yaml.parse(text, Loader=yaml.SafeLoader))
-        docs = list(yaml.safe_load_all(text))
-    except UnicodeDecodeError as e:
-        msg = f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8"
-        raise LoadError(msg) from None
-    except yaml.MarkedYAMLError as e:
-        # Problem and position only: the snippet PyYAML adds could show a Secret's value.
-        mark = e.problem_mark or e.context_mark
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        msg = f"{path}: not YAML{at}: {e.problem or e.context}; fix the file's syntax"
-        raise LoadError(msg) from None
-    except yaml.YAMLError as e:
-        msg = f"{path}: not YAML: {type(e).__name__}; fix the file's syntax"
-        raise LoadError(msg) from None
-    for index, doc in enumerate(docs):
-        if _too_many_values(doc):
-            msg = (
-                f"{path} (document {index}): its aliases expand to more than {MAX_NODES} values; "
-                "write the values out instead of repeating anchors"
-            )
-            raise LoadError(msg)
-    return docs
-
-
-def _check_depth(path: Path, events: Iterable[yaml.Event]) -> None:
-    """Refuse a document nested deeper than MAX_DEPTH, from the parser's events (no recursion)."""
-    depth, index = 0, -1
-    for event in events:
-        if isinstance(event, yaml.DocumentStartEvent):
-            index += 1
-        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                msg = (
-                    f"{path} (document {max(index, 0)}): nested deeper than {MAX_DEPTH} levels; "
-                    "no Kubernetes object is, check the file"
-                )
-                raise LoadError(msg)
-        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-            depth -= 1
-
-
-def _too_many_values(doc: object) -> bool:
-    """Whether walking `doc` with its aliases expanded visits more than MAX_NODES values."""
-    seen, stack = 0, [doc]
-    while stack:
-        value = stack.pop()
-        seen += 1
-        if seen > MAX_NODES:
-            return True
-        if isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return False

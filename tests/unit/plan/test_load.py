@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 import aim_migrate.convert
+from aim_migrate.manifests import MAX_DEPTH, MAX_FILE_BYTES
 from aim_plan.cli import cli
-from aim_plan.load import MAX_DEPTH, MAX_FILE_BYTES, LoadError, load
+from aim_plan.load import LoadError, load
 from tests.cases import Case, table
 
 SERVICE = """\
@@ -38,15 +39,15 @@ class Bad(Case):
 BAD = [
     Bad(
         "deep",
-        "a document nested past the bound is refused before PyYAML builds it recursively",
+        "a document nested past the bound is refused, naming the field, before it is built",
         "a: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
-        f"(document 0): nested deeper than {MAX_DEPTH} levels",
+        f"(document 0): a{'[0]' * (MAX_DEPTH - 1)} (line 1) is nested deeper than {MAX_DEPTH}",
     ),
     Bad(
         "deep-second",
         "the message names which document of a stream is too deep",
         SERVICE + "---\n" + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
-        "(document 1): nested deeper",
+        f"(document 1): {'[0]' * MAX_DEPTH} (line 6) is nested deeper",
     ),
     Bad(
         "aliases",
@@ -56,7 +57,7 @@ BAD = [
             f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n"
             for p, c in zip("abcdef", "bcdefg", strict=True)
         ),
-        "aliases expand to more than",
+        "(aliases counted as the values they repeat)",
     ),
     Bad("not-yaml", "a syntax error names its line", "a: [\n", "not YAML at line 2"),
     Bad("scalar", "a document that is no mapping is no object", "just text\n", "not a Kubernetes"),
