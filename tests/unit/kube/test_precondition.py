@@ -203,6 +203,8 @@ def xr(case: PreconditionCase) -> dict[str, Any]:
 def test_the_status_write_requires_the_observed_version_only_when_safe(
     case: PreconditionCase,
 ) -> None:
+    """Each row: the version to require, or none where core's own reference apply (or a copy no
+    API server wrote) would make a precondition wrong."""
     composite = xr(case)
     observed = Observed(composite=as_claim(composite), claims=is_composite_of_claim(composite))
     assert status_precondition(observed, case.desired) == case.expect
