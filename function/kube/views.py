@@ -3,13 +3,15 @@
 An object's conditions, an HTTPRoute's parents, a HorizontalPodAutoscaler's replica counts, a
 PersistentVolumeClaim's phase: another controller writes them, so each view reads what it needs
 once and tolerates the rest. An absent or ill-typed field reads as empty ("" or None), a list
-that is not one as no entries, and lists are cut at a bound.
+that is not one as no entries, and lists and strings are cut at a bound: a word (a type, status,
+reason or phase) at `MAX_WORD` characters, a message at `MAX_MESSAGE`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from pydantic import JsonValue
 
@@ -17,10 +19,21 @@ from function.kube.objects import status_of
 
 _MAX_ENTRIES = 64
 """Conditions or route parents read from one object; real ones have a handful."""
+MAX_WORD: Final = 1024
+"""A condition's type, status or reason, a phase, a name: the API server allows a condition's
+reason 1,024 characters, and the rest less. Compared with known values, or quoted."""
+MAX_MESSAGE: Final = 32 * 1024
+"""A condition's message: the API server allows 32,768 characters. Quoting callers cut it more."""
 
 
-def _text(value: JsonValue) -> str:
-    return value if isinstance(value, str) else ""
+def word(value: JsonValue | None) -> str:
+    """A short string another controller wrote: itself cut at `MAX_WORD`, else empty."""
+    return value[:MAX_WORD] if isinstance(value, str) else ""
+
+
+def text(value: JsonValue | None, limit: int = MAX_MESSAGE) -> str:
+    """A message another controller wrote: itself cut at `limit`, else empty."""
+    return value[:limit] if isinstance(value, str) else ""
 
 
 def _entries(value: JsonValue) -> list[Mapping[str, JsonValue]]:
@@ -53,11 +66,11 @@ class ObjectCondition:
 
 def _condition(entry: Mapping[str, JsonValue]) -> ObjectCondition:
     return ObjectCondition(
-        type=_text(entry.get("type")),
-        status=_text(entry.get("status")),
-        reason=_text(entry.get("reason")),
-        message=_text(entry.get("message")),
-        last_transition_time=_text(entry.get("lastTransitionTime")),
+        type=word(entry.get("type")),
+        status=word(entry.get("status")),
+        reason=word(entry.get("reason")),
+        message=text(entry.get("message")),
+        last_transition_time=word(entry.get("lastTransitionTime")),
     )
 
 
@@ -103,7 +116,7 @@ class ParentRef:
     def read(cls, ref: Mapping[str, JsonValue]) -> ParentRef:
         """From a `parentRef` object; ill-typed fields read as unset."""
         fields = (ref.get("name"), ref.get("namespace"), ref.get("sectionName"))
-        name, namespace, section = (v if isinstance(v, str) else None for v in fields)
+        name, namespace, section = (word(v) if isinstance(v, str) else None for v in fields)
         return cls(name, namespace, section)
 
     def same_as(self, other: ParentRef, namespace: str) -> bool:
@@ -158,7 +171,7 @@ def autoscaler_status(hpa: Mapping[str, JsonValue]) -> AutoscalerStatus:
 def phase_of(obj: Mapping[str, JsonValue] | None) -> str | None:
     """`status.phase` (a PersistentVolumeClaim's, a Pod's); None when it has none."""
     phase = status_of(obj).get("phase")
-    return phase if isinstance(phase, str) else None
+    return word(phase) if isinstance(phase, str) else None
 
 
 def field_at(obj: Mapping[str, JsonValue] | JsonValue, key: str, *path: str) -> JsonValue:

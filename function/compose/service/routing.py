@@ -25,6 +25,7 @@ from function.kube import views
 from function.kube.contract import Desired, Observed
 from function.kube.views import ParentRef, route_parents, string_at
 from function.rules import labels, naming
+from function.rules.pods import MAX_QUOTE
 from function.rules.routepath import (
     RoutePathError,
     extend,
@@ -136,7 +137,9 @@ def route_health(
     accepted = views.find(ours.conditions, "Accepted")
     if accepted is not None and accepted.is_false:
         # Implementations may leave the message empty (Traefik does for NoMatchingParent).
-        said = accepted.message or f"{accepted.reason or 'NotAccepted'}, with no message"
+        said = (
+            accepted.message[:MAX_QUOTE] or f"{accepted.reason or 'NotAccepted'}, with no message"
+        )
         return ConditionType.HTTP_ROUTE_READY.failed(
             accepted.reason or "NotAccepted", f"{gateway} rejected the HTTPRoute: {said}"
         )
@@ -144,7 +147,7 @@ def route_health(
     if resolved is not None and resolved.is_false:
         return ConditionType.HTTP_ROUTE_READY.progressing(
             Reason.ROUTE_BACKEND_UNRESOLVED,
-            f"{gateway} cannot resolve the backend yet: {resolved.message}",
+            f"{gateway} cannot resolve the backend yet: {resolved.message[:MAX_QUOTE]}",
         )
     if accepted is not None and accepted.is_true:
         return ConditionType.HTTP_ROUTE_READY.ready(

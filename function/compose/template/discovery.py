@@ -39,6 +39,7 @@ from function.kube.parse import parse_status
 from function.kube.views import condition_of
 from function.rules import discovery, labels
 from function.rules.merge import secret_names
+from function.rules.pods import MAX_QUOTE
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason
 
@@ -214,7 +215,7 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
         )
     if state_of_job is JobState.FAILED:
         failed = condition_of(current, "Failed")
-        why = (failed.message or failed.reason if failed else "") or "the Job failed"
+        why = (failed.message[:MAX_QUOTE] or failed.reason if failed else "") or "the Job failed"
         tail = pod_message(pods, CONTAINER, "Failed")
         detail = f"{why}; the dry-run said: {tail.strip()[-500:]}" if tail else why
         return _failed(
