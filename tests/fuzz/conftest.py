@@ -1,19 +1,28 @@
-"""Hypothesis profiles for the fuzz tier.
+"""Hypothesis profiles for the fuzz tier (`AIM_FUZZ_PROFILE`, `ci` when unset).
 
-`ci` (the default) is what the README's test command runs: a bounded, derandomized example
-count per kind, so the tier stays under a minute and a red run is reproducible. `long` is the
-documented deep run (README, "Hostile input"), random each time, printing a reproduction blob
-for whatever it finds.
+`ci` is what the README's test command runs: derandomized (the examples follow from each test's
+own seed, whatever the run or the machine), a bounded count per kind, no example database. The
+same code draws the same examples, so the tier cannot turn red on a change that did not cause
+it; what earlier runs found is replayed first, as the kept cases of tests/fuzz/kept/.
+
+`explore` is the open-ended search (docs/development.md, "Hostile input"): random each run, many
+more examples, and a local example database (`.hypothesis/examples`, git-ignored) so a failure
+it found is tried first on the next explore run while it is being fixed. `debug` skips shrinking,
+so a failure shows at once.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
-from tests.fuzz.driver import TOTALS
+from tests.fuzz.driver import DIGESTS, TOTALS
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Drawing whole worlds is slow and large by design; examples are not timed (no deadline).
 _COMMON = settings(
@@ -32,8 +41,13 @@ def _examples(default: int) -> int:
 
 
 settings.register_profile("ci", max_examples=_examples(60), derandomize=True, parent=_COMMON)
-settings.register_profile("long", max_examples=_examples(11200), print_blob=True, parent=_COMMON)
-# While fixing a finding: no shrinking, so a failure shows at once.
+settings.register_profile(
+    "explore",
+    max_examples=_examples(11200),
+    print_blob=True,
+    database=DirectoryBasedExampleDatabase(str(ROOT / ".hypothesis" / "examples")),
+    parent=_COMMON,
+)
 settings.register_profile(
     "debug", max_examples=_examples(20), phases=[Phase.explicit, Phase.generate], parent=_COMMON
 )
@@ -41,16 +55,18 @@ settings.load_profile(os.environ.get("AIM_FUZZ_PROFILE", "ci"))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Per kind: examples drawn, RunFunction calls, problems, distinct conditions reached."""
+    """Per kind: examples drawn, RunFunction calls, problems, distinct conditions reached, and a
+    digest of every request sent (two `ci` runs of the same code print the same digests)."""
     if not TOTALS:
         return
     terminalreporter.section("fuzz tier")
     terminalreporter.write_line(
-        f"{'kind':28} {'examples':>9} {'calls':>9} {'problems':>9} conditions"
+        f"{'kind':28} {'examples':>9} {'calls':>9} {'problems':>9} {'conditions':>10} digest"
     )
     for kind, totals in sorted(TOTALS.items()):
         reached = len([k for k in totals if "=" in k])
+        digest = DIGESTS[kind].hexdigest()[:16] if kind in DIGESTS else "-"
         terminalreporter.write_line(
             f"{kind:28} {totals['examples']:>9} {totals['calls']:>9} {totals['problems']:>9} "
-            f"{reached}"
+            f"{reached:>10} {digest}"
         )

@@ -6,17 +6,26 @@ their controllers might report, each requirement answered with objects of the ki
 so hostile values reach the code that reads Pods, Jobs, Secrets and templates, not only the
 spec parser. Every response is checked with `tests.fuzz.checks`, and every request is answered
 twice from its bytes, which must give the same bytes.
+
+What is drawn depends only on the examples' seed: the response's maps (composed resources,
+requirements, labels) are read in key order, since protobuf iterates them in an order that
+changes from one process to the next. The call that first broke a property is kept in the
+findings (`Call`), so it can be saved and replayed as a kept case (`tests/fuzz/kept/`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Final
 
 import structlog
+import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 from hypothesis import strategies as st
@@ -40,6 +49,8 @@ from tests.podsecurity import restricted_violations
 NOW: Final = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
 TOTALS: Final[dict[str, Counter[str]]] = {}
 """Per kind: examples, RunFunction calls, problems, and the condition reasons seen (the report)."""
+DIGESTS: Final[dict[str, Any]] = {}
+"""Per kind: a SHA-256 over every request sent, in order; the same seed must give the same one."""
 ROUNDS: Final = 5
 
 
@@ -72,6 +83,23 @@ class SimulatedRegistry:
         return ListingAnswer(request.source, tuple(answers))
 
 
+@dataclass(frozen=True)
+class Call:
+    """One RunFunction call as plain manifests: the XR, its composed objects, the lookups' answers.
+
+    What a kept case stores (`tests/fuzz/kept/`): the request is built from it as Crossplane
+    builds one, so a case stays readable and survives changes to the strategies.
+    """
+
+    xr: Any
+    observed: Mapping[str, Any]
+    required: Mapping[str, Sequence[Any]]
+
+    def request(self) -> fnv1.RunFunctionRequest:
+        """The request Crossplane would send."""
+        return run_function_request(self.xr, self.observed, self.required, tag="fuzz")
+
+
 @dataclass
 class Findings:
     """What a scenario saw: the properties broken, and counts for the report."""
@@ -80,6 +108,11 @@ class Findings:
     calls: int = 0
     results: Counter[str] = field(default_factory=Counter)
     reasons: set[str] = field(default_factory=set)
+    failed: Call | None = None
+    """The first call that broke a property (for a leak, the last call), to keep as a case."""
+    registry: SimulatedRegistry = field(default_factory=lambda: SimulatedRegistry({}))
+    secrets: list[str] = field(default_factory=list)
+    """Secret values drawn into the world, which no response or log line may hold."""
 
 
 def scenario(data: st.DataObject, kind: str) -> Findings:
@@ -116,23 +149,26 @@ def scenario(data: st.DataObject, kind: str) -> Findings:
         FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW),
         FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW),
     )
-    secrets: list[str] = []
-    findings = Findings()
-    req = run_function_request(xr, observed, {}, tag="fuzz")
+    findings = Findings(registry=registry)
+    secrets = findings.secrets
+    call = Call(xr, observed, {})
+    scope = _Scope(fz.is_cluster_scoped(kind), namespace)
+    digest = DIGESTS.setdefault(kind, hashlib.sha256())
     # Tracebacks rendered, so a failing example shows where the bug is.
     with structlog.testing.capture_logs([structlog.processors.format_exc_info]) as logs:
         for _ in range(ROUNDS):
-            rsp = _answer(runners, req, findings, _Scope(fz.is_cluster_scoped(kind), namespace))
+            req = call.request()
+            digest.update(req.SerializeToString(deterministic=True))
+            rsp = _checked(runners, req, findings, scope, logs)
+            if findings.problems and findings.failed is None:
+                findings.failed = call
             if rsp is None:
                 break
-            req = _next_request(data, _World(xr, namespace, world, secrets), rsp)
-    findings.problems += [
-        f"bug while composing:\n{e['exception']}" for e in logs if "exception" in e
-    ]
-    findings.problems += [
-        f"secret value in the response or log: {v[:12]}..."
-        for v in checks.leaked(secrets, str(logs), *findings.results)
-    ]
+            call = _next_call(data, _World(xr, namespace, world, secrets), rsp)
+    leaks = checks.leaked(secrets, str(logs), *findings.results)
+    findings.problems += [f"secret value in the response or log: {v[:12]}..." for v in leaks]
+    if leaks and findings.failed is None:
+        findings.failed = call
     totals = TOTALS.setdefault(kind, Counter())
     totals.update(examples=1, calls=findings.calls, problems=len(findings.problems))
     totals.update(findings.reasons)
@@ -145,6 +181,69 @@ class _Scope:
 
     cluster: bool
     namespace: str | None
+
+
+def replay(
+    kind: str, call: Call, registry: SimulatedRegistry, secrets: Sequence[str] = ()
+) -> list[str]:
+    """The properties `call` breaks, checked as a scenario checks each of its calls."""
+    runners = (
+        FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW),
+        FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW),
+    )
+    namespace = call.xr.get("metadata", {}).get("namespace") if isinstance(call.xr, dict) else None
+    findings = Findings()
+    scope = _Scope(fz.is_cluster_scoped(kind), namespace)
+    with structlog.testing.capture_logs([structlog.processors.format_exc_info]) as logs:
+        _checked(runners, call.request(), findings, scope, logs)
+    leaks = checks.leaked(list(secrets), str(logs), *findings.results)
+    return findings.problems + [f"secret value in the response or log: {v[:12]}..." for v in leaks]
+
+
+FOUND: Final = Path(__file__).resolve().parents[2] / ".hypothesis" / "aim-fuzz-found"
+"""Where a failing example's call is saved (git-ignored), to be kept once fixed."""
+
+
+def save_found(kind: str, findings: Findings) -> Path | None:
+    """Write the call that broke a property as a kept case to fill in; None when there is none."""
+    if findings.failed is None:
+        return None
+    case = {
+        "reason": "TODO: what this example found, and the fix that keeps it fixed",
+        "kind": kind,
+        "problems": [p[:500] for p in findings.problems],
+        "registry": {
+            "labels": findings.registry.labels,
+            "entrypoint": list(findings.registry.entrypoint),
+        },
+        "secrets": findings.secrets,
+        "call": {
+            "xr": findings.failed.xr,
+            "observed": dict(findings.failed.observed),
+            "required": {k: list(v) for k, v in findings.failed.required.items()},
+        },
+    }
+    text = yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=100)
+    FOUND.mkdir(parents=True, exist_ok=True)
+    path = FOUND / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.yaml"
+    path.write_text(text)
+    return path
+
+
+def _checked(
+    runners: tuple[FunctionRunner, FunctionRunner],
+    req: fnv1.RunFunctionRequest,
+    findings: Findings,
+    scope: _Scope,
+    logs: list[Any],
+) -> fnv1.RunFunctionResponse | None:
+    """`_answer`, with a traceback the call logged counted as a problem of this call."""
+    logged = len(logs)
+    rsp = _answer(runners, req, findings, scope)
+    findings.problems += [
+        f"bug while composing:\n{e['exception']}" for e in logs[logged:] if "exception" in e
+    ]
+    return rsp
 
 
 def _answer(
@@ -189,16 +288,18 @@ class _World:
     secrets: list[str]
 
 
-def _next_request(
-    data: st.DataObject, world: _World, rsp: fnv1.RunFunctionResponse
-) -> fnv1.RunFunctionRequest:
-    """What Crossplane sends next: status written back, objects observed, lookups answered."""
+def _next_call(data: st.DataObject, world: _World, rsp: fnv1.RunFunctionResponse) -> Call:
+    """What Crossplane sends next: status written back, objects observed, lookups answered.
+
+    The response's maps are read in key order: protobuf's own order differs between processes,
+    and drawing in it would make the same seed draw other examples in another run.
+    """
     xr = world.xr
     written = struct_to_dict(rsp.desired.composite.resource)
     if "status" in written:
         xr = {**xr, "status": written["status"]}
     resources = {}
-    for name, desired in rsp.desired.resources.items():
+    for name, desired in sorted(rsp.desired.resources.items()):
         obj = struct_to_dict(desired.resource)
         was = obj.get("metadata")
         meta = {**(was if isinstance(was, dict) else {}), "uid": data.draw(fz.uids)}
@@ -208,11 +309,11 @@ def _next_request(
         status = {"status": seen["status"]} if "status" in seen else {}
         resources[name] = {**obj, "metadata": meta, **status}
     required = {}
-    for name, selector in rsp.requirements.resources.items():
+    for name, selector in sorted(rsp.requirements.resources.items()):
         known = [o for o in world.objects if selects(selector, o)]
         drawn = data.draw(st.integers(0, 2 if not known else 1), label=f"more {name}")
         required[name] = known + [_found(data, selector, world) for _ in range(drawn)]
-    return run_function_request(xr, resources, required, tag="fuzz")
+    return Call(xr, resources, required)
 
 
 def _found(data: st.DataObject, selector: fnv1.ResourceSelector, world: _World) -> Any:
@@ -221,7 +322,7 @@ def _found(data: st.DataObject, selector: fnv1.ResourceSelector, world: _World) 
         None if selector.kind in cluster_kinds else (selector.namespace or world.namespace or "x")
     )
     name: Any = selector.match_name if selector.HasField("match_name") else fz.dns_names
-    meta = fz.metadata(name, where, dict(selector.match_labels.labels))
+    meta = fz.metadata(name, where, dict(sorted(selector.match_labels.labels.items())))
     if selector.kind == "Secret":
         secret, values = data.draw(fz.secrets(meta), label="secret")
         world.secrets.extend(values)

@@ -11,6 +11,9 @@ properties:
 - no secret value drawn into a pull secret appears in any response or log line.
 - an XR whose namespace contradicts its kind's scope is refused, composing and asking for
   nothing; a cluster-scoped XR reads Secrets only in the function's system namespace.
+
+A failing example's call is saved under .hypothesis/aim-fuzz-found/, to become a kept case
+(tests/fuzz/kept/, replayed by test_kept.py) once fixed.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.control import current_build_context
 
 from tests.fuzz import strategies as fz
-from tests.fuzz.driver import scenario
+from tests.fuzz.driver import save_found, scenario
 
 
 @pytest.mark.parametrize("kind", sorted(fz.xrds()))
@@ -28,4 +32,11 @@ from tests.fuzz.driver import scenario
 def test_any_request_is_answered_safely(kind: str, data: st.DataObject) -> None:
     """Protects every promise above, for one kind; a failure prints the drawn example."""
     findings = scenario(data, kind)
+    if findings.problems and current_build_context().is_final:
+        saved = save_found(kind, findings)
+        if saved is not None:
+            findings.problems.append(
+                f"the call that broke it is saved as {saved}: once fixed, move it to "
+                "tests/fuzz/kept/ and say in its `reason` what it found"
+            )
     assert not findings.problems, "\n\n".join(findings.problems)
