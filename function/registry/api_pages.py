@@ -6,7 +6,9 @@ library's HTTP client (so the function's proxy and certificate environment appli
 `MAX_PAGE_BYTES` and within the sync's deadline, and every way it can go wrong becomes a
 `ListingError` in words for a condition: the site's own message on a refusal, when to try again
 on a rate limit. Redirects are not followed and a `next` link is followed only on the origin of
-the first page, so a token sent to the API is never sent anywhere else.
+the first page, so a token sent to the API is never sent anywhere else. A URL is quoted as its
+origin without userinfo (`function/registry/urls.py`), and a link that is no URL is a
+`ListingError` naming where the site put it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from function.registry.listing import (
     RepositoryQuery,
     valid_repositories,
 )
+from function.registry.urls import origin, same_origin, without_userinfo
 from function.rules import jsontext
 
 MAX_PAGE_BYTES: Final = 2 << 20
@@ -91,31 +94,33 @@ async def read_pages(  # noqa: PLR0913 - what one listing needs
     *,
     site: str,
     reader: PageReader,
+    link: str,
     secret: str = "",
 ) -> Repositories:
     """Every repository on the pages from `first_url` on, within the bounds.
 
-    Pages past `MAX_PAGES` or `MAX_REPOSITORIES` are not read, and the answer says so.
+    Pages past `MAX_PAGES` or `MAX_REPOSITORIES` are not read, and the answer says so. `link`
+    names where a page gives the next one's URL, for the error when it is no URL.
 
     Raises:
         ListingError: a page failed (see `fetch_page`), was not the site's list, or linked to
-            another origin.
+            another origin or to no URL at all.
     """
     names: list[str] = []
     url: str | None = first_url
     pages = 0
     while url is not None and pages < MAX_PAGES and len(names) < MAX_REPOSITORIES:
-        if pages and not _same_origin(first_url, url):
+        if pages and not same_origin(first_url, url):
             msg = (
-                f"{site} linked its next page to {_origin(url)[:100]}, another site than "
-                f"{_origin(first_url)}; it was not followed"
+                f"{site} linked its next page to {origin(url)}, another site than "
+                f"{origin(first_url)}; it was not followed"
             )
             raise ListingError(FailureKind.ERROR, msg)
         page = await fetch_page(url, headers, deadline, site=site, secret=secret)
         pages += 1
         found, following = reader(page)
         names += valid_repositories(found)
-        url = urljoin(url, following) if following is not None else None
+        url = _next_url(url, following, site, link) if following is not None else None
     if url is None:
         return Repositories(tuple(names[:MAX_REPOSITORIES]), pages=pages)
     note = (
@@ -124,6 +129,24 @@ async def read_pages(  # noqa: PLR0913 - what one listing needs
         "so name repositories past them in filters of their own"
     )
     return Repositories(tuple(names[:MAX_REPOSITORIES]), note, pages)
+
+
+def _next_url(url: str, following: str, site: str, link: str) -> str:
+    """The next page's URL, `following` read relative to `url`.
+
+    Raises:
+        ListingError: `following` is no URL (`http://[::1`, a port out of range).
+    """
+    try:
+        joined = urljoin(url, following)
+        _ = urlsplit(joined).port  # raises for a port that is no number, or out of range
+    except ValueError as e:
+        msg = (
+            f"{site} gave a next page that is no URL in {link} "
+            f"({_words(repr(following), '')[:100]}: {e}); the listing stopped there"
+        )
+        raise ListingError(FailureKind.ERROR, msg) from None
+    return joined
 
 
 async def fetch_page(
@@ -138,8 +161,13 @@ async def fetch_page(
             requests left), any other status, unreachable, past the deadline, larger than
             `MAX_PAGE_BYTES`, or not JSON.
     """
-    if urlsplit(url).scheme not in {"http", "https"}:
-        raise ListingError(FailureKind.ERROR, f"{site}: {url[:100]!r} is not an http(s) URL")
+    try:
+        scheme = urlsplit(url).scheme
+    except ValueError:
+        scheme = ""
+    if scheme not in {"http", "https"}:
+        msg = f"{site}: {_words(repr(url), '')[:100]} is not an http(s) URL"
+        raise ListingError(FailureKind.ERROR, msg)
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise ListingError(FailureKind.TIMEOUT, f"no answer from {site} within the sync's time")
@@ -183,7 +211,8 @@ def _get(url: str, headers: Mapping[str, str], deadline: float, site: str, secre
             with e:
                 answered = {k.lower(): v for k, v in e.headers.items()} if e.headers else {}
                 refused = (e.code, answered, _read(e.fp, _MAX_ERROR_BYTES, deadline))
-    except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
+    # ValueError: http.client refuses a URL with control characters, or a port it cannot read.
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as e:
         reason = e.reason if isinstance(e, urllib.error.URLError) else e
         if isinstance(reason, TimeoutError):
             msg = f"no answer from {site} within the sync's time (--registry-listing-timeout)"
@@ -230,7 +259,7 @@ def _refusal(
         msg = f"{site} is rate limiting this function ({said}); {_retry(headers)}"
         return ListingError(FailureKind.RATE_LIMITED, msg, status=status)
     if 300 <= status < 400:  # noqa: PLR2004
-        where = _origin(headers.get("location", ""))[:100] or "elsewhere"
+        where = origin(headers.get("location", "")) or "elsewhere"
         msg = f"{site} redirected ({said}) to {where}; redirects are not followed"
         return ListingError(FailureKind.ERROR, msg, status=status)
     kind = {
@@ -276,20 +305,14 @@ def _said(body: bytes, secret: str) -> str:
 
 
 def _words(text: str, secret: str) -> str:
+    """What a site or a socket said: one line, cut short, without the token or URL userinfo.
+
+    An error may quote the URL it failed on, userinfo and all.
+    """
     if secret:
         text = text.replace(secret, "<redacted>")
-    return " ".join(_CONTROL.sub(" ", text).split())[:_MAX_MESSAGE]
+    return without_userinfo(" ".join(_CONTROL.sub(" ", text).split()))[:_MAX_MESSAGE]
 
 
 def _left(deadline: float) -> float:
     return max(deadline - time.monotonic(), 0.001)
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" if parts.scheme else ""
-
-
-def _same_origin(first: str, other: str) -> bool:
-    a, b = urlsplit(first), urlsplit(other)
-    return (a.scheme, a.netloc.lower()) == (b.scheme, b.netloc.lower())

@@ -15,11 +15,13 @@ from pydantic import JsonValue
 
 from function.api.meta import Manifest
 from function.registry.reference import registry_host
+from function.registry.urls import without_userinfo
 from function.rules import jsontext
 
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
 _DATA_KEY = ".dockerconfigjson"
 _MAX_BYTES = 1 << 20  # what the API server lets a Secret hold
+_MAX_KEY = 100  # of an `auths` key quoted in a message
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,9 @@ def _credential(
         except ValueError:  # not base64 (binascii.Error), not ASCII, not UTF-8
             user, sep, secret_value = "", "", ""
         if not sep or not user:
-            msg = f"secret {secret!r}: auths[{key!r}].auth is not base64 of 'user:password'"
+            # The key is a registry's URL as `docker login` wrote it: quoted without userinfo.
+            where = without_userinfo(key)[:_MAX_KEY]
+            msg = f"secret {secret!r}: auths[{where!r}].auth is not base64 of 'user:password'"
             raise SecretFormatError(msg)
         return Credential(registry, user, secret_value)
     return None

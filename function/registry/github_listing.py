@@ -62,6 +62,7 @@ class GitHubPackagesIndex:
                     deadline,
                     site=SITE,
                     reader=lambda page: _read(page, owner),
+                    link='its `Link` header (rel="next")',
                     secret=token,
                 )
             except ListingError as e:

@@ -42,6 +42,7 @@ class DockerHubIndex:
                 deadline,
                 site=SITE,
                 reader=lambda page: _read(page, namespace),
+                link="the `next` field of its answer",
             )
         except ListingError as e:
             if e.kind is FailureKind.NOT_FOUND:

@@ -30,6 +30,7 @@ from function.registry.inspect import (
     RegistryFailure,
 )
 from function.registry.reference import ImageReference
+from function.registry.urls import without_userinfo
 from function.rules import jsontext
 
 INDEX_TYPES: Final = frozenset(
@@ -280,10 +281,11 @@ def _classify(message: str) -> FailureKind:
 
 
 def _redact(message: str, credential: Credential | None) -> str:
-    # oras does not echo passwords; this keeps it that way if a registry ever does.
+    # oras does not echo passwords; this keeps it that way if a registry ever does, and a URL
+    # it quotes (a token realm, a redirect) loses its userinfo.
     if credential is not None and credential.password:
-        return message.replace(credential.password, "<redacted>")
-    return message
+        message = message.replace(credential.password, "<redacted>")
+    return without_userinfo(message)
 
 
 def _environment() -> dict[str, str]:

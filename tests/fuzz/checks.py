@@ -131,6 +131,16 @@ def pod_specs(response: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, A
             yield key, spec["predictor"]
 
 
+_USERINFO: Final = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.-]*:)?//[^/?#\s\"'<>]*@")
+
+
+def userinfo_in_messages(response: Mapping[str, Any]) -> list[str]:
+    """Messages (conditions, results) that quote a URL with its userinfo: a token, as often."""
+    said = [c.get("message", "") for c in response.get("conditions", [])]
+    said += [r.get("message", "") for r in response.get("results", [])]
+    return [f"a URL with its userinfo in: {m[:200]}" for m in said if _USERINFO.search(m)]
+
+
 def leaked(secrets: Iterator[str] | list[str], *texts: str) -> list[str]:
     """Secret values that appear in any of `texts`."""
     return sorted({s for s in secrets for t in texts if s and s in t})

@@ -265,6 +265,7 @@ def _answer(
     findings.reasons |= {f"{c['type']}={c.get('reason')}" for c in rsp.get("conditions", [])}
     findings.problems += [f"internal error: {m}" for m in checks.internal_errors(rsp)]
     findings.problems += checks.bad_names(rsp)
+    findings.problems += checks.userinfo_in_messages(rsp)
     findings.problems += checks.oversized_status(rsp)
     findings.problems += checks.bad_references(rsp)
     findings.problems += checks.rbac_problems(rsp)

@@ -106,3 +106,29 @@ def test_routes_outside_the_namespace_are_flagged_unless_the_platform_set_a_poli
     """What the fuzz tier flags among composed HTTPRoutes of a service in team-a."""
     found = checks.routes_outside_the_namespace(case.request, route(case.path), "team-a")
     assert bool(found) == case.flagged
+
+
+@dataclass(frozen=True)
+class Said(Case):
+    message: str
+    flagged: bool
+
+
+SAID = [
+    Said("origin", "a URL quoted as its origin", "linked its next page to https://evil.example",
+         flagged=False),
+    Said("userinfo", "the token of issue 46, in a link to another origin",
+         "linked its next page to https://robot:ghp_x@evil.example", flagged=True),
+    Said("scheme-relative", "a link without a scheme has an authority too",
+         "gave //robot:ghp_x@[::1/next", flagged=True),
+    Said("email", "an address is no URL", "ask admin@example.com", flagged=False),
+]  # fmt: skip
+
+
+@table(SAID)
+def test_userinfo_in_messages_is_flagged(case: Said) -> None:
+    """What the fuzz tier flags among conditions and results."""
+    response = {"conditions": [{"message": case.message}], "results": []}
+    assert bool(checks.userinfo_in_messages(response)) == case.flagged, case.reason
+    response = {"results": [{"message": case.message}]}
+    assert bool(checks.userinfo_in_messages(response)) == case.flagged, case.reason

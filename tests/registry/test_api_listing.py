@@ -288,6 +288,89 @@ def test_a_next_link_to_another_site_is_not_followed(standin: ApiStandIn) -> Non
     assert len(standin.received) == 1
 
 
+LEAKED = "ghp_inthelink0123456789"
+"""A token a site put in the userinfo of a URL it sent back."""
+
+
+def test_a_next_link_elsewhere_is_quoted_without_its_userinfo(standin: ApiStandIn) -> None:
+    """A token in the userinfo of a link to another origin never reaches the message (and so the
+    source's RegistrySynced condition): the origin is quoted as scheme, host and port."""
+    standin.serve(
+        "/orgs/amd-aim/packages",
+        Reply(
+            200,
+            [{"name": "aim-qwen", "package_type": "container"}],
+            {"Link": f'<http://robot:{LEAKED}@127.0.0.2:9/orgs/amd-aim/packages>; rel="next"'},
+        ),
+    )
+    standin.serve(HUB_PAGE, _hub_page(["aim-a"], f"https://x:{LEAKED}@hub.example:8443/v2/next"))
+
+    github = refused(GitHubPackagesIndex(standin.base), wildcard("ghcr.io", "amd-aim/*", GHCR))
+    hub = refused(DockerHubIndex(standin.base), wildcard("docker.io", "amdenterpriseai/aim-*"))
+
+    assert "to http://127.0.0.2:9, another site" in github.message
+    assert "to https://hub.example:8443, another site" in hub.message
+    for error in (github, hub):
+        assert LEAKED not in error.message
+        assert "robot" not in error.message
+        assert "@" not in error.message
+
+
+@dataclass(frozen=True)
+class BadLink(Case):
+    link: str
+    words: str
+
+
+BAD_LINKS = [
+    BadLink("ipv6", "an unclosed IPv6 host: urlsplit raised ValueError out of RunFunction",
+            "http://[::1", "no URL"),
+    BadLink("ipv6-userinfo", "the same with a token before it: neither crashes nor quotes it",
+            f"http://u:{LEAKED}@[::1", "no URL"),
+    BadLink("port", "a port out of range, which urllib only finds when it connects",
+            "http://127.0.0.1:99999/v2/next", "no URL"),
+    BadLink("port-text", "a port that is no number", "http://127.0.0.1:http/v2/next", "no URL"),
+]  # fmt: skip
+
+
+@table(BAD_LINKS)
+def test_a_next_link_that_is_no_url_is_a_listing_error(case: BadLink, standin: ApiStandIn) -> None:
+    """A malformed `next` (Docker Hub) or `Link` (GitHub) is the filter's error, naming where
+    the site put it; nothing is raised past the lister, and no userinfo is quoted."""
+    standin.serve(HUB_PAGE, _hub_page(["aim-a"], case.link))
+    standin.serve(
+        "/orgs/amd-aim/packages",
+        Reply(200, [{"name": "aim-q", "package_type": "container"}],
+              {"Link": f'<{case.link}>; rel="next"'}),
+    )  # fmt: skip
+
+    hub = refused(DockerHubIndex(standin.base), wildcard("docker.io", "amdenterpriseai/aim-*"))
+    github = refused(GitHubPackagesIndex(standin.base), wildcard("ghcr.io", "amd-aim/*", GHCR))
+
+    assert "in the `next` field of its answer" in hub.message, case.reason
+    assert 'in its `Link` header (rel="next")' in github.message, case.reason
+    for error in (hub, github):
+        assert error.kind is FailureKind.ERROR, case.reason
+        assert case.words in error.message, case.reason
+        assert LEAKED not in error.message, case.reason
+
+
+def test_a_malformed_next_link_is_the_source_s_condition(standin: ApiStandIn) -> None:
+    """Through the model source's composer: the sync ends with RegistrySynced naming the filter
+    and the field, not with an internal error."""
+    standin.serve(HUB_PAGE, _hub_page(["aim-a"], "http://[::1"))
+    lister = OrasLister(OrasInspector(), indexes={"docker.io": DockerHubIndex(standin.base)})
+
+    comp = compose(source({"image": "amdenterpriseai/aim-*"}), lister, [])
+
+    synced = next(c for c in comp.conditions if c.type == "RegistrySynced")
+    assert synced.reason == "AllFiltersFailed"
+    assert "amdenterpriseai/aim-*: RegistryError: docker.io: Docker Hub gave a next page" in (
+        synced.message
+    )
+    assert "the `next` field of its answer" in synced.message
+
+
 def test_a_wildcard_namespace_cannot_be_listed(standin: ApiStandIn) -> None:
     """The sites list one namespace at a time: `*/aim-*` fails without a call, with an example."""
     error = refused(DockerHubIndex(standin.base), wildcard("docker.io", "*/aim-*"))
