@@ -250,3 +250,34 @@ def _platform_route_policy(request: Mapping[str, Any]) -> bool:
             ):
                 return True
     return False
+
+
+_SLOT: Final = re.compile(r"waiting for a discovery slot: (\d+) of at most")
+_SLOT_JOBS: Final = "discovery-slots-jobs"
+_SLOT_TEMPLATES: Final = ("discovery-queue-templates", "discovery-queue-cluster-templates")
+
+
+def foreign_jobs_counted(request: Mapping[str, Any], response: Mapping[str, Any]) -> list[str]:
+    """A discovery-slot count above the listed Jobs a listed template controls.
+
+    Anyone can label a Job as a discovery Job; only those a template of ours composed (its
+    controller reference names a listed template) may take a slot, one per template.
+    """
+    said = [_SLOT.search(c.get("message", "")) for c in response.get("conditions", [])]
+    counts = [int(m.group(1)) for m in said if m is not None]
+    if not counts:
+        return []
+    listed = request.get("requiredResources", {})
+    uids = {
+        (item.get("resource", {}).get("metadata") or {}).get("uid")
+        for key in _SLOT_TEMPLATES
+        for item in listed.get(key, {}).get("items", [])
+    }
+    controllers = set()
+    for item in listed.get(_SLOT_JOBS, {}).get("items", []):
+        refs = (item.get("resource", {}).get("metadata") or {}).get("ownerReferences")
+        for ref in refs if isinstance(refs, list) else []:
+            if isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid") in uids:
+                controllers.add(ref.get("uid"))
+    most = len(controllers)
+    return [f"{n} discovery Jobs counted, but templates control {most}" for n in counts if n > most]

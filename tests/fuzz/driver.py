@@ -269,9 +269,9 @@ def _answer(
     findings.problems += checks.oversized_status(rsp)
     findings.problems += checks.bad_references(rsp)
     findings.problems += checks.rbac_problems(rsp)
-    findings.problems += checks.routes_outside_the_namespace(
-        json_format.MessageToDict(req), rsp, scope.namespace
-    )
+    asked = json_format.MessageToDict(req)
+    findings.problems += checks.routes_outside_the_namespace(asked, rsp, scope.namespace)
+    findings.problems += checks.foreign_jobs_counted(asked, rsp)
     findings.problems += checks.scope_problems(
         rsp, cluster=scope.cluster, namespace=scope.namespace, system_namespace=SYSTEM_NAMESPACE
     )

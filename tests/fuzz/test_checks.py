@@ -132,3 +132,48 @@ def test_userinfo_in_messages_is_flagged(case: Said) -> None:
     assert bool(checks.userinfo_in_messages(response)) == case.flagged, case.reason
     response = {"results": [{"message": case.message}]}
     assert bool(checks.userinfo_in_messages(response)) == case.flagged, case.reason
+
+
+def slot_request(*, owned: bool) -> dict[str, Any]:
+    """Two labelled Jobs listed for the slots; with `owned`, each controlled by a listed
+    template."""
+    templates = [{"resource": {"metadata": {"uid": f"t{i}"}}} for i in range(2)]
+
+    def job(i: int) -> dict[str, Any]:
+        refs = [{"uid": f"t{i}", "controller": True}] if owned else []
+        return {"resource": {"metadata": {"name": f"j{i}", "ownerReferences": refs}}}
+
+    return {
+        "requiredResources": {
+            "discovery-slots-jobs": {"items": [job(0), job(1)]},
+            "discovery-queue-templates": {"items": templates},
+        }
+    }
+
+
+def slot_response(running: int) -> dict[str, Any]:
+    message = f"waiting for a discovery slot: {running} of at most 2 discovery Jobs run"
+    return {"conditions": [{"type": "Discovered", "message": message}]}
+
+
+@dataclass(frozen=True)
+class Slots(Case):
+    owned: bool
+    running: int
+    flagged: bool
+
+
+SLOTS = [
+    Slots("owned", "two Jobs two listed templates control take two slots", owned=True, running=2,
+          flagged=False),
+    Slots("labelled-only", "labels alone take no slot (issue 46)", owned=False, running=2,
+          flagged=True),
+    Slots("none-counted", "unowned Jobs not counted", owned=False, running=0, flagged=False),
+]  # fmt: skip
+
+
+@table(SLOTS)
+def test_foreign_jobs_counted_is_flagged(case: Slots) -> None:
+    """What the fuzz tier flags among templates waiting for a discovery slot."""
+    found = checks.foreign_jobs_counted(slot_request(owned=case.owned), slot_response(case.running))
+    assert bool(found) == case.flagged, case.reason

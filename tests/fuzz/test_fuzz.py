@@ -8,7 +8,9 @@ properties:
 - the same request bytes give byte-identical responses;
 - every composed name, namespace and label is one the API server accepts;
 - every pod spec we compose passes the `restricted` Pod Security level;
-- no secret value drawn into a pull secret appears in any response or log line.
+- no secret value drawn into a pull secret appears in any response or log line;
+- no condition or result quotes a URL with its userinfo;
+- a template waiting for a discovery slot counts no Job that a listed template does not control;
 - an XR whose namespace contradicts its kind's scope is refused, composing and asking for
   nothing; a cluster-scoped XR reads Secrets only in the function's system namespace.
 

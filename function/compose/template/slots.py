@@ -6,27 +6,32 @@ their templates would pull together. A template therefore starts its Job only wh
 counting the templates queued ahead of it as taken slots.
 
 A composer cannot take a lock, and Crossplane composes many templates at the same time, so each
-decides alone from the same two lists: the running discovery Jobs (by their labels, in every
-namespace) and the templates waiting to start one. The waiting templates are ordered oldest
-first (creation time, then kind, namespace and name), so callers that see the same lists agree
-on who takes the free slots instead of all taking the last one. Lists a caller reads can be a
-moment old, which is where the cap can be overrun; docs/catalog.md says by how much.
+decides alone from the same two lists: the running discovery Jobs and the templates waiting to
+start one. Jobs are listed by the discovery labels in every namespace, but anyone who may create a
+Job in a namespace can put those labels on it; a Job counts only when a template of ours composed
+it: its controller is an AIMServiceTemplate (or a claim's XAIMServiceTemplate) or an
+AIMClusterServiceTemplate that is listed too, and it runs where that template composes its Job (the
+template's namespace; the system namespace for a cluster template), one Job per template. The
+waiting templates are ordered oldest first (creation time, then kind, namespace and name), so
+callers that see the same lists agree on who takes the free slots instead of all taking the last
+one. Lists a caller reads can be a moment old, which is where the cap can be overrun;
+docs/catalog.md says by how much.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from pydantic import JsonValue
 
-from function.api.meta import API_VERSION, Kind, Manifest
+from function.api.meta import API_VERSION, GROUP, Kind, Manifest
 from function.kube.claims import COMPOSITE_PREFIX, as_claim
 from function.kube.contract import Observed, Requirement
 from function.kube.jobs import JobState, job_state
-from function.kube.objects import metadata_of, name_of
+from function.kube.objects import controller_ref, metadata_of, name_of, uid_of
 from function.kube.views import condition_of, field_at, string_at
 from function.rules import discovery, labels
 from function.rules.status import ConditionType, Reason
@@ -50,6 +55,14 @@ _TEMPLATES: Final = "discovery-queue-templates"
 _CLUSTER_TEMPLATES: Final = "discovery-queue-cluster-templates"
 _QUEUED_REASONS: Final = frozenset({Reason.DISCOVERY_CAP_REACHED, Reason.DISCOVERY_STARTING})
 _PAUSED: Final = "crossplane.io/paused"
+_TEMPLATE_KINDS: Final = frozenset(
+    {
+        Kind.SERVICE_TEMPLATE.value,
+        COMPOSITE_PREFIX + Kind.SERVICE_TEMPLATE.value,
+        Kind.CLUSTER_SERVICE_TEMPLATE.value,
+    }
+)
+"""Kinds whose discovery Jobs take slots: the templates, as Crossplane names them in owners."""
 _UNKNOWN_AGE: Final = datetime.max.replace(tzinfo=UTC)
 
 Identity = tuple[str, str, str]
@@ -63,7 +76,7 @@ class Slot:
 
     granted: bool
     running: int
-    """Discovery Jobs running in the cluster, other than this template's."""
+    """Discovery Jobs of other templates of ours running in the cluster."""
     ahead: int
     """Templates queued before this one."""
     limit: int
@@ -94,18 +107,56 @@ def decide(observed: Observed, *, limit: int, job: str, namespace: str) -> Slot 
     cluster_templates = observed.required.get(_CLUSTER_TEMPLATES)
     if jobs is None or templates is None or cluster_templates is None:
         return None
-    running = sum(
-        1
-        for j in jobs
-        if job_state(j) is JobState.RUNNING
-        and (metadata_of(j).get("namespace"), name_of(j)) != (namespace, job)
-    )
     listed = {_identity(t): t for t in (*map(as_claim, templates), *cluster_templates)}
+    composers = _work_namespaces(listed.values(), observed.settings.system_namespace)
+    composers.pop(uid_of(observed.composite) or "", None)
+    running = len(
+        {
+            uid
+            for j in jobs
+            if (uid := _composed_by(j, composers)) is not None
+            and job_state(j) is JobState.RUNNING
+            and (metadata_of(j).get("namespace"), name_of(j)) != (namespace, job)
+        }
+    )
     me = (observed.kind, observed.namespace, observed.name)
     mine = _key(me, observed.composite)
     queue = {_key(who, t) for who, t in listed.items() if who != me and _queued(t, observed.now)}
     ahead = sum(1 for key in queue if key < mine)
     return Slot(granted=running + ahead < limit, running=running, ahead=ahead, limit=limit)
+
+
+def _work_namespaces(templates: Iterable[Manifest], system_namespace: str) -> dict[str, str]:
+    """Where each listed template composes its discovery Job, by the template's UID."""
+    where = {}
+    for t in templates:
+        uid = uid_of(t)
+        if uid is None:
+            continue
+        if t.get("kind") == Kind.CLUSTER_SERVICE_TEMPLATE:
+            where[uid] = system_namespace
+        elif namespace := string_at(t, "metadata", "namespace"):
+            where[uid] = namespace
+    return where
+
+
+def _composed_by(job: Manifest, composers: Mapping[str, str]) -> str | None:
+    """The UID of the listed template that composed `job` where it composes its Job, else None.
+
+    A Job's controller reference is its composing XR's (Crossplane sets it); the XR must be a
+    template of ours that is listed, and the Job in that template's namespace.
+    """
+    ref = controller_ref(job) or {}
+    uid, kind, api = ref.get("uid"), ref.get("kind"), ref.get("apiVersion")
+    if (
+        not isinstance(uid, str)
+        or kind not in _TEMPLATE_KINDS
+        or not isinstance(api, str)
+        or api.partition("/")[0] != GROUP
+        or composers.get(uid) != string_at(job, "metadata", "namespace")
+    ):
+        return None
+    return uid
 
 
 def waiting_message(slot: Slot) -> str:

@@ -26,6 +26,7 @@ from tests.unit import loop
 
 API = "aim.silogen.ai/v1alpha1"
 NS = "ml-team"
+SYSTEM_NS = Settings().system_namespace
 IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
 T0 = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 
@@ -924,20 +925,66 @@ def queued(
 
 
 def discovery_job(
-    name: str, namespace: str = "team-a", *, state: str = "running", **labels: str
+    name: str,
+    namespace: str = "team-a",
+    *,
+    state: str = "running",
+    owner: Any = None,
+    **labels: str,
 ) -> Any:
-    """A discovery Job somewhere in the cluster, running or finished."""
+    """A discovery Job somewhere in the cluster, running or finished; `owner` composed it."""
     statuses: dict[str, Any] = {
         "running": {"active": 1},
         "complete": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
         "failed": {"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]},
     }
-    meta = {"name": name, "namespace": namespace, "labels": {**JOB_LABELS, **labels}}
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "labels": {**JOB_LABELS, **labels},
+    }
+    if owner is not None:
+        meta["ownerReferences"] = [controlled_by(owner)]
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "status": statuses[state]}
 
 
-def running_jobs(count: int, namespace: str = "team-a") -> list[Any]:
-    return [discovery_job(f"discover-other-{namespace}-{i}", namespace) for i in range(count)]
+def controlled_by(xr: Any) -> dict[str, Any]:
+    """The controller reference Crossplane gives what `xr` composes."""
+    meta = xr["metadata"]
+    return {"apiVersion": API, "kind": xr["kind"], "name": meta["name"], "uid": meta["uid"],
+            "controller": True, "blockOwnerDeletion": True}  # fmt: skip
+
+
+def discovering(name: str, namespace: str = "team-a", *, claims: bool = False) -> Any:
+    """A template whose discovery Job runs (it holds a slot by its Job, not in the queue); with
+    `claims`, the claim's composite, which is what composes in that flavour."""
+    kind = "AIMClusterServiceTemplate" if namespace == SYSTEM_NS else "AIMServiceTemplate"
+    xr = queued(name, created=T0 - timedelta(hours=1), reason="DiscoveryRunning", kind=kind)
+    if kind == "AIMServiceTemplate" and claims:
+        xr["kind"] = "XAIMServiceTemplate"
+        xr["metadata"]["name"] = f"{name}-x7k2p"
+        xr["metadata"]["labels"] = {
+            "crossplane.io/claim-name": name,
+            "crossplane.io/claim-namespace": namespace,
+        }
+        del xr["metadata"]["namespace"]
+    elif kind == "AIMServiceTemplate":
+        xr["metadata"]["namespace"] = namespace
+    return xr
+
+
+def running_jobs(count: int, namespace: str = "team-a", *, claims: bool = False) -> list[Any]:
+    """`count` templates in `namespace` (cluster ones in the system namespace) and their Jobs."""
+    found = []
+    for i in range(count):
+        owner = discovering(f"running-{namespace}-{i}", namespace, claims=claims)
+        found += [owner, discovery_job(f"discover-other-{namespace}-{i}", namespace, owner=owner)]
+    return found
+
+
+def labelled_jobs(count: int, namespace: str = "team-b", owner: Any = None) -> list[Any]:
+    """Jobs a tenant made with the three discovery labels (and `owner`'s reference, if any)."""
+    return [discovery_job(f"fake-{i}", namespace, owner=owner) for i in range(count)]
 
 
 def cap(limit: int) -> Any:
@@ -988,6 +1035,52 @@ SLOT_CASES = [
         [
             discovery_job(f"other-{i}", **{"app.kubernetes.io/managed-by": "aim-controller"})
             for i in range(10)
+        ],
+        starts=True,
+    ),
+    SlotCase(
+        "tenant-labelled-jobs",
+        "a tenant's Jobs with the three discovery labels, no template's, take no slot (issue 46)",
+        labelled_jobs(10),
+        starts=True,
+    ),
+    SlotCase(
+        "owner-not-listed",
+        "a controller reference to a template that is not listed (made up, or deleted) counts not",
+        labelled_jobs(10, owner=discovering("gone", "team-b") | {"kind": "AIMServiceTemplate"}),
+        starts=True,
+    ),
+    SlotCase(
+        "owner-in-another-namespace",
+        "a Job in team-b claiming team-a's template: a template composes into its own namespace",
+        [discovering("theirs", "team-a"), *labelled_jobs(10, "team-b", discovering("theirs"))],
+        starts=True,
+    ),
+    SlotCase(
+        "cluster-owner-outside-system-namespace",
+        "a cluster template composes into the system namespace only, not a tenant's",
+        [
+            discovering("shared", SYSTEM_NS),
+            *labelled_jobs(10, "team-b", discovering("shared", SYSTEM_NS)),
+        ],
+        starts=True,
+    ),
+    SlotCase(
+        "one-job-per-template",
+        "ten Jobs naming one listed template are one slot at most",
+        [
+            discovering("mine", "team-b"),
+            *labelled_jobs(10, "team-b", discovering("mine", "team-b")),
+            *running_jobs(8),
+        ],
+        starts=True,
+    ),
+    SlotCase(
+        "not-a-template",
+        "a Job controlled by another of our kinds (a model cache's) is no discovery",
+        [
+            cache := {**discovering("c", "team-b"), "kind": "AIMModelCache"},
+            *labelled_jobs(10, "team-b", cache),
         ],
         starts=True,
     ),
@@ -1175,7 +1268,7 @@ def test_claims_flavour_templates_queue_by_their_composites() -> None:
     del composite["metadata"]["namespace"]
     claim = {**older, "status": {}}  # no Discovered condition: the claim would not count
     me = queued("tpl", created=ME_CREATED)
-    pool = [*WORLD, *running_jobs(9), composite, claim]
+    pool = [*WORLD, *running_jobs(9, claims=True), composite, claim]
 
     comp = compose(me, pool, claims=True)
 
