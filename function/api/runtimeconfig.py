@@ -1,8 +1,9 @@
 """AIMRuntimeConfig / AIMClusterRuntimeConfig: defaults that models, templates and services read.
 
-A namespace's AIMRuntimeConfig is merged over the AIMClusterRuntimeConfig of the same name.
-Only the cluster one composes, the AIMClusterModels `model.creationScope: Cluster` asks for; their
-status holds Crossplane's conditions and the function's `AutoCreatedModels`.
+A namespace's AIMRuntimeConfig is merged over the AIMClusterRuntimeConfig of the same name, but
+for `model.creationScope: Cluster`, which only the cluster one may set. Only the cluster one
+composes, the AIMClusterModels its `model.creationScope: Cluster` asks for; their status holds
+Crossplane's conditions and the function's `AutoCreatedModels`.
 """
 
 from __future__ import annotations
@@ -137,14 +138,33 @@ class ModelCreationConfig(ApiModel):
         default=ModelCreationScope.NAMESPACE,
         description=(
             "Scope of models auto-created for services' `spec.model.image`. Namespace: each "
-            "service creates an AIMModel in its namespace. Cluster: the AIMClusterRuntimeConfig "
-            "of this name creates one AIMClusterModel per image, shared by services in every "
-            "namespace (a namespaced service cannot compose cluster objects); without one, such "
-            "services fail saying so."
+            "service creates an AIMModel in its namespace. Cluster: this config creates one "
+            "AIMClusterModel per image, shared by services in every namespace that use this "
+            "config's name (a namespaced service cannot compose cluster objects), inspected with "
+            "the system namespace's pull secrets. Only this config can switch to Cluster; a "
+            "namespace's AIMRuntimeConfig of the same name may opt its services out with "
+            "`Namespace`."
         ),
     )
     auto_discovery: bool = Field(
         default=False, description="Auto-created models inspect their image and create templates."
+    )
+
+
+class NamespaceModelCreationConfig(ModelCreationConfig):
+    """How models auto-created for a namespace's services are made; only the platform shares."""
+
+    creation_scope: ModelCreationScope = Field(
+        default=ModelCreationScope.NAMESPACE,
+        description=(
+            "Scope of models auto-created for the namespace's services' `spec.model.image`. "
+            "`Namespace` makes them create AIMModels in the namespace, even where the "
+            "AIMClusterRuntimeConfig of this name says `Cluster`. `Cluster` takes effect only "
+            "where that AIMClusterRuntimeConfig says `Cluster` itself: only the platform may "
+            "switch services to shared AIMClusterModels, which are inspected with the system "
+            "namespace's pull secrets. Elsewhere it is ignored, and the objects that use this "
+            "config say so (`ClusterScopeNotAllowed`)."
+        ),
     )
 
 
@@ -311,6 +331,9 @@ class RuntimeConfigSpec(RuntimeDefaults):
     image_pull_secrets: list[LocalObjectReference] | None = Field(
         default=None, description="Secrets for pulling model and runtime images."
     )
+    model: NamespaceModelCreationConfig | None = Field(
+        default=None, description="How models auto-created from `spec.model.image` are made."
+    )
 
 
 class EffectiveRuntimeConfigSpec(RuntimeConfigSpec, ClusterRuntimeConfigSpec):
@@ -322,7 +345,8 @@ class EffectiveRuntimeConfigSpec(RuntimeConfigSpec, ClusterRuntimeConfigSpec):
     """
 
     # Said again: pydantic takes an inherited field from the first base (the namespace's
-    # RoutingConfig), where Python's attribute lookup finds the cluster's first.
+    # RoutingConfig), where Python's attribute lookup finds the cluster's first. (`model` is the
+    # namespace's class, whose scope takes the same values: the merge decides which apply.)
     routing: ClusterRoutingConfig | None = Field(
         default=None, description="HTTP routing defaults, and the route policy of tenants."
     )

@@ -3,7 +3,9 @@
 Both scopes are looked up by the same name (`spec.runtimeConfigName`, default `default`) and
 merged as `function/rules/runtimeconfig.py` says. A missing `default` leaves the built-in
 defaults, and reconciling goes on with a warning (the AIM operator's DefaultRuntimeConfigMissing);
-any other missing name is a mistake.
+any other missing name is a mistake. A namespace's config that sets `model.creationScope:
+Cluster` where the cluster's does not is used without that field, and says so (a Warning, reason
+`ClusterScopeNotAllowed`): only the AIMClusterRuntimeConfig may switch services to cluster models.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from function.errors import InvalidSpecError
 from function.kube.lookup import Lookup
 from function.kube.objects import uid_of
 from function.kube.parse import parse_spec
-from function.rules.runtimeconfig import DEFAULT_NAME, RuntimeConfig, merge_specs
+from function.rules.runtimeconfig import (
+    DEFAULT_NAME,
+    RuntimeConfig,
+    asks_cluster_scope,
+    merge_specs,
+    namespace_spec,
+)
 from function.rules.status import ConditionType, Health, Reason
 
 
@@ -75,7 +83,7 @@ def resolve(
             f"spec.routing.policy is the platform's, set only in {Kind.CLUSTER_RUNTIME_CONFIG} "
             f"{name!r}; remove it from the namespace's config",
         ), None
-    merged = merge_specs(_spec(cluster), _spec(namespaced))
+    merged = merge_specs(_spec(cluster), namespace_spec(_spec(namespaced)))
     try:
         spec = parse_spec({"spec": merged}, EffectiveRuntimeConfigSpec)
         # The cluster config as observed: its parse is cached for as long as it is unchanged.
@@ -97,7 +105,22 @@ def resolve(
     using = f"using {ref.kind} {name!r}"
     if namespaced is not None and cluster is not None:
         using += f" merged over {Kind.CLUSTER_RUNTIME_CONFIG} {name!r}"
-    return condition.ready(resolved, using), RuntimeConfig(
+    if asks_cluster_scope(_spec(namespaced)) and not asks_cluster_scope(_spec(cluster)):
+        health = condition.ready(
+            Reason.CLUSTER_SCOPE_NOT_ALLOWED,
+            f"{using}; its spec.model.creationScope: Cluster is ignored: only "
+            f"{Kind.CLUSTER_RUNTIME_CONFIG} {name!r} can switch services to cluster-scoped "
+            "models (inspected with the platform's pull secrets), and "
+            + ("none exists" if cluster is None else "it does not")
+            + f", so services by image create their AIMModels in namespace "
+            f"{config_lookup.namespace!r}; set creationScope: Cluster in "
+            f"{Kind.CLUSTER_RUNTIME_CONFIG} {name!r} to share one model per image across "
+            "namespaces, or remove it from the namespace's config",
+            warn=True,
+        )
+    else:
+        health = condition.ready(resolved, using)
+    return health, RuntimeConfig(
         spec,
         ref,
         cluster=cluster is not None,

@@ -1,16 +1,20 @@
 """AIMRuntimeConfig / AIMClusterRuntimeConfig: read by others; the cluster one creates models.
 
 Each reconcile checks the spec (a bad one is a fatal result naming the field). A namespaced config
-composes nothing. An AIMClusterRuntimeConfig is where cluster-scoped auto-created models come
-from: Crossplane v2 does not let a namespaced XR (a service) compose a cluster-scoped object, so
-the cluster config of the services' `runtimeConfigName` composes them instead. It lists every
-AIMService, every AIMRuntimeConfig of its name (a namespace's may set the scope either way, merged
-over this one as services merge it), and the models; for each image of its services whose
-effective scope is Cluster and that no model serves as the service would look it up (its
-namespace's AIMModels, then AIMClusterModels other than this config's own), it composes one
-AIMClusterModel `auto-<hash of image>`. One per image, whatever the namespaces: the services share
-it and its discovery. It is kept while a service needs it or resolved to it, and dropped once none
-does; while a listing is not fetched, the models it has are kept as they are.
+composes nothing; one that sets `model.creationScope: Cluster` says, in `AutoCreatedModels`,
+whether the AIMClusterRuntimeConfig of its name does too (else it is ignored,
+`ClusterScopeNotAllowed`). An AIMClusterRuntimeConfig is where cluster-scoped auto-created models
+come from: Crossplane v2 does not let a namespaced XR (a service) compose a cluster-scoped object,
+so the cluster config of the services' `runtimeConfigName` composes them instead, when its own
+`model.creationScope` is Cluster: only it may switch services to cluster models, which are
+inspected with the system namespace's pull secrets. It lists every AIMService, every
+AIMRuntimeConfig of its name (a namespace's may opt out with `Namespace`; its `Cluster` is ignored,
+and named here), and the models; for each image of its services whose effective scope is Cluster
+and that no model serves as the service would look it up (its namespace's AIMModels, then
+AIMClusterModels other than this config's own), it composes one AIMClusterModel `auto-<hash of
+image>`. One per image, whatever the namespaces: the services share it and its discovery. It is
+kept while a service needs it or resolved to it, and dropped once none does; while a listing is not
+fetched, the models it has are kept as they are.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from function.api.meta import API_VERSION, Kind, Manifest
 from function.api.runtimeconfig import (
@@ -43,7 +47,7 @@ from function.kube.objects import metadata_of, name_of
 from function.kube.parse import parse_spec
 from function.kube.views import field_at, string_at
 from function.rules import naming
-from function.rules.runtimeconfig import DEFAULT_NAME, creation_scope
+from function.rules.runtimeconfig import DEFAULT_NAME, asks_cluster_scope, creation_scope
 from function.rules.status import Condition, ConditionStatus, ConditionType, Reason
 
 RUNTIME_CONFIG_KINDS = frozenset({Kind.RUNTIME_CONFIG, Kind.CLUSTER_RUNTIME_CONFIG})
@@ -64,7 +68,7 @@ def compose_runtime_config(observed: Observed) -> Composition:
     """Validate a runtime config; a cluster one composes the cluster models it is asked for."""
     if observed.kind == Kind.RUNTIME_CONFIG:
         parse_spec(observed.composite, RuntimeConfigSpec)
-        comp = Composition()
+        comp = _namespace_scope(observed)
     else:
         spec = parse_spec(observed.composite, ClusterRuntimeConfigSpec)
         comp = _cluster_models(observed, spec)
@@ -74,6 +78,56 @@ def compose_runtime_config(observed: Observed) -> Composition:
     # No headline: Crossplane decides readiness from what a cluster config composes.
     stamp(comp, observed, RuntimeConfigStatus())
     return comp
+
+
+_PLATFORM: Final = "cluster-runtime-config"
+
+
+def _namespace_scope(observed: Observed) -> Composition:
+    """A namespace's config composes nothing; with `creationScope: Cluster`, it says if ignored.
+
+    It is, unless the AIMClusterRuntimeConfig of its name sets Cluster too.
+    """
+    if not asks_cluster_scope(_spec_of(observed.composite)):
+        return Composition()
+    name = observed.name
+    comp = Composition(
+        requirements=[
+            Requirement(_PLATFORM, API_VERSION, Kind.CLUSTER_RUNTIME_CONFIG, match_name=name)
+        ]
+    )
+    found = observed.required.get(_PLATFORM)
+    if found is None:
+        return comp
+    if found and asks_cluster_scope(_spec_of(found[0])):
+        comp.conditions.append(
+            _condition(
+                Reason.CLUSTER_MODELS_COMPOSED,
+                f"{Kind.CLUSTER_RUNTIME_CONFIG} {name!r} sets creationScope: Cluster too, and "
+                "creates the AIMClusterModels of this namespace's services by image",
+            )
+        )
+        return comp
+    comp.conditions.append(
+        Condition(
+            ConditionType.AUTO_CREATED_MODELS,
+            ConditionStatus.FALSE,
+            Reason.CLUSTER_SCOPE_NOT_ALLOWED,
+            f"spec.model.creationScope: Cluster is ignored: only {Kind.CLUSTER_RUNTIME_CONFIG} "
+            f"{name!r} can switch services to cluster-scoped models (inspected with the "
+            "platform's pull secrets), and "
+            + ("none exists" if not found else "it does not")
+            + f"; services by image in namespace {observed.namespace!r} create their own "
+            "AIMModels. Ask the platform team to set it there, or remove it here",
+            warn=True,
+        )
+    )
+    return comp
+
+
+def _spec_of(obj: Manifest) -> Mapping[str, JsonValue]:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, dict) else {}
 
 
 @dataclass
@@ -89,18 +143,10 @@ def _cluster_models(observed: Observed, spec: ClusterRuntimeConfigSpec) -> Compo
     configs = observed.required.get(_CONFIGS)
     composed = dict(observed.resources)
     overrides = _overrides(observed.name, configs or ())
-    wanted = creation_scope(spec) is ModelCreationScope.CLUSTER or any(
-        s is ModelCreationScope.CLUSTER for s in overrides.values()
-    )
+    wanted = creation_scope(spec) is ModelCreationScope.CLUSTER
     if not wanted and not composed:
         if configs is not None:
-            comp.conditions.append(
-                _condition(
-                    Reason.NO_CLUSTER_MODELS_REQUESTED,
-                    "model.creationScope is Namespace here and in every namespace's "
-                    f"AIMRuntimeConfig {observed.name!r}: services create their own AIMModels",
-                )
-            )
+            comp.conditions.append(_none_requested(observed.name, overrides))
         return comp
     comp.requirements += [
         _requirement(_SERVICES, Kind.SERVICE),
@@ -172,7 +218,8 @@ def _needs(  # noqa: PLR0913 - the lists one decision reads
         namespace = _namespace(service)
         if not _resolved_to(service, image) and (
             metadata_of(service).get("deletionTimestamp")
-            or (overrides.get(namespace) or own) is not ModelCreationScope.CLUSTER
+            or own is not ModelCreationScope.CLUSTER
+            or overrides.get(namespace) is ModelCreationScope.NAMESPACE
             or (namespace, image) in served_in
             or image in served
         ):
@@ -204,11 +251,31 @@ def _resolved_to(service: Manifest, image: str) -> bool:
         return False
 
 
+def _none_requested(name: str, overrides: Mapping[str, ModelCreationScope | None]) -> Condition:
+    """This config's scope is Namespace: no cluster model, and whose asking for one is ignored."""
+    asked = sorted(ns for ns, scope in overrides.items() if scope is ModelCreationScope.CLUSTER)
+    if not asked:
+        return _condition(
+            Reason.NO_CLUSTER_MODELS_REQUESTED,
+            "model.creationScope is Namespace here and in every namespace's "
+            f"AIMRuntimeConfig {name!r}: services create their own AIMModels",
+        )
+    return _condition(
+        Reason.NO_CLUSTER_MODELS_REQUESTED,
+        f"model.creationScope is Namespace here: services create their own AIMModels; the "
+        f"AIMRuntimeConfig {name!r} of namespace(s) {_bounded(asked)} sets creationScope: "
+        "Cluster, which only this config can switch to, so it is ignored there (their objects "
+        "say ClusterScopeNotAllowed); set creationScope: Cluster here to share one model per "
+        "image",
+    )
+
+
 def _overrides(name: str, configs: Sequence[Manifest]) -> dict[str, ModelCreationScope | None]:
     """Each namespace's own `model.creationScope` for the config `name`, None where unset.
 
     A namespace's config is merged over this one as a service merges it, so a scope it does not
-    set is this config's; one whose spec cannot be read is left to its services to report.
+    set is this config's, and only its `Namespace` changes anything (a `Cluster` is ignored);
+    one whose spec cannot be read is left to its services to report.
     """
     out: dict[str, ModelCreationScope | None] = {}
     for config in configs:

@@ -2,7 +2,8 @@
 
 Both are looked up by the same name (`spec.runtimeConfigName`, default `default`). The namespace's
 wins field by field: objects merge recursively, lists are replaced, except `env`, which merges by
-variable name. The lookup itself, and what a missing config means, is
+variable name; but only the cluster's may set `model.creationScope: Cluster` (a namespace may opt
+out with `Namespace`). The lookup itself, and what a missing config means, is
 `function/compose/config_lookup.py`; here are the merge and what a merged config decides.
 """
 
@@ -54,6 +55,29 @@ class RuntimeConfig:
     def creates_cluster_models(self) -> bool:
         """Models auto-created for `spec.model.image` are the cluster config's AIMClusterModels."""
         return creation_scope(self.spec) is ModelCreationScope.CLUSTER
+
+
+def asks_cluster_scope(spec: Mapping[str, JsonValue]) -> bool:
+    """Whether a runtime config's spec, as stored, sets `model.creationScope: Cluster`.
+
+    Only the AIMClusterRuntimeConfig may switch services to cluster-scoped models: they are
+    inspected, and their discovery pulls, with the system namespace's pull secrets, so a
+    namespace's config that says Cluster would spend the platform's credentials on any image its
+    team names. A namespace's `Cluster` is therefore left out of the merge (`namespace_spec`).
+    """
+    model = spec.get("model")
+    return isinstance(model, dict) and model.get("creationScope") == ModelCreationScope.CLUSTER
+
+
+def namespace_spec(spec: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
+    """A namespace's spec as merged over the cluster's: without `model.creationScope: Cluster`."""
+    if not asks_cluster_scope(spec):
+        return spec
+    model = spec.get("model")
+    kept = (
+        {k: v for k, v in model.items() if k != "creationScope"} if isinstance(model, dict) else {}
+    )
+    return {**spec, "model": kept}
 
 
 def creation_scope(spec: RuntimeDefaults) -> ModelCreationScope:

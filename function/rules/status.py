@@ -109,6 +109,7 @@ class Reason(StrEnum):
     RUNTIME_CONFIG_RESOLVED = "RuntimeConfigResolved"
     RUNTIME_RESOLVED = "RuntimeResolved"
     DEFAULT_RUNTIME_CONFIG_MISSING = "DefaultRuntimeConfigMissing"
+    CLUSTER_SCOPE_NOT_ALLOWED = "ClusterScopeNotAllowed"
     RUNTIME_CONFIG_MISSING = "RuntimeConfigMissing"
     MODEL_RESOLVED = "ModelResolved"
     MODEL_NOT_FOUND = "ModelNotFound"

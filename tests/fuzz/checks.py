@@ -281,3 +281,25 @@ def foreign_jobs_counted(request: Mapping[str, Any], response: Mapping[str, Any]
                 controllers.add(ref.get("uid"))
     most = len(controllers)
     return [f"{n} discovery Jobs counted, but templates control {most}" for n in counts if n > most]
+
+
+def cluster_models_the_platform_did_not_ask(
+    request: Mapping[str, Any], response: Mapping[str, Any]
+) -> list[str]:
+    """New AIMClusterModels from an AIMClusterRuntimeConfig whose own scope is not Cluster.
+
+    Cluster models are inspected with the system namespace's pull secrets: only the platform's
+    config may ask for them, never a namespace's AIMRuntimeConfig; ones composed before are kept.
+    """
+    xr = request.get("observed", {}).get("composite", {}).get("resource", {})
+    if xr.get("kind") != "AIMClusterRuntimeConfig":
+        return []
+    model = (xr.get("spec") or {}).get("model") if isinstance(xr.get("spec"), dict) else None
+    if isinstance(model, dict) and model.get("creationScope") == "Cluster":
+        return []
+    had = set(request.get("observed", {}).get("resources", {}))
+    return [
+        f"{key}: a new AIMClusterModel the platform's config did not ask for"
+        for key, item in response.get("desired", {}).get("resources", {}).items()
+        if item.get("resource", {}).get("kind") == "AIMClusterModel" and key not in had
+    ]

@@ -272,6 +272,7 @@ def _answer(
     asked = json_format.MessageToDict(req)
     findings.problems += checks.routes_outside_the_namespace(asked, rsp, scope.namespace)
     findings.problems += checks.foreign_jobs_counted(asked, rsp)
+    findings.problems += checks.cluster_models_the_platform_did_not_ask(asked, rsp)
     findings.problems += checks.scope_problems(
         rsp, cluster=scope.cluster, namespace=scope.namespace, system_namespace=SYSTEM_NAMESPACE
     )

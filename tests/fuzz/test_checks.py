@@ -177,3 +177,40 @@ def test_foreign_jobs_counted_is_flagged(case: Slots) -> None:
     """What the fuzz tier flags among templates waiting for a discovery slot."""
     found = checks.foreign_jobs_counted(slot_request(owned=case.owned), slot_response(case.running))
     assert bool(found) == case.flagged, case.reason
+
+
+def cluster_config_call(scope: str | None, *, had: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A cluster runtime config's request (its own scope; an AIMClusterModel composed before, or
+    not) and a response composing that model."""
+    spec = {"model": {"creationScope": scope}} if scope else {}
+    xr = {"kind": "AIMClusterRuntimeConfig", "spec": spec}
+    observed = {"auto-1": {"resource": {"kind": "AIMClusterModel"}}} if had else {}
+    request = {"observed": {"composite": {"resource": xr}, "resources": observed}}
+    response = {"desired": {"resources": {"auto-1": {"resource": {"kind": "AIMClusterModel"}}}}}
+    return request, response
+
+
+@dataclass(frozen=True)
+class Platform(Case):
+    scope: str | None
+    had: bool
+    flagged: bool
+
+
+PLATFORM = [
+    Platform("cluster", "the platform's own Cluster asks for it", "Cluster", had=False,
+             flagged=False),
+    Platform("namespace", "a config that says Namespace never adds one (issue 46)", "Namespace",
+             had=False, flagged=True),
+    Platform("unset", "nor one that does not say", None, had=False, flagged=True),
+    Platform("kept", "one composed before the upgrade is kept while used", "Namespace", had=True,
+             flagged=False),
+]  # fmt: skip
+
+
+@table(PLATFORM)
+def test_cluster_models_the_platform_did_not_ask_are_flagged(case: Platform) -> None:
+    """What the fuzz tier flags among a cluster runtime config's composed models."""
+    request, response = cluster_config_call(case.scope, had=case.had)
+    found = checks.cluster_models_the_platform_did_not_ask(request, response)
+    assert bool(found) == case.flagged, case.reason

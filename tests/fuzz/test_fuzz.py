@@ -11,6 +11,7 @@ properties:
 - no secret value drawn into a pull secret appears in any response or log line;
 - no condition or result quotes a URL with its userinfo;
 - a template waiting for a discovery slot counts no Job that a listed template does not control;
+- an AIMClusterRuntimeConfig whose own scope is not Cluster composes no new AIMClusterModel;
 - an XR whose namespace contradicts its kind's scope is refused, composing and asking for
   nothing; a cluster-scoped XR reads Secrets only in the function's system namespace.
 

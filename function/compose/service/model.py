@@ -173,6 +173,8 @@ def _awaiting_cluster_model(
             ConditionType.MODEL_READY.failed(Reason.INVALID, f"spec.model.image: {e}")
         )
     if not config.cluster:
+        # Not reached: only the AIMClusterRuntimeConfig sets Cluster (the merge leaves out a
+        # namespace's), but a service must never wait for a model nothing would create.
         return _compose(observed, spec, config, None)
     config_name = spec.runtime_config_name
     return ModelOutcome(
@@ -258,19 +260,6 @@ def _compose(
         return ModelOutcome(
             ConditionType.MODEL_READY.failed(Reason.INVALID, f"spec.model.image: {e}")
         )
-    warnings: tuple[str, ...] = ()
-    if spec.model.image is not None and config.creates_cluster_models and not config.cluster:
-        name = spec.runtime_config_name
-        warnings = (
-            (
-                f"AIMRuntimeConfig {name!r} asks for cluster-scoped auto-created models "
-                "(spec.model.creationScope: Cluster), but only an AIMClusterRuntimeConfig creates "
-                f"them and none is named {name!r}, so AIMModel {name_of(manifest)!r} is created "
-                f"in namespace {observed.namespace!r}; create AIMClusterRuntimeConfig {name!r} "
-                "for one model per image shared by every namespace, or set creationScope: "
-                "Namespace"
-            ),
-        )
     if composed is not None:
         # The model keeps its name. Crossplane keeps the name of what an XR composed already;
         # an orphan is adopted only when asked for by its own name, which for a model made
@@ -290,7 +279,7 @@ def _compose(
     else:
         health = _model_health(model)
     ready = model.headline == ModelStatusValue.READY
-    return ModelOutcome(health, model, Desired(manifest, ready=ready), warnings, creating)
+    return ModelOutcome(health, model, Desired(manifest, ready=ready), (), creating)
 
 
 def image_model_spec(

@@ -149,12 +149,33 @@ NEED_CASES = [
         [AUTO],
     ),
     NeedCase(
-        "namespace-overrides-to-cluster",
-        "a namespace asking for Cluster under a cluster config that does not is honoured: the "
-        "service waits for this config's model",
+        "namespace-cannot-switch-to-cluster",
+        "a namespace asking for Cluster under a cluster config that does not is ignored: a "
+        "cluster model is inspected with the platform's pull secrets, so only the platform "
+        "switches to it (issue 46: any image a tenant named was composed)",
         cluster_config(),
         [service("team-a"), namespace_config("team-a", creationScope="Cluster")],
+        [],
+    ),
+    NeedCase(
+        "namespace-repeats-cluster",
+        "a namespace saying Cluster under a cluster config that says it too changes nothing",
+        cluster_config(creationScope="Cluster"),
+        [service("team-a"), namespace_config("team-a", creationScope="Cluster")],
         [AUTO],
+    ),
+    NeedCase(
+        "kept-after-the-upgrade",
+        "a model composed for a namespace's Cluster before the upgrade stays while a service "
+        "resolved to it: upgrades take no running service's model away",
+        cluster_config(),
+        [
+            ours(),
+            service("team-a", resolved=AUTO),
+            namespace_config("team-a", creationScope="Cluster"),
+        ],
+        [AUTO],
+        composed=[ours()],
     ),
     NeedCase(
         "override-without-scope",
@@ -299,9 +320,53 @@ def test_scope_namespace_everywhere_says_so_and_lists_no_services() -> None:
 
 def test_a_namespace_config_composes_nothing() -> None:
     """Only the cluster config creates cluster models; a namespace's config is only read."""
-    comp = reconcile(namespace_config("team-a", creationScope="Cluster"), [service("team-a")])
+    comp = reconcile(namespace_config("team-a", creationScope="Namespace"), [service("team-a")])
     assert not comp.resources
     assert not comp.requirements
+    assert not comp.conditions
+
+
+@dataclass(frozen=True)
+class ScopeCase(Case):
+    pool: list[Manifest]
+    said_reason: str
+    status: ConditionStatus
+    says: str
+
+
+SCOPE_CASES = [
+    ScopeCase("no-cluster-config", "nothing could create the model: the field is marked ignored",
+              [], "ClusterScopeNotAllowed", ConditionStatus.FALSE, "none exists"),
+    ScopeCase("cluster-says-namespace", "the platform did not switch to Cluster: ignored here",
+              [cluster_config()], "ClusterScopeNotAllowed", ConditionStatus.FALSE,
+              "it does not"),
+    ScopeCase("cluster-says-cluster", "the platform's own Cluster: the field only repeats it",
+              [cluster_config(creationScope="Cluster")], "ClusterModelsComposed",
+              ConditionStatus.TRUE, "sets creationScope: Cluster too"),
+]  # fmt: skip
+
+
+@table(SCOPE_CASES)
+def test_a_namespace_config_that_says_cluster_is_marked(case: ScopeCase) -> None:
+    """The namespace's own config tells its team whether its `creationScope: Cluster` counts,
+    naming the field; it composes nothing either way."""
+    comp = reconcile(namespace_config("team-a", creationScope="Cluster"), case.pool)
+    assert not comp.resources
+    said = condition(comp)
+    assert (said.reason, said.status) == (case.said_reason, case.status), case.reason
+    assert case.says in said.message, case.reason
+    if case.status is ConditionStatus.FALSE:
+        assert "spec.model.creationScope: Cluster is ignored" in said.message
+        assert said.warn, "told as a Warning event"
+
+
+def test_the_cluster_config_names_the_namespaces_whose_cluster_scope_it_ignores() -> None:
+    """The platform sees which teams asked for shared models it did not switch on."""
+    pool = [service("team-a"), namespace_config("team-a", creationScope="Cluster")]
+    said = condition(reconcile(cluster_config(), pool))
+    assert said.reason == "NoClusterModelsRequested"
+    assert "namespace(s) team-a sets creationScope: Cluster" in said.message
+    assert "ClusterScopeNotAllowed" in said.message
 
 
 def test_an_image_too_long_for_a_model_is_skipped_not_an_internal_error() -> None:

@@ -531,18 +531,48 @@ def test_cluster_scope_resolves_the_cluster_model_once_it_exists() -> None:
 def test_cluster_scope_without_a_cluster_config_warns_and_composes_in_the_namespace() -> None:
     """Only an AIMClusterRuntimeConfig creates cluster models: a namespace config alone asking
     for Cluster (as seed 004's journey writes it) still gets the service its model, in the
-    namespace, and a warning naming both ways to settle it."""
+    namespace, and RuntimeConfigReady names the ignored field and both ways to settle it (told
+    as a Warning event)."""
     cfg = config(name="team", model={**CLUSTER_SCOPE, "autoDiscovery": True})
     comp = reconcile(
         service(model={"image": IMAGE}, template=None, runtimeConfigName="team"), [cfg]
     )
     manifest = cast("Any", comp.resources[MODEL].manifest)
     assert manifest["metadata"]["namespace"] == NS
-    assert manifest["spec"]["discovery"]["enabled"] is True
-    [warning] = comp.warnings
-    assert "creationScope: Cluster" in warning
-    assert "create AIMClusterRuntimeConfig 'team'" in warning
-    assert "creationScope: Namespace" in warning
+    assert manifest["spec"]["discovery"]["enabled"] is True, "the rest of the config applies"
+    assert conditions(comp)["RuntimeConfigReady"] == ("True", "ClusterScopeNotAllowed")
+    said = next(c for c in comp.conditions if c.type == "RuntimeConfigReady")
+    assert said.warn
+    assert "spec.model.creationScope: Cluster is ignored" in said.message
+    assert "none exists" in said.message
+    assert "set creationScope: Cluster in AIMClusterRuntimeConfig 'team'" in said.message
+
+
+def test_a_namespace_cannot_switch_its_services_to_cluster_models() -> None:
+    """Issue 46: a namespace's `creationScope: Cluster` under a cluster config that says
+    Namespace made the cluster config compose a cluster model for any image the team named,
+    inspected with the system namespace's pull secrets. The service composes its own AIMModel
+    instead, and says the field is ignored."""
+    platform = config(kind="AIMClusterRuntimeConfig", model={"autoDiscovery": True})
+    team = config(model=CLUSTER_SCOPE)
+    comp = reconcile(service(model={"image": IMAGE}, template=None), [platform, team])
+    manifest = cast("Any", comp.resources[MODEL].manifest)
+    assert manifest["kind"] == "AIMModel"
+    assert manifest["metadata"]["namespace"] == NS
+    assert conditions(comp)["ModelReady"] == ("False", "CreatingModel")
+    assert "AIMClusterRuntimeConfig" not in message_of(comp, "ModelReady")
+    assert conditions(comp)["RuntimeConfigReady"] == ("True", "ClusterScopeNotAllowed")
+    assert "it does not" in message_of(comp, "RuntimeConfigReady")
+
+
+def test_a_namespace_may_opt_out_of_the_platform_s_cluster_models() -> None:
+    """`Namespace` in a namespace's config still wins over the cluster's Cluster: its team pays
+    for its own inspection with its own pull secrets."""
+    platform = config(kind="AIMClusterRuntimeConfig", model=CLUSTER_SCOPE)
+    team = config(model={"creationScope": "Namespace"})
+    comp = reconcile(service(model={"image": IMAGE}, template=None), [platform, team])
+    assert cast("Any", comp.resources[MODEL].manifest)["kind"] == "AIMModel"
+    assert conditions(comp)["RuntimeConfigReady"] == ("True", "RuntimeConfigResolved")
 
 
 def test_cluster_scope_keeps_the_namespace_model_a_service_composed_before() -> None:
