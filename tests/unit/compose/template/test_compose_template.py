@@ -998,6 +998,7 @@ def cap(limit: int) -> Any:
 
 
 ME_CREATED = T0 - timedelta(minutes=2)
+A_CACHE = {**discovering("c", "team-b"), "kind": "AIMModelCache"}
 
 
 @dataclass(frozen=True)
@@ -1078,10 +1079,7 @@ SLOT_CASES = [
     SlotCase(
         "not-a-template",
         "a Job controlled by another of our kinds (a model cache's) is no discovery",
-        [
-            cache := {**discovering("c", "team-b"), "kind": "AIMModelCache"},
-            *labelled_jobs(10, "team-b", cache),
-        ],
+        [A_CACHE, *labelled_jobs(10, "team-b", A_CACHE)],
         starts=True,
     ),
     SlotCase(
