@@ -73,6 +73,10 @@ AUDIT_POLICY: Final = {
 }
 
 
+FUNCTION_MODULE: Final = "function.server.main"
+"""What the plane runs as function-aim on the host."""
+
+
 class ComponentFailedError(HarnessError):
     """A component exited or did not become ready; the message names it and shows its log."""
 
@@ -431,7 +435,7 @@ def _client_certificates(admin: Kube, root: Path) -> Path:
 
 
 def _start_crossplane(
-    p: _Plane, admin: Kube, kubeconfig: Path, *, deployment_runtime: bool
+    p: _Plane, admin: Kube, kubeconfig: Path, *, deployment_runtime: bool, args: Sequence[str]
 ) -> None:
     t0 = time.monotonic()
     admin.apply(
@@ -481,6 +485,7 @@ def _start_crossplane(
             f"--metrics-port={free_port()}",
             f"--health-probe-port={health}",
             "--poll-interval=5s",
+            *args,
         ],
         env={
             "KUBECONFIG": str(xp_kubeconfig),
@@ -495,14 +500,14 @@ def _start_crossplane(
     p.sup.check()  # the RBAC manager has had as long as core to fail
 
 
-def _start_function(p: _Plane, args: Sequence[str]) -> str:
+def _start_function(p: _Plane, args: Sequence[str], module: str) -> str:
     port = free_port()
     fn = p.sup.start(
         "function-aim",
         [
             sys.executable,
             "-m",
-            "function.server.main",
+            module,
             "--debug",
             f"--address=127.0.0.1:{port}",
             f"--tls-certs-dir={p.pki.function_dir}",  # mTLS, as Crossplane always dials
@@ -530,13 +535,15 @@ def node_ip() -> str:
 
 
 @contextlib.contextmanager
-def start_control_plane(
+def start_control_plane(  # noqa: PLR0913 - the plane's parts a caller may choose
     tools: Tools,
     root: Path,
     *,
     function_args: Sequence[str] = (),
     extra_controllers: Sequence[str] = (),
     deployment_runtime: bool = False,
+    function_module: str = FUNCTION_MODULE,
+    core_args: Sequence[str] = (),
 ) -> Iterator[ControlPlane]:
     """Start everything under `root`; stop it all on exit, however the caller leaves.
 
@@ -546,7 +553,9 @@ def start_control_plane(
     and the `kubernetes` Service's in its certificate, so pods reach it as on a cluster. With
     `deployment_runtime`, Crossplane runs functions as it does on a cluster (a Deployment and a
     Service, with TLS from `core init`'s CA; a node must run them) and no function is started on
-    the host (`function_endpoint` is empty).
+    the host (`function_endpoint` is empty). Otherwise `function_module` is run on the host as
+    the function (a benchmark may serve its own program there). `core_args` are more flags for
+    Crossplane core (a benchmark's circuit breaker settings, say).
     """
     sup = Supervisor(root / "logs")
     times: dict[str, float] = {}
@@ -560,8 +569,12 @@ def start_control_plane(
         kubeconfig = root / "admin.kubeconfig"
         kubeconfig.write_text(admin.credentials.kubeconfig("admin"))
         _start_controller_manager(plane, kubeconfig, extra_controllers)
-        _start_crossplane(plane, admin, kubeconfig, deployment_runtime=deployment_runtime)
-        endpoint = "" if deployment_runtime else _start_function(plane, function_args)
+        _start_crossplane(
+            plane, admin, kubeconfig, deployment_runtime=deployment_runtime, args=core_args
+        )
+        endpoint = (
+            "" if deployment_runtime else _start_function(plane, function_args, function_module)
+        )
         yield ControlPlane(
             root=root,
             pki=plane.pki,

@@ -23,6 +23,9 @@ import yaml
 T = TypeVar("T")
 FIELD_MANAGER: Final = "aim-e2e"
 RETRIES: Final = 10
+_DROPPED: Final = (ConnectionError, TimeoutError, http.client.HTTPException)
+"""A connection the server closed, reset or cut short, or an answer that never came."""
+_IDEMPOTENT: Final = frozenset({"GET", "PATCH"})
 
 
 class KubeError(RuntimeError):
@@ -127,7 +130,13 @@ class Kube:
                 # asks to be called again, so the client does, like client-go.
                 if e.status != 429:  # noqa: PLR2004
                     raise
-                time.sleep(0.5 * attempt)
+            except _DROPPED:
+                # A loaded API server closes connections it cannot serve. Reads, and the
+                # patches this client sends (apply and merge patches, which set values rather
+                # than add to them), mean the same sent twice, so they are sent again.
+                if method not in _IDEMPOTENT:
+                    raise
+            time.sleep(0.5 * attempt)
         return self._send(method, path, data, content_type, accept)
 
     def _send(

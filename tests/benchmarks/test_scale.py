@@ -9,17 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scale import (
-    _COMPOSED,
-    _RECONCILING,
-    Requests,
-    log_times,
-    since,
-    split,
-    write_requests,
-)
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from benchmarks.floor import replayable
+from benchmarks.plane import Etcd, Requests, parse_etcd, served, since, write_requests
+from benchmarks.scale import _COMPOSED, _RECONCILING, log_times, within
 from devtools.cluster.kube import Response
-from tests.cases import Case, table
 
 
 def sample(verb: str, resource: str, subresource: str, code: str, value: str) -> str:
@@ -74,6 +69,21 @@ def test_writes_are_the_platforms_successful_write_requests_by_verb_and_resource
     )
 
 
+def test_every_request_counts_as_served_whatever_its_outcome() -> None:
+    """What the API server had to serve includes reads and refused writes (a 409 still cost it
+    a request), and still leaves out heartbeats and the stand-in's status writes."""
+    kube: Any = MetricsOnly(METRICS)
+    assert served(kube).all == Counter(
+        {
+            ("APPLY", "aimservices/status"): 12,
+            ("PUT", "aimservices/status"): 8,
+            ("POST", "events"): 4,
+            ("LIST", "aimservices"): 40,
+            ("APPLY", "inferenceservices"): 2,
+        }
+    )
+
+
 def test_writes_between_two_readings_leave_out_what_did_not_grow() -> None:
     """A batch's writes are the difference of two readings; a series that did not move is no
     row of the report."""
@@ -82,41 +92,6 @@ def test_writes_between_two_readings_leave_out_what_did_not_grow() -> None:
         {("APPLY", "aimservices"): 25, ("POST", "events"): 3, ("PUT", "aimservices"): 2}
     )
     assert since(now, then) == Counter({("APPLY", "aimservices"): 15, ("PUT", "aimservices"): 2})
-
-
-@dataclass(frozen=True)
-class SplitCase(Case):
-    stamps: tuple[float, ...]
-    running: float | None
-    expected: tuple[int, int]
-
-
-SPLITS = [
-    SplitCase(
-        "same-second",
-        "core stamps whole seconds: a reconcile in the second the service turned Running may "
-        "have been the one that made it so, so it counts before",
-        (100.0, 101.0),
-        100.4,
-        (2, 0),
-    ),
-    SplitCase(
-        "after", "a reconcile a second later is after Running", (100.0, 102.0), 100.4, (1, 1)
-    ),
-    SplitCase(
-        "never-running",
-        "a service never seen Running has every reconcile before (it is still converging)",
-        (100.0, 200.0),
-        None,
-        (2, 0),
-    ),
-]
-
-
-@table(SPLITS)
-def test_a_line_counts_before_or_after_the_service_turned_running(case: SplitCase) -> None:
-    """Reconciles and calls are split at each service's own Running."""
-    assert split({"team-0/svc-0": list(case.stamps)}, lambda _: case.running) == case.expected
 
 
 def test_log_lines_are_read_with_their_time_and_service(tmp_path: Path) -> None:
@@ -142,3 +117,48 @@ def test_log_lines_are_read_with_their_time_and_service(tmp_path: Path) -> None:
     names = {"team-7/svc-7"}
     assert log_times(core, _RECONCILING, names) == {"team-7/svc-7": [1795664807.0]}
     assert log_times(fn, _COMPOSED, names) == {"team-7/svc-7": [1795664808.074532]}
+
+
+def test_a_window_counts_the_seconds_core_stamped_inside_it() -> None:
+    """The rest window's reconciles and calls: core stamps whole seconds, so a window's bounds
+    are widened to whole seconds rather than a line in its first second being lost."""
+    stamps = {"team-0/svc-0": [99.0, 100.0, 130.5, 160.0], "team-0/svc-1": [159.9]}
+    assert within(stamps, 100.4, 159.2) == 3  # 100 (its second), 130.5, 159.9
+
+
+def test_etcd_readings_come_from_its_own_counters() -> None:
+    """Revisions are etcd's count of writes that changed something: read from its metrics, the
+    gauge named, not a neighbouring counter of a similar name."""
+    text = (
+        "etcd_debugging_mvcc_current_revision 4242\n"
+        "etcd_debugging_mvcc_compact_revision 1000\n"
+        "etcd_mvcc_db_total_size_in_bytes 1.048576e+06\n"
+        "etcd_mvcc_db_total_size_in_use_in_bytes 524288\n"
+    )
+    assert parse_etcd(text) == Etcd(revision=4242, db_bytes=1 << 20)
+
+
+def test_the_floor_replays_no_logic() -> None:
+    """What the floor replays is the objects, status, conditions and readiness alone: a
+    recording that kept requirements, events, a recheck or a precondition would make core spend
+    what the floor exists to leave out."""
+    rsp = fnv1.RunFunctionResponse()
+    rsp.desired.composite.resource.update(
+        {"metadata": {"resourceVersion": "9"}, "status": {"status": "Running"}}
+    )
+    rsp.desired.composite.ready = fnv1.READY_TRUE
+    rsp.desired.resources["isvc"].resource.update({"kind": "InferenceService"})
+    rsp.conditions.add(type="ModelReady", status=fnv1.STATUS_CONDITION_TRUE, reason="Ready")
+    rsp.results.add(severity=fnv1.SEVERITY_NORMAL, message="ModelReady is True")
+    rsp.requirements.resources["model"].api_version = "aim.silogen.ai/v1alpha1"
+    rsp.meta.ttl.FromSeconds(600)
+    out = replayable(rsp)
+    assert dict(out.desired.composite.resource) == {
+        "status": rsp.desired.composite.resource["status"]
+    }
+    assert out.desired.composite.ready == fnv1.READY_TRUE
+    assert list(out.desired.resources) == ["isvc"]
+    assert [c.type for c in out.conditions] == ["ModelReady"]
+    assert not out.results
+    assert not out.requirements.resources
+    assert not out.meta.HasField("ttl")

@@ -14,6 +14,7 @@ import yaml
 
 from devtools.cluster.controlplane import (
     CROSSPLANE_NAMESPACE,
+    FUNCTION_MODULE,
     ControlPlane,
     start_control_plane,
     wait_established,
@@ -235,6 +236,8 @@ def start_platform(
     claims: bool = False,
     rechecks: Sequence[str] = E2E_RECHECKS,
     node: bool = False,
+    function_module: str = FUNCTION_MODULE,
+    core_args: Sequence[str] = (),
 ) -> Iterator[Platform]:
     """A control plane with its registries and one flavour of the AIM packages installed.
 
@@ -242,8 +245,9 @@ def start_platform(
     image, pulled from the registry, in a Deployment on a real node (which runs nothing else:
     no scheduler places the Jobs' pods, whose kubelet is simulated); without, the function runs
     on the host (with no runtime image the Function package carries none). `rechecks` replaces
-    the tier's shortened ones (`()` keeps the defaults). (A cluster that runs everything the AIM
-    objects compose is `tests.e2e.target.own_cluster`.)
+    the tier's shortened ones (`()` keeps the defaults); `function_module` is what runs as the
+    host's function (a benchmark's stand-in, say), with `core_args` for Crossplane core. (A
+    cluster that runs everything the AIM objects compose is `tests.e2e.target.own_cluster`.)
     """
     prefix = "claims: " if claims else ""
     if os.environ.get("AIM_E2E_CORE") == "oldest":
@@ -266,6 +270,8 @@ def start_platform(
                 function_args=() if node else _function_args(registry, private, rechecks),
                 extra_controllers=FUNCTION_NODE_CONTROLLERS if node else (),
                 deployment_runtime=node,
+                function_module=function_module,
+                core_args=core_args,
             )
         )
         the_node = None
