@@ -153,10 +153,14 @@ _STUCK: Final = PULL_FAILURES | START_FAILURES
 
 
 def _statuses(pod: Mapping[str, JsonValue]) -> list[Mapping[str, JsonValue]]:
-    """The statuses of a Pod's init containers and containers (ours run work in both)."""
+    """The statuses of a Pod's init containers and containers (ours run work in both).
+
+    Each list is cut before it is looked at: a status may list millions of entries.
+    """
     status = pod.get("status")
     found: list[Mapping[str, JsonValue]] = []
     for key in ("initContainerStatuses", "containerStatuses"):
         items = status.get(key) if isinstance(status, dict) else None
-        found += [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+        if isinstance(items, list):
+            found += [i for i in items[:MAX_CONTAINERS] if isinstance(i, dict)]
     return found

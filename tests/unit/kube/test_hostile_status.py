@@ -10,7 +10,7 @@ are `SHAPES`; the table is every pair.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -217,3 +217,19 @@ def test_job_state_reads_a_real_job() -> None:
     assert _length(terminated_message(_pod(_terminated(HUGE)), "discovery")) == (
         MAX_TERMINATION_MESSAGE
     )
+
+
+class _Unread(list[Any]):
+    """A status list too long to walk: iterating it whole fails the test."""
+
+    def __iter__(self) -> Iterator[Any]:
+        msg = "a reader walked a whole status list"
+        raise AssertionError(msg)
+
+
+def test_a_long_container_status_list_is_cut_before_it_is_read() -> None:
+    """A Pod listing millions of container statuses costs a reader no more than a few: each list
+    is cut to `MAX_CONTAINERS` entries before any is looked at."""
+    many = _Unread([{"name": "discovery", "state": _terminated("{}")}] * 1000)
+    pod = {"status": {"initContainerStatuses": many, "containerStatuses": many}}
+    assert terminated_message(pod, "discovery") == "{}"
