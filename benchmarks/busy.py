@@ -36,10 +36,14 @@ class Busy:
     started: float
     cpu_at_start: float
 
-    def used(self) -> float:
-        """The share of its CPU the load has used since it started (0 to 1)."""
+    def used(self) -> float | None:
+        """The share of its CPU the load has used since it started (0 to 1); None if it ended."""
         elapsed = time.monotonic() - self.started
-        return (cpu_seconds(self.pid) - self.cpu_at_start) / elapsed if elapsed > 0 else 0.0
+        try:
+            spent = cpu_seconds(self.pid) - self.cpu_at_start
+        except OSError:
+            return None
+        return spent / elapsed if elapsed > 0 else 0.0
 
     def describe(self) -> str:
         """One line for the report: the load asked for, and what it has used so far."""
@@ -67,6 +71,9 @@ def busy_plane(share: float, cpu: int = 0) -> Iterator[Busy | None]:
     try:
         time.sleep(0.1)  # so the first reading has something to measure
         yield Busy(cpu, share, proc.pid, time.monotonic(), cpu_seconds(proc.pid))
+        if proc.poll() is not None:
+            msg = f"the busy-plane load exited with {proc.returncode}"
+            raise RuntimeError(msg)
     finally:
         proc.terminate()
         proc.wait(timeout=10)

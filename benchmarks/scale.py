@@ -306,9 +306,10 @@ def batch(plane: Plane, *, first: int, size: int, grace_s: float, idle_s: float)
         ready = len(keys & plane.kserve.services)
         running = sum(plane.history.running(k) for k in keys)
         f.incomplete += f" ({ready} of {size} InferenceServices, {running} Running)"
+    # Copies: the watch threads may add a key while this reads.
     f.interruptions = {
-        **{f"kserve {k}": n for k, n in plane.kserve.interruptions.items()},
-        **{f"watch {k}": n for k, n in plane.services.interruptions.items()},
+        **{f"kserve {k}": n for k, n in dict(plane.kserve.interruptions).items()},
+        **{f"watch {k}": n for k, n in dict(plane.services.interruptions).items()},
     }
     return f
 
@@ -746,6 +747,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 runs[f"{core}/{function}"] = figures
                 recording = made or recording
                 say_busy(busy)
+            if recording is not None:
+                recording.unlink(missing_ok=True)
     for name, figures in runs.items():
         if len(figures) > 1:
             growth(name, figures)

@@ -25,7 +25,7 @@ while the XR composes something new, never at rest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Final
 
 from pydantic import JsonValue
@@ -40,44 +40,58 @@ anything longer did not come from it and is not echoed."""
 
 Ref = tuple[str, str, str, str]
 """(apiVersion, kind, name, namespace), as core writes a resource reference."""
+Identity = tuple[str | None, str | None, str | None, str | None]
+"""A desired resource's apiVersion, kind, name and namespace as the response gives them (None
+where absent or not a string)."""
+_REF_KEYS: Final = frozenset({"apiVersion", "kind", "name", "namespace"})
+_LEGACY_MACHINERY: Final = ("compositionRef", "compositionRevisionRef", "resourceRefs")
+"""Where core keeps its own fields: under `spec.crossplane` for a v2 XR, at the top of `spec` for
+a LegacyCluster one; core has set the composition before it calls the function."""
 
 
-def status_precondition(observed: Observed, desired: Iterable[Manifest]) -> str | None:
+def status_precondition(observed: Observed, desired: Mapping[str, Identity]) -> str | None:
     """The resourceVersion the status apply may require, or None to leave it unconditional.
 
-    `desired` is every resource the call composes. A claim's composite is cluster-scoped, so its
-    references carry namespaces even though composers see it as the namespaced claim.
+    `desired` is every resource of the response, by its name in the composition. A claim's
+    composite is cluster-scoped, so its references carry namespaces even though composers see it
+    as the namespaced claim.
     """
     version = observed.metadata.get("resourceVersion")
     if not isinstance(version, str) or not 0 < len(version) <= _VERSION_MAX:
         return None
     spec = observed.composite.get("spec")
-    refs = refs_of(spec) if isinstance(spec, dict) else None
+    stored = refs_of(spec) if isinstance(spec, dict) else None
+    if stored is None:
+        return None
     namespaced = bool(observed.namespace) and not observed.claims
-    written = refs_core_writes(desired, namespaced=namespaced)
-    if written is None or observed_refs(refs) != written:
+    written = refs_core_writes(desired, observed.resources, namespaced=namespaced)
+    if written is None or observed_refs(stored[0]) != written:
         return None
     return version
 
 
-def refs_core_writes(desired: Iterable[Manifest], *, namespaced: bool) -> list[Ref] | None:
+def refs_core_writes(
+    desired: Mapping[str, Identity], existing: Mapping[str, Manifest], *, namespaced: bool
+) -> list[Ref] | None:
     """The references core will write for `desired`, in its order; None if it names one itself.
 
     Core references every desired resource by apiVersion, kind, name and (for a cluster-scoped
-    XR) namespace, sorted by their concatenation. A resource without a name gets one from core
-    (generateName), which cannot be known here.
+    XR) namespace, sorted by their concatenation; a resource it composed already keeps the name
+    and namespace it has (`existing`, by name in the composition). A new resource without a name
+    gets one from core (generateName), which cannot be known here.
     """
     refs: list[Ref] = []
-    for manifest in desired:
-        meta = metadata_of(manifest)
-        api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
-        name, namespace = meta.get("name"), meta.get("namespace")
-        if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str)):
+    for key, (api_version, kind, desired_name, desired_namespace) in desired.items():
+        name, namespace = desired_name, desired_namespace
+        found = existing.get(key)
+        if found is not None:
+            meta = metadata_of(found)
+            kept_name, kept_namespace = meta.get("name"), meta.get("namespace")
+            name = kept_name if isinstance(kept_name, str) else None
+            namespace = kept_namespace if isinstance(kept_namespace, str) else None
+        if api_version is None or kind is None or not name:
             return None
-        if not name:
-            return None
-        ns = "" if namespaced or not isinstance(namespace, str) else namespace
-        refs.append((api_version, kind, name, ns))
+        refs.append((api_version, kind, name, "" if namespaced else namespace or ""))
     return sorted(refs, key="".join)
 
 
@@ -89,8 +103,8 @@ def observed_refs(refs: JsonValue) -> list[Ref] | None:
         return None
     out: list[Ref] = []
     for ref in refs:
-        if not isinstance(ref, dict):
-            return None
+        if not isinstance(ref, dict) or not set(ref) <= _REF_KEYS:
+            return None  # core replaces the list with exactly these keys: a write
         fields = [ref.get(k, "") for k in ("apiVersion", "kind", "name", "namespace")]
         if not all(isinstance(f, str) for f in fields):
             return None
@@ -99,9 +113,15 @@ def observed_refs(refs: JsonValue) -> list[Ref] | None:
     return out
 
 
-def refs_of(spec: Mapping[str, JsonValue]) -> JsonValue:
-    """An XR's resource references: under `spec.crossplane` (v2), or `spec` (LegacyCluster)."""
+def refs_of(spec: Mapping[str, JsonValue]) -> tuple[JsonValue] | None:
+    """An XR's stored resource references, as a 1-tuple (they may be absent: `(None,)`).
+
+    Under `spec.crossplane` for a v2 XR, at the top of `spec` for a LegacyCluster one; None when
+    neither place holds core's fields, so where core keeps them cannot be told.
+    """
     crossplane = spec.get("crossplane")
-    if isinstance(crossplane, dict) and "resourceRefs" in crossplane:
-        return crossplane["resourceRefs"]
-    return spec.get("resourceRefs")
+    if isinstance(crossplane, dict) and any(k in crossplane for k in _LEGACY_MACHINERY):
+        return (crossplane.get("resourceRefs"),)
+    if any(k in spec for k in _LEGACY_MACHINERY):
+        return (spec.get("resourceRefs"),)
+    return None

@@ -10,13 +10,14 @@ from collections.abc import Mapping, Sequence
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
 from pydantic import JsonValue
 
 from function.api.meta import Manifest
 from function.kube.claims import as_claim, is_composite_of_claim
 from function.kube.contract import Composition, Notice, Observed
 from function.kube.convert import ObjectCache, RequiredObjects, struct_to_dict, update_struct
-from function.kube.precondition import status_precondition
+from function.kube.precondition import Identity, status_precondition
 from function.rules.status import ConditionStatus
 from function.settings import Settings
 
@@ -73,12 +74,13 @@ def _labelled(metadata: JsonValue, extra: Mapping[str, str]) -> Manifest:
 
 def apply_composition(
     rsp: fnv1.RunFunctionResponse, composition: Composition, observed: Observed | None = None
-) -> None:
+) -> bool:
     """Write a composer's decisions onto the response, leaving other steps' resources alone.
 
     Its events (`results`) are the server's to add. Given the call's `observed` state, the
     XR's status write is made conditional on the version observed where that is safe
-    (function/kube/precondition.py), so a reconcile of a stale copy writes nothing.
+    (function/kube/precondition.py), so a reconcile of a stale copy writes nothing; whether it
+    was is returned.
     """
     for req in composition.requirements:
         response.require_resources(
@@ -98,10 +100,7 @@ def apply_composition(
         target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
     if composition.status:
         update_struct(rsp.desired.composite.resource, {"status": composition.status})
-    if observed is not None:
-        require_observed_version(
-            rsp, observed, [d.manifest for d in composition.resources.values()]
-        )
+    guarded = observed is not None and require_observed_version(rsp, observed)
     ready = composition.ready
     if ready is not None:
         # Without this Crossplane calls an XR Ready as soon as everything it composed is ready,
@@ -116,18 +115,38 @@ def apply_composition(
         rsp.conditions.append(c)
     if composition.ttl_seconds is not None:
         rsp.meta.ttl.FromSeconds(max(composition.ttl_seconds, 1))
+    return guarded
 
 
-def require_observed_version(
-    rsp: fnv1.RunFunctionResponse, observed: Observed, desired: Sequence[Manifest]
-) -> None:
+def require_observed_version(rsp: fnv1.RunFunctionResponse, observed: Observed) -> bool:
     """Make the XR's status write conditional on the observed version, where that is safe.
 
-    `desired` is every resource the response composes (function/kube/precondition.py).
+    Judged from every resource the response composes, other steps' too
+    (function/kube/precondition.py); whether it was made conditional.
     """
+    desired = {name: _identity(r.resource) for name, r in rsp.desired.resources.items()}
     version = status_precondition(observed, desired)
-    if version is not None:
-        update_struct(rsp.desired.composite.resource, {"metadata": {"resourceVersion": version}})
+    if version is None:
+        return False
+    update_struct(rsp.desired.composite.resource, {"metadata": {"resourceVersion": version}})
+    return True
+
+
+def _identity(resource: struct_pb2.Struct) -> Identity:
+    """A desired resource's apiVersion, kind, name and namespace, read without converting it."""
+    fields = resource.fields
+    meta = fields["metadata"].struct_value.fields if "metadata" in fields else {}
+    return (
+        _string(fields, "apiVersion"),
+        _string(fields, "kind"),
+        _string(meta, "name"),
+        _string(meta, "namespace"),
+    )
+
+
+def _string(fields: Mapping[str, struct_pb2.Value], key: str) -> str | None:
+    value = fields.get(key)
+    return value.string_value if value is not None and value.HasField("string_value") else None
 
 
 def results(notices: Sequence[Notice], warnings: Sequence[str]) -> list[fnv1.Result]:

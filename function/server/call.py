@@ -144,7 +144,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             if composition.ready is False
             else composers.settings.ready_recheck_s
         )
-    apply_composition(rsp, composition, observed)
+    guarded = apply_composition(rsp, composition, observed)
     log.debug(
         "composed",
         resources=sorted(composition.resources),
@@ -160,6 +160,7 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
             conditions=tuple(composition.conditions),
             carried=carried(observed.composite),
             warnings=tuple(composition.warnings),
+            guarded=guarded,
         )
         if kept(req, composition)
         else None

@@ -51,6 +51,11 @@ class News:
     """The conditions the XR's copy carries (`transitions.carried`): what was told before, when
     the server does not remember."""
     warnings: tuple[str, ...] = ()
+    guarded: bool = False
+    """Crossplane writes this call's answer only if the copy it was asked about is the current
+    one (function/kube/precondition.py): refused, the answer and its events are dropped. So the
+    copy's conditions, which are then what was last written, say what is news, not the memory of
+    what was told, which a refused call would have moved past events nobody saw."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,8 @@ class Told:
         """What to send for `news` at `now` (seconds), remembering it as told.
 
         A condition is news when its status or reason differs from the one last told (or, for
-        an XR not remembered, from its copy's); a warning when not sent within the repeat; and
+        an XR not remembered or a guarded call, from its copy's); a warning when not sent within
+        the repeat (a warning of a refused guarded call waits one repeat); and
         of those, in order (transitions, then warnings), as many as the XR's budget has left.
         The conditions are remembered as they are now, Unknown ones too, whether or not the
         budget let their events through: an event held back for a flapping condition is
@@ -131,6 +137,9 @@ class Told:
             self._memories[news.uid] = memory
             if len(self._memories) > self._capacity:
                 self._memories.popitem(last=False)
+        elif news.guarded:
+            self._memories.move_to_end(news.uid)
+            notices = transitions(news.carried, news.conditions, news.warnings)
         else:
             self._memories.move_to_end(news.uid)
             before = {kind: (status, reason) for kind, status, reason in memory.said}

@@ -17,7 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from function.kube.claims import as_claim, is_composite_of_claim
 from function.kube.contract import Composition, Desired, Observed
 from function.kube.convert import struct_to_dict
-from function.kube.precondition import status_precondition
+from function.kube.precondition import Identity, status_precondition
 from function.server.fn import FunctionRunner
 from tests.cases import table
 
@@ -38,6 +38,11 @@ JOB = {
 }
 
 
+def identity(obj: dict[str, Any]) -> Identity:
+    meta = obj["metadata"]
+    return (obj.get("apiVersion"), obj.get("kind"), meta.get("name"), meta.get("namespace"))
+
+
 def ref(obj: dict[str, Any], *, namespace: bool = False) -> dict[str, str]:
     meta = obj["metadata"]
     out = {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": meta["name"]}
@@ -54,11 +59,15 @@ class PreconditionCase:
     expect: str | None
     reason: str
     kind: str = "AIMService"
+    existing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Observed composed resources, by their name in the composition."""
     metadata: dict[str, Any] = field(
         default_factory=lambda: {"name": "chat", "namespace": "team", "resourceVersion": "417"}
     )
     legacy: bool = False
     """spec.resourceRefs (a LegacyCluster composite) instead of spec.crossplane.resourceRefs."""
+    machinery: bool = True
+    """Core has set the composition (it always has, before it calls the function)."""
 
 
 CASES = [
@@ -175,6 +184,43 @@ CASES = [
         "references core did not write are rewritten: no precondition",
     ),
     PreconditionCase(
+        "core-sorts-by-concatenation",
+        [
+            {**JOB, "metadata": {"name": "zz", "namespace": "team"}},
+            {"apiVersion": "batch/v1", "kind": "JobSet", "metadata": {"name": "aa"}},
+        ],
+        [
+            {"apiVersion": "batch/v1", "kind": "JobSet", "name": "aa"},
+            {"apiVersion": "batch/v1", "kind": "Job", "name": "zz"},
+        ],
+        "417",
+        "core orders by apiVersion+kind+name+namespace run together: JobSet/aa before Job/zz, "
+        "where sorting the fields one by one would put Job first",
+    ),
+    PreconditionCase(
+        "existing-name-kept",
+        [{**ISVC, "metadata": {"name": "renamed", "namespace": "team"}}],
+        [ref(ISVC)],
+        "417",
+        "core keeps the name a composed resource already has, whatever the answer calls it",
+        existing={"isvc": ISVC},
+    ),
+    PreconditionCase(
+        "extra-ref-keys",
+        [ISVC],
+        [{**ref(ISVC), "uid": "1234"}],
+        None,
+        "core replaces the list with exactly apiVersion, kind, name and namespace: a write",
+    ),
+    PreconditionCase(
+        "no-composition-yet",
+        [],
+        None,
+        None,
+        "without core's fields in the spec, where it keeps the references cannot be told",
+        machinery=False,
+    ),
+    PreconditionCase(
         "refs-not-a-list",
         [ISVC],
         {"name": "chat"},
@@ -186,11 +232,13 @@ CASES = [
 
 def xr(case: PreconditionCase) -> dict[str, Any]:
     spec: dict[str, Any] = {"model": {"ref": "llama"}}
+    machinery: dict[str, Any] = {"compositionRef": {"name": "c"}} if case.machinery else {}
     if case.refs is not None:
-        if case.legacy:
-            spec["resourceRefs"] = case.refs
-        else:
-            spec["crossplane"] = {"compositionRef": {"name": "c"}, "resourceRefs": case.refs}
+        machinery["resourceRefs"] = case.refs
+    if case.legacy:
+        spec.update(machinery)
+    elif machinery:
+        spec["crossplane"] = machinery
     return {
         "apiVersion": "aim.silogen.ai/v1alpha1",
         "kind": case.kind,
@@ -206,8 +254,14 @@ def test_the_status_write_requires_the_observed_version_only_when_safe(
     """Each row: the version to require, or none where core's own reference apply (or a copy no
     API server wrote) would make a precondition wrong."""
     composite = xr(case)
-    observed = Observed(composite=as_claim(composite), claims=is_composite_of_claim(composite))
-    assert status_precondition(observed, case.desired) == case.expect
+    observed = Observed(
+        composite=as_claim(composite),
+        resources=case.existing,
+        claims=is_composite_of_claim(composite),
+    )
+    keys = list(case.existing) or [f"r{i}" for i in range(len(case.desired))]
+    desired = {key: identity(m) for key, m in zip(keys, case.desired, strict=True)}
+    assert status_precondition(observed, desired) == case.expect
 
 
 def _runner_composing(resources: dict[str, dict[str, Any]]) -> FunctionRunner:

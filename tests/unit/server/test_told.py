@@ -412,3 +412,40 @@ def test_a_call_whose_response_crossplane_drops_tells_nothing_and_is_not_remembe
     then.required_resources["model"].items.add()
     assert messages(then) == [R], "the kept call tells the change"
     assert messages(then) == [], "and only once"
+
+
+def guarded_request(copy: tuple[Condition, ...], version: str) -> bytes:
+    """A call for XR `a` at `version`, composing nothing new: its answer carries the version
+    as the precondition of Crossplane's status write (function/kube/precondition.py)."""
+    req = fnv1.RunFunctionRequest.FromString(request("a", copy))
+    req.observed.composite.resource.update(
+        {
+            "metadata": {
+                "name": "xr-a",
+                "namespace": "team",
+                "uid": "a",
+                "resourceVersion": version,
+            },
+            "spec": {"crossplane": {"compositionRef": {"name": "c"}, "resourceRefs": []}},
+        }
+    )
+    return req.SerializeToString()
+
+
+def test_a_guarded_call_tells_against_its_copy_so_a_refused_one_loses_no_event() -> None:
+    """A guarded answer is written only if its copy is the current one; refused (409), its events
+    are dropped with it. Judged against memory, the change it told would never be told again;
+    judged against the copy, the next call tells it, and once written it is not told twice."""
+    world = World()
+    world.conditions = (RUNNING,)
+    runner = FunctionRunner({"K": world}, clock=Clock())
+
+    def messages(raw_request: bytes) -> list[str]:
+        raw = asyncio.run(runner.run_bytes(raw_request))
+        rsp = fnv1.RunFunctionResponse.FromString(raw)
+        assert "metadata" in rsp.desired.composite.resource.fields  # the precondition: guarded
+        return [r.message for r in rsp.results]
+
+    assert messages(guarded_request((WAITING,), "5")) == [R], "told; Crossplane refuses it (409)"
+    assert messages(guarded_request((WAITING,), "5")) == [R], "the copy never changed: told again"
+    assert messages(guarded_request((RUNNING,), "6")) == [], "written: nothing new to tell"
