@@ -3,37 +3,22 @@
 An object's conditions, an HTTPRoute's parents, a HorizontalPodAutoscaler's replica counts, a
 PersistentVolumeClaim's phase: another controller writes them, so each view reads what it needs
 once and tolerates the rest. An absent or ill-typed field reads as empty ("" or None), a list
-that is not one as no entries, and lists and strings are cut at a bound: a word (a type, status,
-reason or phase) at `MAX_WORD` characters, a message at `MAX_MESSAGE`.
+that is not one as no entries, and lists and strings are cut at a bound (strings with
+function/rules/text's `word` and `text`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
 
 from pydantic import JsonValue
 
 from function.kube.objects import status_of
+from function.rules.text import text, word
 
 _MAX_ENTRIES = 64
 """Conditions or route parents read from one object; real ones have a handful."""
-MAX_WORD: Final = 1024
-"""A condition's type, status or reason, a phase, a name: the API server allows a condition's
-reason 1,024 characters, and the rest less. Compared with known values, or quoted."""
-MAX_MESSAGE: Final = 32 * 1024
-"""A condition's message: the API server allows 32,768 characters. Quoting callers cut it more."""
-
-
-def word(value: JsonValue | None) -> str:
-    """A short string another controller wrote: itself cut at `MAX_WORD`, else empty."""
-    return value[:MAX_WORD] if isinstance(value, str) else ""
-
-
-def text(value: JsonValue | None, limit: int = MAX_MESSAGE) -> str:
-    """A message another controller wrote: itself cut at `limit`, else empty."""
-    return value[:limit] if isinstance(value, str) else ""
 
 
 def _entries(value: JsonValue) -> list[Mapping[str, JsonValue]]:

@@ -3,8 +3,9 @@
 KServe reports an InferenceService not Ready without saying why its pods are not; the pods do
 (the kubelet's container states, the scheduler's PodScheduled condition). This reads them into
 one verdict a user can act on: which pod, which container, what to change. Pod status is written
-by other controllers and can hold anything, so every field is read by type, at most `MAX_PODS`
-pods are looked at and every quoted message is cut to `MAX_QUOTE` characters.
+by other controllers and can hold anything, so every field is read by type and cut at a bound
+(the containers' states with function/rules/containers.py), at most `MAX_PODS` pods are looked at
+and every quoted message is cut to `MAX_QUOTE` characters.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from function.rules.containers import ContainerStatus, Termination, container_statuses
 from function.rules.gpu import DEVICE_ID_LABEL
 from function.rules.status import ConditionType, Health, Reason
+from function.rules.text import MAX_MESSAGE, text, word
 
 PULL_FAILURES: Final = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
 """Waiting reasons of a container whose image the kubelet cannot pull."""
@@ -207,9 +210,11 @@ def _unschedulable(pod: Pod) -> Health | None:
     return _PODS.pending(Reason.UNSCHEDULABLE, f"pod {pod.name} cannot be scheduled: {quoted}")
 
 
-def _quote(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
+def _quote(said: str) -> str:
+    # Only the first MAX_MESSAGE characters are split: what is quoted is far shorter, and real
+    # messages (a kubelet keeps 4 KiB of a termination message) are read whole.
+    said = " ".join(said[:MAX_MESSAGE].split())
+    return said if len(said) <= MAX_QUOTE else said[: MAX_QUOTE - 1] + "…"
 
 
 # -- reading a pod by type ------------------------------------------------------------------------
@@ -221,68 +226,55 @@ def _pod(pod: Mapping[str, JsonValue]) -> Pod:
     status = _map(pod.get("status"))
     conditions = [_map(c) for c in _list(status.get("conditions"))]
     ready = any(
-        _str(c.get("type")) == "Ready" and _str(c.get("status")) == "True" for c in conditions
+        word(c.get("type")) == "Ready" and word(c.get("status")) == "True" for c in conditions
     )
     scheduling = next(
         (
-            _str(c.get("message"))
+            text(c.get("message"))
             for c in conditions
-            if _str(c.get("type")) == "PodScheduled"
-            and _str(c.get("status")) == "False"
-            and _str(c.get("reason")) == "Unschedulable"
+            if word(c.get("type")) == "PodScheduled"
+            and word(c.get("status")) == "False"
+            and word(c.get("reason")) == "Unschedulable"
         ),
         "",
     )
     specs = {
-        _str(c.get("name")): c
+        word(c.get("name")): c
         for c in (
             _map(x) for x in [*_list(spec.get("initContainers")), *_list(spec.get("containers"))]
         )
     }
-    statuses = [
-        _map(s)
-        for s in [
-            *_list(status.get("initContainerStatuses")),
-            *_list(status.get("containerStatuses")),
-        ]
-    ]
+    statuses = container_statuses(pod)
     return Pod(
-        name=_str(meta.get("name")),
-        phase=_str(status.get("phase")),
+        name=word(meta.get("name")),
+        phase=word(status.get("phase")),
         ready=ready,
         scheduling=scheduling,
         pull_secrets=tuple(
-            n for n in (_str(_map(s).get("name")) for s in _list(spec.get("imagePullSecrets"))) if n
+            n for n in (word(_map(s).get("name")) for s in _list(spec.get("imagePullSecrets"))) if n
         ),
-        containers=tuple(_container(s, specs.get(_str(s.get("name")), {})) for s in statuses)
-        or tuple(_container({}, c) for c in specs.values()),
+        containers=tuple(_container(s, specs.get(s.name, {})) for s in statuses)
+        or tuple(_container(ContainerStatus(), c) for c in specs.values()),
     )
 
 
-def _container(status: Mapping[str, JsonValue], spec: Mapping[str, JsonValue]) -> Container:
-    waiting = _map(_map(status.get("state")).get("waiting"))
-    last = _map(_map(status.get("lastState")).get("terminated"))
-    if not last:
-        last = _map(_map(status.get("state")).get("terminated"))
+def _container(status: ContainerStatus, spec: Mapping[str, JsonValue]) -> Container:
+    last = status.ended or Termination()
     limits = {
-        k: v
+        k: word(v)
         for k, v in _map(_map(spec.get("resources")).get("limits")).items()
         if isinstance(v, str)
     }
-    exit_code = last.get("exitCode")
-    restarts = status.get("restartCount")
     return Container(
-        name=_str(status.get("name")) or _str(spec.get("name")),
-        image=_str(spec.get("image")) or _str(status.get("image")),
+        name=status.name or word(spec.get("name")),
+        image=word(spec.get("image")) or status.image,
         limits=limits,
-        waiting=_str(waiting.get("reason")),
-        waiting_message=_str(waiting.get("message")),
-        restarts=restarts if isinstance(restarts, int) and not isinstance(restarts, bool) else 0,
-        last_reason=_str(last.get("reason")),
-        last_exit=exit_code
-        if isinstance(exit_code, int) and not isinstance(exit_code, bool)
-        else None,
-        last_message=_str(last.get("message")),
+        waiting=status.waiting_reason,
+        waiting_message=status.waiting_message,
+        restarts=status.restarts,
+        last_reason=last.reason,
+        last_exit=last.exit_code,
+        last_message=last.message,
     )
 
 
@@ -296,7 +288,3 @@ PREDICTOR_LABEL: Final = "serving.kserve.io/inferenceservice"
 
 def _list(value: JsonValue | None) -> list[JsonValue]:
     return value[:MAX_PODS] if isinstance(value, list) else []
-
-
-def _str(value: JsonValue | None) -> str:
-    return value if isinstance(value, str) else ""

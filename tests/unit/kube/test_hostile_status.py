@@ -3,9 +3,11 @@
 Pods, Jobs, PersistentVolumeClaims, InferenceServices, HTTPRoutes and HorizontalPodAutoscalers
 are written by the kubelet, KServe, a Gateway or the HPA controller, and by anyone with write
 access to their status. Each reader below is given every hostile shape where it expects a string
-or a count, and must answer what it answers when the field is absent (or, for a string it
-quotes, the string cut to its bound), never raise. A reader is a row of `READERS`; the shapes
-are `SHAPES`; the table is every pair.
+or a count, and must answer what it answers when the field is absent, never raise. A huge string
+where a string belongs must be read cut to the reader's bound: the row sees the cut in the
+answer, or, where the answer cannot show it (a huge reason is no known reason, cut or not), in
+what the reader read the field as. A reader is a row of `READERS`; the shapes are `SHAPES`; the
+table is every pair.
 """
 
 from __future__ import annotations
@@ -16,10 +18,8 @@ from typing import Any, Final
 
 from function.compose.cache.progress import read as read_report
 from function.kube.jobs import (
-    MAX_TERMINATION_MESSAGE,
     JobState,
     attempt,
-    container_states,
     job_state,
     pod_message,
     terminated_message,
@@ -27,14 +27,15 @@ from function.kube.jobs import (
 )
 from function.kube.objects import aim_status, controller_uid, labels_of, name_of, uid_of
 from function.kube.views import (
-    MAX_MESSAGE,
-    MAX_WORD,
     autoscaler_status,
     condition_of,
+    conditions,
     phase_of,
     route_parents,
 )
+from function.rules.containers import MAX_TERMINATION_MESSAGE, container_statuses
 from function.rules.pods import MAX_QUOTE, pods_health
+from function.rules.text import MAX_MESSAGE, MAX_WORD
 from tests.cases import Case, table
 
 ABSENT: Final = object()
@@ -77,7 +78,10 @@ class Reader:
     read: Callable[[Any], Any]
     """Reads the object built with `value` at the place (`ABSENT`: the field left out)."""
     limit: int | None = None
-    """A string it quotes: a huge one is cut to this many characters, not read as absent."""
+    """A string field: a huge one is kept as this many of its characters, no more."""
+    kept: Callable[[Any], Any] | None = None
+    """Where `read` answers a huge string as it answers none, what it read the field as: a row
+    that looked only at the answer would pass without any bound."""
     valid: frozenset[str] = frozenset()
     """Shapes of the type the field has (a count for a count): not hostile there, left out."""
 
@@ -87,8 +91,8 @@ def _put(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not ABSENT}
 
 
-def _pod(state: dict[str, Any], name: Any = "discovery", phase: Any = "Failed") -> dict[str, Any]:
-    container = _put(name=name, state=state)
+def _pod(state: Any, name: Any = "discovery", phase: Any = "Failed", **more: Any) -> dict[str, Any]:
+    container = _put(name=name, state=state, **more)
     return {
         "kind": "Pod",
         "status": _put(phase=phase, containerStatuses=[container]),
@@ -99,12 +103,43 @@ def _waiting(reason: Any = "ImagePullBackOff", message: Any = "back-off") -> dic
     return {"waiting": _put(reason=reason, message=message)}
 
 
-def _terminated(message: Any) -> dict[str, Any]:
-    return {"terminated": _put(exitCode=1, message=message)}
+def _terminated(message: Any = "done", **more: Any) -> dict[str, Any]:
+    return {"terminated": _put(exitCode=1, message=message, **more)}
+
+
+def _container(pod: dict[str, Any]) -> Any:
+    """The one container status `_pod` made, as rules.containers reads it."""
+    return container_statuses(pod)[0]
 
 
 def _conditions(**entry: Any) -> dict[str, Any]:
     return {"status": {"conditions": [_put(**{"type": "Ready", **entry})]}}
+
+
+def _predictor(
+    name: Any = "p",
+    phase: Any = "Pending",
+    state: Any = ABSENT,
+    last: Any = ABSENT,
+    scheduled: Any = ABSENT,
+) -> list[dict[str, Any]]:
+    """An inference pod of KServe's (its container has no spec, so the status is all it says)."""
+    container = _put(name="kserve-container", state=state, lastState=last)
+    unschedulable = _put(
+        type="PodScheduled", status="False", reason="Unschedulable", message=scheduled
+    )
+    return [
+        {
+            "metadata": _put(name=name),
+            "status": _put(phase=phase, containerStatuses=[container], conditions=[unschedulable]),
+        }
+    ]
+
+
+def _crashing(message: Any) -> list[dict[str, Any]]:
+    return _predictor(
+        state=_waiting(reason="CrashLoopBackOff"), last=_terminated(message, reason="Error")
+    )
 
 
 def _length(text: str | None) -> int:
@@ -112,28 +147,45 @@ def _length(text: str | None) -> int:
 
 
 READERS = [
+    # function/kube/jobs.py: a cache or discovery Job's result and its pull failures.
     Reader("waiting-reason", "jobs.waiting_problem: a cache or discovery Job's pull failure",
-           lambda v: waiting_problem([_pod(_waiting(reason=v))], "discovery")),
+           lambda v: waiting_problem([_pod(_waiting(reason=v))], "discovery"),
+           limit=MAX_WORD, kept=lambda v: _container(_pod(_waiting(reason=v))).waiting_reason),
     Reader("waiting-message", "jobs.waiting_problem: the kubelet's message is quoted",
-           lambda v: waiting_problem([_pod(_waiting(message=v))], "discovery"),
-           limit=len("ImagePullBackOff: ") + MAX_QUOTE),
+           lambda v: waiting_problem([_pod(_waiting(message=v))], "discovery"), limit=MAX_QUOTE),
     Reader("waiting-state", "jobs.waiting_problem: `waiting` itself of another type",
            lambda v: waiting_problem([_pod(_put(waiting=v))], "discovery"), valid=OBJECT),
-    Reader("container-name", "jobs.container_states: the name a container is found by",
-           lambda v: container_states(_pod(_waiting(), name=v))[0].name, limit=MAX_WORD),
+    Reader("container-state", "containers.container_statuses: `state` itself of another type",
+           lambda v: _container(_pod(v)), valid=OBJECT),
+    Reader("container-name", "containers.container_statuses: the name a container is found by",
+           lambda v: _container(_pod(_waiting(), name=v)).name, limit=MAX_WORD),
+    Reader("container-image", "containers.container_statuses: the image a pod cannot pull",
+           lambda v: _container(_pod(_waiting(), image=v)).image, limit=MAX_WORD),
+    Reader("container-restarts", "containers.container_statuses: the restarts a crash loop counts",
+           lambda v: _container(_pod(_waiting(), restartCount=v)).restarts, valid=COUNT),
+    Reader("last-state", "containers.container_statuses: `lastState` itself of another type",
+           lambda v: _container(_pod(_waiting(), lastState=v)), valid=OBJECT),
+    Reader("exit-code", "containers.container_statuses: the exit code a crash loop quotes",
+           lambda v: _container(_pod(_put(terminated=_put(exitCode=v)))), valid=COUNT),
+    Reader("terminated-reason", "containers.container_statuses: OOMKilled, or another reason",
+           lambda v: _container(_pod(_terminated(reason=v))), limit=MAX_WORD),
     Reader("terminated-message", "jobs.terminated_message: a discovery or size-check result",
            lambda v: terminated_message(_pod(_terminated(v)), "discovery"),
            limit=MAX_TERMINATION_MESSAGE),
     Reader("terminated-state", "jobs.terminated_message: `terminated` itself of another type",
            lambda v: terminated_message(_pod(_put(terminated=v)), "discovery"), valid=OBJECT),
     Reader("pod-phase", "jobs.pod_message: the phase a result is looked for in",
-           lambda v: pod_message([_pod(_terminated("done"), phase=v)], "discovery", "Failed")),
+           lambda v: pod_message([_pod(_terminated(), phase=v)], "discovery", "Failed"),
+           limit=MAX_WORD, kept=lambda v: phase_of(_pod(_terminated(), phase=v))),
     Reader("job-condition-status", "jobs.job_state: a Job's Complete condition",
-           lambda v: job_state(_conditions(type="Complete", status=v))),
+           lambda v: job_state(_conditions(type="Complete", status=v)), limit=MAX_WORD,
+           kept=lambda v: condition_of(_conditions(type="Complete", status=v), "Complete")),
     Reader("job-condition-type", "jobs.job_state: a condition's type",
-           lambda v: job_state(_conditions(type=v, status="True"))),
+           lambda v: job_state(_conditions(type=v, status="True")), limit=MAX_WORD,
+           kept=lambda v: conditions(_conditions(type=v, status="True")["status"]["conditions"])),
     Reader("job-failed-count", "jobs.attempt: which attempt a Job is on",
            lambda v: attempt({"status": _put(failed=v)}, 3), valid=COUNT),
+    # function/kube/views.py: conditions, phases, route parents, autoscalers.
     Reader("condition-reason", "views.condition_of: a reason is compared and quoted",
            lambda v: condition_of(_conditions(reason=v), "Ready"), limit=MAX_WORD),
     Reader("condition-message", "views.condition_of: a message is quoted",
@@ -164,9 +216,28 @@ READERS = [
     Reader("controller-uid", "objects.controller_uid: who controls a listed Job",
            lambda v: controller_uid({"metadata": {"ownerReferences": [
                _put(controller=True, uid=v)]}}), valid=BOUNDED_BY_THE_API_SERVER),
-    Reader("predictor-waiting", "rules.pods.pods_health: an inference pod's waiting reason",
-           lambda v: pods_health([{"metadata": {"name": "p"}, "status": {"containerStatuses": [
-               {"name": "kserve-container", "state": _waiting(reason=v)}]}}], serving=False)),
+    # function/rules/pods.py: why an inference pod does not serve, quoted at MAX_QUOTE with "…".
+    Reader("predictor-name", "pods.pods_health: the pod a verdict names",
+           lambda v: pods_health(_predictor(name=v), serving=False), limit=MAX_WORD),
+    Reader("predictor-phase", "pods.pods_health: a pod's phase, compared and said",
+           lambda v: pods_health(_predictor(phase=v), serving=False), limit=MAX_WORD),
+    Reader("predictor-waiting", "pods.pods_health: an inference pod's waiting reason",
+           lambda v: pods_health(_predictor(state=_waiting(reason=v)), serving=False),
+           limit=MAX_WORD, kept=lambda v: _container(_predictor(state=_waiting(reason=v))[0])),
+    Reader("predictor-pull-message", "pods.pods_health: the kubelet's pull failure, quoted",
+           lambda v: pods_health(_predictor(state=_waiting(message=v)), serving=False),
+           limit=MAX_QUOTE - 1),
+    Reader("predictor-last-words", "pods.pods_health: a crash loop's termination message, quoted",
+           lambda v: pods_health(_crashing(v), serving=False), limit=MAX_QUOTE - 1),
+    Reader("predictor-scheduling", "pods.pods_health: the scheduler's message, quoted",
+           lambda v: pods_health(_predictor(scheduled=v), serving=False), limit=MAX_QUOTE - 1),
+    Reader("predictor-conditions", "pods.pods_health: `conditions` itself of another type",
+           lambda v: pods_health([{"status": _put(conditions=v)}], serving=False), valid=LIST),
+    Reader("predictor-statuses", "pods.pods_health: `containerStatuses` of another type",
+           lambda v: pods_health([{"status": _put(containerStatuses=v)}], serving=False),
+           valid=LIST),
+    # A count written as digits: a huge string is no count whatever its bound, so its bound is
+    # asserted with 10 MB of digits in test_a_huge_count_of_digits_is_no_count.
     Reader("download-report", "cache.progress.read: the download sidecar's ConfigMap",
            lambda v: read_report({"download-report": ({"data": _put(downloadedBytes=v)},)})),
 ]  # fmt: skip
@@ -191,12 +262,15 @@ ROWS = [
 @table(ROWS)
 def test_a_hostile_shape_reads_as_absent_or_cut(case: Row) -> None:
     """Another controller's status never crashes a composer: a shape of the wrong type reads as
-    the field left out, and a huge string as absent or cut to the reader's bound."""
+    the field left out, and a huge string is cut to the reader's bound."""
     reader, value = case.reader, case.shape.value
     got = reader.read(value)
     if value is HUGE and reader.limit is not None:
-        assert 0 < len(repr(got)) < reader.limit + 1000, case.reason
-        return
+        kept = repr(got if reader.kept is None else reader.kept(value))
+        assert "A" * reader.limit in kept, f"{case.reason}: not read"
+        assert "A" * (reader.limit + 1) not in kept, f"{case.reason}: not cut"
+        if reader.kept is None:
+            return
     assert got == reader.read(ABSENT), case.reason
 
 
@@ -207,6 +281,21 @@ def test_the_waiting_reason_ci_found_is_no_pull_failure() -> None:
     real = _pod(_waiting(reason="ErrImagePull", message="pull access denied"))
     assert waiting_problem([hostile], "discovery") is None
     assert waiting_problem([hostile, real], "discovery") == "ErrImagePull: pull access denied"
+
+
+def test_a_quoted_message_is_marked_cut() -> None:
+    """A Job's pull failure quotes the kubelet's message cut as other quotes are, marked `...`,
+    so a reader of the condition knows the kubelet said more."""
+    said = waiting_problem([_pod(_waiting(message=HUGE))], "discovery")
+    assert said == f"ImagePullBackOff: {'A' * MAX_QUOTE}..."
+
+
+def test_a_huge_count_of_digits_is_no_count() -> None:
+    """The sidecar's byte count is digits: 10 MB of them is no count (Python refuses to parse
+    more than 4,300 digits, so without the bound this raises)."""
+    report = read_report({"download-report": ({"data": {"downloadedBytes": "9" * 10_000_000}},)})
+    assert report is not None
+    assert report.downloaded_bytes is None
 
 
 def test_job_state_reads_a_real_job() -> None:

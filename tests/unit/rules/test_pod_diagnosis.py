@@ -79,6 +79,10 @@ PULL_401 = (
     'failed to pull and unpack image "registry.example/org/llama:1": failed to resolve '
     "reference: unexpected status from HEAD request: 401 Unauthorized"
 )
+LONG_REFERENCE = f"registry.example/{'team/' * 60}llama:1"
+"""An image reference of 375 characters: the kubelet's refusal comes after the first 300."""
+BURIED = " " * 10_000_000 + "0/1 nodes are available: 1 Insufficient cpu."
+"""A scheduler message of 10 MB whose words lie past what is read of it."""
 VERDICTS = [
     Verdict(
         "ready",
@@ -173,6 +177,52 @@ VERDICTS = [
         State.DEGRADED,
         Reason.CRASH_LOOP,
         ("keeps exiting, last with code 1 (Error): ValueError: bad --tp 3 (2 restarts)",),
+    ),
+    Verdict(
+        "pull-refused-late-in-a-long-message",
+        "the refusal is looked for in the kubelet's whole message, not only in what is quoted: "
+        "a long image reference pushes it past the quote's 300 characters",
+        [
+            pod(
+                waiting={
+                    "reason": "ErrImagePull",
+                    "message": f'failed to pull and unpack image "{LONG_REFERENCE}": '
+                    "unexpected status from HEAD request: 401 Unauthorized",
+                }
+            )
+        ],
+        State.FAILED,
+        Reason.IMAGE_PULL_AUTH,
+        (f'the registry refused it (failed to pull and unpack image "{LONG_REFERENCE[:250]}',),
+    ),
+    Verdict(
+        "crash-loop-traceback",
+        "last words over several lines (a traceback the log fallback kept) are quoted on one",
+        [
+            pod(
+                phase="Running",
+                waiting={"reason": "CrashLoopBackOff", "message": "back-off 20s"},
+                last={
+                    "reason": "Error",
+                    "exitCode": 1,
+                    "message": 'Traceback (most recent call last):\n  File "serve.py", line 3\n'
+                    "ValueError: bad --tp 3\n",
+                },
+                restarts=2,
+            )
+        ],
+        State.DEGRADED,
+        Reason.CRASH_LOOP,
+        ('(Error): Traceback (most recent call last): File "serve.py", line 3 ValueError',),
+    ),
+    Verdict(
+        "scheduler-message-past-its-bound",
+        "a 10 MB scheduler message is read to its first 32 KiB: words past them are not looked "
+        "for (nor quoted), so the pod reads as unschedulable for no reason it can name",
+        [pod(unschedulable=BURIED)],
+        State.PENDING,
+        Reason.UNSCHEDULABLE,
+        ("cannot be scheduled: ",),
     ),
     Verdict(
         "no-gpus",
@@ -281,7 +331,7 @@ def test_the_pods_say_why_the_service_is_or_is_not_serving(case: Verdict) -> Non
 
 def test_hostile_pod_status_is_read_by_type_and_quoted_short() -> None:
     """Pod status is another controller's: wrong types read as absent, and a huge message is
-    cut, so one pod cannot blow up a condition."""
+    cut, marked, so one pod cannot blow up a condition."""
     weird: dict[str, Any] = {
         "metadata": {"name": 7},
         "spec": {"containers": "no", "imagePullSecrets": [None, {"name": 3}]},
@@ -293,7 +343,7 @@ def test_hostile_pod_status_is_read_by_type_and_quoted_short() -> None:
                     "type": "PodScheduled",
                     "status": "False",
                     "reason": "Unschedulable",
-                    "message": "x" * 100_000,
+                    "message": "x" * 10_000_000,
                 },
             ],
             "containerStatuses": [{"name": None, "restartCount": True, "state": []}],
@@ -301,4 +351,4 @@ def test_hostile_pod_status_is_read_by_type_and_quoted_short() -> None:
     }
     health = pods_health([weird], serving=False)
     assert health.reason == Reason.UNSCHEDULABLE
-    assert len(health.message) < MAX_QUOTE + 100
+    assert health.message == f"pod  cannot be scheduled: {'x' * (MAX_QUOTE - 1)}…"
