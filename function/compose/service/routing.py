@@ -36,6 +36,7 @@ from function.rules.routepath import (
 from function.rules.routepolicy import refused_annotations
 from function.rules.runtimeconfig import DEFAULT_NAME, RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.text import cut
 
 HTTP_ROUTE = "http-route"
 """Composition-resource name of the HTTPRoute."""
@@ -138,7 +139,8 @@ def route_health(
     if accepted is not None and accepted.is_false:
         # Implementations may leave the message empty (Traefik does for NoMatchingParent).
         said = (
-            accepted.message[:MAX_QUOTE] or f"{accepted.reason or 'NotAccepted'}, with no message"
+            cut(accepted.message, MAX_QUOTE)
+            or f"{accepted.reason or 'NotAccepted'}, with no message"
         )
         return ConditionType.HTTP_ROUTE_READY.failed(
             accepted.reason or "NotAccepted", f"{gateway} rejected the HTTPRoute: {said}"
@@ -147,7 +149,7 @@ def route_health(
     if resolved is not None and resolved.is_false:
         return ConditionType.HTTP_ROUTE_READY.progressing(
             Reason.ROUTE_BACKEND_UNRESOLVED,
-            f"{gateway} cannot resolve the backend yet: {resolved.message[:MAX_QUOTE]}",
+            f"{gateway} cannot resolve the backend yet: {cut(resolved.message, MAX_QUOTE)}",
         )
     if accepted is not None and accepted.is_true:
         return ConditionType.HTTP_ROUTE_READY.ready(

@@ -42,6 +42,7 @@ from function.rules.merge import secret_names
 from function.rules.pods import MAX_QUOTE
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason
+from function.rules.text import cut
 
 DISCOVERY_JOB: Final = "discovery-job"
 """Composition-resource name of the discovery Job."""
@@ -215,7 +216,9 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
         )
     if state_of_job is JobState.FAILED:
         failed = condition_of(current, "Failed")
-        why = (failed.message[:MAX_QUOTE] or failed.reason if failed else "") or "the Job failed"
+        why = (
+            cut(failed.message, MAX_QUOTE) or failed.reason if failed else ""
+        ) or "the Job failed"
         tail = pod_message(pods, CONTAINER, "Failed")
         detail = f"{why}; the dry-run said: {tail.strip()[-500:]}" if tail else why
         return _failed(

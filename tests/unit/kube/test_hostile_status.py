@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from function.compose.cache.progress import read as read_report
+from function.compose.service.routing import route_health
 from function.kube.jobs import (
     JobState,
     attempt,
@@ -142,6 +143,13 @@ def _crashing(message: Any) -> list[dict[str, Any]]:
     )
 
 
+def _route(condition: str, message: Any) -> Any:
+    """What the Gateway `gw` said of our route: `condition` False, with `message`."""
+    said = _put(type=condition, status="False", reason="NotAllowedByListeners", message=message)
+    parents = [{"parentRef": {"name": "gw"}, "conditions": [said]}]
+    return route_health({"status": {"parents": parents}}, {"name": "gw"}, "team")
+
+
 def _length(text: str | None) -> int:
     return len(text or "")
 
@@ -199,6 +207,10 @@ READERS = [
     Reader("route-parent-name", "views.route_parents: the Gateway a route's parent names",
            lambda v: route_parents({"status": {"parents": [
                {"parentRef": _put(name=v), "conditions": []}]}}), limit=MAX_WORD),
+    Reader("route-rejected", "routing.route_health: the Gateway's reason for refusing, quoted",
+           lambda v: _route("Accepted", v), limit=MAX_QUOTE),
+    Reader("route-unresolved", "routing.route_health: why the backend is unresolved, quoted",
+           lambda v: _route("ResolvedRefs", v), limit=MAX_QUOTE),
     Reader("route-parents", "views.route_parents: `parents` itself of another type",
            lambda v: route_parents({"status": {"parents": v}}), valid=LIST),
     Reader("hpa-current", "views.autoscaler_status: replica counts",
@@ -288,6 +300,13 @@ def test_a_quoted_message_is_marked_cut() -> None:
     so a reader of the condition knows the kubelet said more."""
     said = waiting_problem([_pod(_waiting(message=HUGE))], "discovery")
     assert said == f"ImagePullBackOff: {'A' * MAX_QUOTE}..."
+
+
+def test_a_gateway_message_is_marked_cut() -> None:
+    """A Gateway's message in HTTPRouteReady is cut as other quotes are, marked `...`."""
+    assert _route("Accepted", HUGE).message == (
+        f"Gateway gw rejected the HTTPRoute: {'A' * MAX_QUOTE}..."
+    )
 
 
 def test_a_huge_count_of_digits_is_no_count() -> None:

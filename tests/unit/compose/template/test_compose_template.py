@@ -18,6 +18,7 @@ from function.kube.contract import Composition, Observed
 from function.kube.counted import DiscoveryStarted
 from function.kube.parse import parse_status
 from function.rules import discovery
+from function.rules.pods import MAX_QUOTE
 from function.settings import Settings
 from tests import simulated
 from tests.cases import Case, table
@@ -453,6 +454,20 @@ def test_a_result_that_does_not_fit_is_a_failed_attempt(case: OutputCase) -> Non
     assert conditions(comp)["Discovered"] == ("False", case.want), case.reason
     assert tree(comp.status)["discovery"]["attempts"] == 1
     assert "modelSources" not in comp.status  # never a template without its sources
+
+
+def test_a_huge_job_failure_message_is_quoted_cut() -> None:
+    """The Job controller's Failed message is quoted in Discovered cut at MAX_QUOTE and marked
+    `...`, as other quotes are: a Job status anyone can write cannot fill the condition."""
+    xr, job = started()
+    at = T0 + timedelta(seconds=30)
+    huge = {"type": "Failed", "status": "True", "message": "B" * 10_000_000}
+    comp = compose(
+        xr, now=at, resources={DISCOVERY_JOB: job_state(job, failed=1, conditions=[huge])}
+    )
+    said = message(comp, "Discovered")
+    assert f"{'B' * MAX_QUOTE}..." in said, said[:400]
+    assert "B" * (MAX_QUOTE + 1) not in said
 
 
 def test_a_failed_job_backs_off_then_retries_under_a_new_name() -> None:
