@@ -54,14 +54,13 @@ class Frame:
         healths: Sequence[Health],
         *,
         also: Iterable[Condition] = (),
-        warnings: Iterable[str] = (),
     ) -> State:
         """End with a condition per component and a warning per failed or degraded one.
 
-        `also` follows the components' conditions, `warnings` precede theirs. Returns the worst
-        state, which decides the headline.
+        `also` follows the components' conditions. Returns the worst state, which decides the
+        headline.
         """
-        return report_healths(self.comp, healths, also=also, warnings=warnings)
+        return report_healths(self.comp, healths, also=also)
 
     def finish(self, status: ObservedStatus, headline: StrEnum) -> Composition:
         """Write the XR's status (`finish`) and return the composition."""

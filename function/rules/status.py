@@ -292,19 +292,15 @@ def report(
     healths: Sequence[Health],
     *,
     also: Iterable[Condition] = (),
-    warnings: Iterable[str] = (),
 ) -> State:
     """End a composer the one way they all end, returning the worst state (for the headline).
 
     A condition per component (then `also`), and a warning event for each component that failed
-    or degraded (after `warnings`). Whether the XR is Ready is its headline's to say
+    or degraded. Whether the XR is Ready is its headline's to say
     (`function.compose.frame.finish`).
     """
     comp.conditions = [*(h.to_condition() for h in healths), *also]
-    comp.warnings = [
-        *warnings,
-        *(h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}),
-    ]
+    comp.warnings = [h.message for h in healths if h.state in {State.FAILED, State.DEGRADED}]
     return worst(healths)
 
 

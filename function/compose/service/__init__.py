@@ -134,7 +134,7 @@ def compose_service(observed: Observed) -> Composition:
     for requirement in comp.requirements:
         unique.setdefault(requirement.name, requirement)
     comp.requirements = list(unique.values())
-    headline = _HEADLINE[frame.report(healths, warnings=models.warnings)]
+    headline = _HEADLINE[frame.report(healths)]
     comp.counted.append(TemplateSelected(templates.health.reason))
     status = AIMServiceStatus(
         status=headline,

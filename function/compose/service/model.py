@@ -53,7 +53,6 @@ class ModelOutcome:
     health: Health
     model: Model | None = None
     desired: Desired | None = None
-    warnings: tuple[str, ...] = ()
     creating: str | None = None
     """What is being created while `desired` is not yet observed: `AIMModel 'x' for <source>`."""
 
@@ -158,13 +157,13 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
                 )
             )
     if config is not None and config.creates_cluster_models:
-        return _awaiting_cluster_model(observed, spec, image, config)
+        # Only the AIMClusterRuntimeConfig sets Cluster (config_lookup leaves a namespace's out
+        # of the merge), so a cluster config exists to create the model.
+        return _awaiting_cluster_model(spec, image)
     return _compose(observed, spec, config, None)
 
 
-def _awaiting_cluster_model(
-    observed: Observed, spec: AIMServiceSpec, image: str, config: RuntimeConfig
-) -> ModelOutcome:
+def _awaiting_cluster_model(spec: AIMServiceSpec, image: str) -> ModelOutcome:
     """No model serves the image yet, and the AIMClusterRuntimeConfig is the one to create it."""
     try:
         name = naming.auto_model_name(image)
@@ -172,10 +171,6 @@ def _awaiting_cluster_model(
         return ModelOutcome(
             ConditionType.MODEL_READY.failed(Reason.INVALID, f"spec.model.image: {e}")
         )
-    if not config.cluster:
-        # Not reached: only the AIMClusterRuntimeConfig sets Cluster (the merge leaves out a
-        # namespace's), but a service must never wait for a model nothing would create.
-        return _compose(observed, spec, config, None)
     config_name = spec.runtime_config_name
     return ModelOutcome(
         ConditionType.MODEL_READY.pending(
@@ -279,7 +274,7 @@ def _compose(
     else:
         health = _model_health(model)
     ready = model.headline == ModelStatusValue.READY
-    return ModelOutcome(health, model, Desired(manifest, ready=ready), (), creating)
+    return ModelOutcome(health, model, Desired(manifest, ready=ready), creating=creating)
 
 
 def image_model_spec(
