@@ -146,7 +146,7 @@ def _crashing(message: Any) -> list[dict[str, Any]]:
 def _route(condition: str, message: Any) -> Any:
     """What the Gateway `gw` said of our route: `condition` False, with `message`."""
     said = _put(type=condition, status="False", reason="NotAllowedByListeners", message=message)
-    parents = [{"parentRef": {"name": "gw"}, "conditions": [said]}]
+    parents: list[Any] = [{"parentRef": {"name": "gw"}, "conditions": [said]}]
     return route_health({"status": {"parents": parents}}, {"name": "gw"}, "team")
 
 
@@ -339,5 +339,5 @@ def test_a_long_container_status_list_is_cut_before_it_is_read() -> None:
     """A Pod listing millions of container statuses costs a reader no more than a few: each list
     is cut to `MAX_CONTAINERS` entries before any is looked at."""
     many = _Unread([{"name": "discovery", "state": _terminated("{}")}] * 1000)
-    pod = {"status": {"initContainerStatuses": many, "containerStatuses": many}}
+    pod: dict[str, Any] = {"status": {"initContainerStatuses": many, "containerStatuses": many}}
     assert terminated_message(pod, "discovery") == "{}"
