@@ -515,13 +515,13 @@ def compare(namespaces: int, runs: dict[str, list[Figures]]) -> None:
     ratio = [(n, n.replace("ours", "floor")) for n in names if "ours" in n]
     ratio = [(a, b) for a, b in ratio if b in runs]
     for i, first in enumerate(runs[names[0]]):
-        heads = "".join(f"{n:>16}" for n in names)
+        heads = "".join(f"{n:>19}" for n in names)
         heads += "".join(f"{a.split('/')[0] + ' ours/floor':>22}" for a, _ in ratio)
         print(f"\n== {first.size} services in {namespaces} namespaces: {' vs '.join(names)}")
         print(f"{'':<44}{heads}")
         for title, pick in ROWS:
             cells = "".join(
-                f"{_cell(runs[n][i], pick) if i < len(runs[n]) else '-':>16}" for n in names
+                f"{_cell(runs[n][i], pick) if i < len(runs[n]) else '-':>19}" for n in names
             )
             for a, b in ratio:
                 if i < len(runs[a]) and i < len(runs[b]):

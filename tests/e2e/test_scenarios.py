@@ -8,6 +8,7 @@ devtools/cluster/simulate.py, and each test's docstring names the ones it uses.
 
 from __future__ import annotations
 
+import json
 import time
 from functools import partial
 from typing import Any, Final
@@ -25,7 +26,7 @@ from devtools.cluster.converge import (
     wait_condition,
     wait_status,
 )
-from devtools.cluster.kube import KubeError, wait_for
+from devtools.cluster.kube import KubeError, condition, wait_for
 from devtools.cluster.simulate import (
     simulate_gateway_accepts,
     simulate_job_pods_succeed,
@@ -151,6 +152,45 @@ def test_cluster_model_to_running_service(platform: Platform, catalog: str) -> N
     # The conditions come a moment after the AIM status, in Crossplane's own status update.
     wait_condition(platform, "AIMService", "chat", ns, "InferenceServiceReady", "True", "Ready")
     wait_condition(platform, "AIMService", "chat", ns, "Ready", "True")
+
+
+def test_a_status_write_from_a_stale_copy_is_refused(platform: Platform, catalog: str) -> None:
+    """The function makes Crossplane's status apply carry the version of the copy it answered
+    (function/kube/precondition.py): when core re-applies an older copy's conditions
+    (crossplane/crossplane#7062), the API server refuses it and the service keeps its own.
+
+    This is the API server's half, with core's own field manager on the XR's status: a copy
+    read while the service was Starting, applied after it is Running, changes nothing.
+    """
+    kube = platform.kube
+    ns = platform.team_namespace("team-stale")
+    kube.apply(service("chat", ns, "llama-8b", catalog))
+    isvc = one(platform, ISVC, "InferenceService", ns)
+    wait_condition(platform, "AIMService", "chat", ns, "InferenceServiceReady", "False")
+    stale = kube.get(AIM, "AIMService", "chat", ns) or {}
+    simulate_kserve_ready(kube, ns, isvc["metadata"]["name"])
+    wait_condition(platform, "AIMService", "chat", ns, "InferenceServiceReady", "True", "Ready")
+    live = kube.get(AIM, "AIMService", "chat", ns) or {}
+
+    meta = stale["metadata"]
+    replay = {
+        "apiVersion": stale["apiVersion"],
+        "kind": stale["kind"],
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion")},
+        "status": {"conditions": stale["status"]["conditions"]},
+    }
+    with pytest.raises(KubeError) as refused:
+        kube.request(
+            "PATCH",
+            kube.path(AIM, "AIMService", ns, "chat") + "/status",
+            json.dumps(replay),
+            content_type="application/apply-patch+yaml",
+            params={"fieldManager": "apiextensions.crossplane.io/composite", "force": "true"},
+        )
+    assert refused.value.status == 409, refused.value
+    after = kube.get(AIM, "AIMService", "chat", ns) or {}
+    assert after["metadata"]["resourceVersion"] == live["metadata"]["resourceVersion"]
+    assert (condition(after, "InferenceServiceReady") or {}).get("status") == "True"
 
 
 @pytest.mark.usefixtures("gpu_node")
