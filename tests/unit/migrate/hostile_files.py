@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
+
+from click.testing import Result
 
 from tests.cases import Case
 
@@ -47,6 +50,20 @@ class HostileFile(Case):
     names: tuple[str, ...]
     """What the one line must say besides the file: the document and the field, or the YAML
     construct."""
+
+
+def assert_refused(result: Result, path: Path, case: HostileFile) -> None:
+    """The command refused the file as a user must see it: exit 2 with one short line on stderr
+    that names the file and what the case says, nothing on stdout, no traceback."""
+    assert result.exit_code == 2, (case.reason, result.output[:2000])
+    assert isinstance(result.exception, SystemExit), (case.reason, result.exception)
+    assert "Traceback" not in result.output, case.reason
+    assert result.stdout == "", case.reason
+    [line] = result.stderr.splitlines()
+    assert len(line) < LONGEST_LINE, (case.reason, len(line))
+    assert line.startswith(f"Error: {path}"), (case.reason, line)
+    for name in case.names:
+        assert name in line, (case.reason, line)
 
 
 def _with_spec(field: str, base: str = SERVICE) -> bytes:
