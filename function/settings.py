@@ -22,7 +22,8 @@ class Settings:
     `system_namespace` holds the work of cluster-scoped objects (discovery Jobs of cluster
     templates, pull secrets of cluster models). `discovery_entrypoint` is the AIM image's
     entrypoint, used only for images whose own entrypoint was never read from their registry.
-    `waiting_recheck_s` is how soon an object that is not ready is composed again, and
+    `waiting_recheck_s` is how soon an object that is not ready is first composed again (a long
+    wait backs off from it: function/server/recheck.py), and
     `ready_recheck_s` how soon a ready one is (docs/catalog.md#how-often-objects-are-composed):
     Crossplane 2.4 watches what a composer looks up, so these are a safety net there, but 2.3
     watches only what it composes, and there a service notices its model turning Ready only

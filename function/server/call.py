@@ -33,6 +33,7 @@ from function.kube.transitions import carried
 from function.kube.wire import apply_composition, read_observed
 from function.registry.question import Answer
 from function.rules.text import cut
+from function.server.recheck import recheck_after
 from function.server.told import News
 from function.settings import Settings
 
@@ -138,11 +139,8 @@ def _compose(composers: Composers, call: Call, req: fnv1.RunFunctionRequest) -> 
         return Composed(rsp.SerializeToString(deterministic=True), observed.kind, "error")
 
     if composition.ttl_seconds is None:
-        # Kinds without a headline (runtime configs) wait for nothing.
-        composition.ttl_seconds = (
-            composers.settings.waiting_recheck_s
-            if composition.ready is False
-            else composers.settings.ready_recheck_s
+        composition.ttl_seconds = recheck_after(
+            observed, composers.settings, ready=composition.ready
         )
     guarded = apply_composition(rsp, composition, observed)
     log.debug(

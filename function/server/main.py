@@ -90,7 +90,8 @@ def _listen(address: str) -> str:
     default=DEFAULT_WAITING_RECHECK_S,
     show_default=True,
     help="Seconds after which an object that waits for another (a service for its model, a "
-    "template for its model) is composed again.",
+    "template for its model) is first composed again; a long wait backs off from it to six "
+    "times it at the most.",
 )
 @click.option(
     "--ready-recheck",

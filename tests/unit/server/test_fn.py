@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from pydantic import JsonValue
 
 from function.compose import COMPOSERS
 from function.errors import InvalidSpecError
 from function.kube.contract import Composition, Observed
+from function.rules.discovery import rfc3339
 from function.server.fn import FunctionRunner
 from function.settings import Settings
 from tests.cases import Case, table
@@ -407,6 +410,95 @@ def test_an_object_that_waits_is_composed_again_soon(case: TtlCase) -> None:
     runner = FunctionRunner({"AIMService": composer}, settings=settings)
     rsp = run(runner, request("AIMService"))
     assert rsp.meta.ttl.seconds == case.ttl, case.reason
+
+
+NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class BackoffCase(Case):
+    ready: JsonValue
+    """Crossplane's `Ready` condition on the observed XR, None for none."""
+    ttl: int
+
+
+def _ready(status: str, since: JsonValue) -> JsonValue:
+    return {"type": "Ready", "status": status, "reason": "Creating", "lastTransitionTime": since}
+
+
+def _ago(seconds: int) -> str:
+    return rfc3339(NOW - timedelta(seconds=seconds))
+
+
+BACKOFF_CASES = [
+    BackoffCase("new", "never reconciled: no Ready condition, the wait just began", None, ttl=10),
+    BackoffCase(
+        "short-wait",
+        "a quarter of 20 s is under the first recheck",
+        _ready("False", _ago(20)),
+        ttl=10,
+    ),
+    BackoffCase(
+        "growing",
+        "waited 2 minutes: rechecked after a quarter of that",
+        _ready("False", _ago(120)),
+        ttl=30,
+    ),
+    BackoffCase(
+        "capped",
+        "waited an hour: six first rechecks at the most",
+        _ready("False", _ago(3600)),
+        ttl=60,
+    ),
+    BackoffCase(
+        "unknown",
+        "Ready Unknown is no wait core started timing",
+        _ready("Unknown", _ago(3600)),
+        ttl=10,
+    ),
+    BackoffCase(
+        "future",
+        "a transition after this call (another clock) is a wait that just began",
+        _ready("False", rfc3339(NOW + timedelta(hours=1))),
+        ttl=10,
+    ),
+    BackoffCase("garbage", "a time that is no time", _ready("False", "yesterday" * 1000), ttl=10),
+    BackoffCase("not-a-string", "a time of the wrong type", _ready("False", {"t": 1}), ttl=10),
+]
+
+
+@table(BACKOFF_CASES)
+def test_a_long_wait_is_rechecked_less_often(case: BackoffCase) -> None:
+    """Thousands of services waiting for KServe were rechecked every 10 s each, three applies
+    that changed nothing per recheck, crowding out the reconciles that end the waits: the
+    recheck grows with the wait, up to a cap (function/server/recheck.py)."""
+
+    def composer(_: Observed) -> Composition:
+        return Composition(ready=False)
+
+    settings = Settings(waiting_recheck_s=10, ready_recheck_s=600)
+    runner = FunctionRunner({"AIMService": composer}, settings=settings, clock=lambda: NOW)
+    req = request("AIMService")
+    if case.ready is not None:
+        req.observed.composite.resource.update({"status": {"conditions": [case.ready]}})
+    rsp = run(runner, req)
+    assert rsp.meta.ttl.seconds == case.ttl, case.reason
+
+
+def test_the_backoff_never_passes_the_settled_recheck() -> None:
+    """With a settled recheck shorter than six waiting ones (as the end-to-end tier sets them),
+    a waiting object is never rechecked less often than a settled one."""
+
+    def composer(_: Observed) -> Composition:
+        return Composition(ready=False)
+
+    settings = Settings(waiting_recheck_s=2, ready_recheck_s=5)
+    runner = FunctionRunner({"AIMService": composer}, settings=settings, clock=lambda: NOW)
+    req = request("AIMService")
+    req.observed.composite.resource.update(
+        {"status": {"conditions": [_ready("False", _ago(3600))]}}
+    )
+    assert run(runner, req).meta.ttl.seconds == 5
 
 
 def test_a_request_over_the_limit_is_refused_with_how_to_raise_it() -> None:
