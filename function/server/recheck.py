@@ -4,7 +4,7 @@ A settled object is rechecked every `ready_recheck_s`. One that waits starts at
 `waiting_recheck_s` and backs off as its wait grows: the recheck is a quarter of how long it
 has waited, up to `BACKOFF_CAP` rechecks, and never past the settled one. A wait that ends is
 then noticed at most a quarter later than it would have been (and at most a minute, with the
-default flags), while a fleet that waits long costs Crossplane a few reconciles a minute per
+default flags), while a fleet that waits long costs Crossplane one reconcile a minute per
 object instead of six: measured with thousands of services waiting for KServe, the 10-second
 rechecks were most of what core did, each reconcile three applies that changed nothing, and
 they slowed the watch-driven reconciles that end the waits (docs/development.md).

@@ -420,6 +420,8 @@ class BackoffCase(Case):
     ready: JsonValue
     """Crossplane's `Ready` condition on the observed XR, None for none."""
     ttl: int
+    waiting_recheck_s: int = 10
+    ready_recheck_s: int = 600
 
 
 def _ready(status: str, since: JsonValue) -> JsonValue:
@@ -464,6 +466,15 @@ BACKOFF_CASES = [
     ),
     BackoffCase("garbage", "a time that is no time", _ready("False", "yesterday" * 1000), ttl=10),
     BackoffCase("not-a-string", "a time of the wrong type", _ready("False", {"t": 1}), ttl=10),
+    BackoffCase(
+        "settled-cap",
+        "a settled recheck shorter than six waiting ones (as the end-to-end tier sets them): "
+        "a waiting object is never rechecked less often than a settled one",
+        _ready("False", _ago(3600)),
+        ttl=5,
+        waiting_recheck_s=2,
+        ready_recheck_s=5,
+    ),
 ]
 
 
@@ -476,29 +487,15 @@ def test_a_long_wait_is_rechecked_less_often(case: BackoffCase) -> None:
     def composer(_: Observed) -> Composition:
         return Composition(ready=False)
 
-    settings = Settings(waiting_recheck_s=10, ready_recheck_s=600)
+    settings = Settings(
+        waiting_recheck_s=case.waiting_recheck_s, ready_recheck_s=case.ready_recheck_s
+    )
     runner = FunctionRunner({"AIMService": composer}, settings=settings, clock=lambda: NOW)
     req = request("AIMService")
     if case.ready is not None:
         req.observed.composite.resource.update({"status": {"conditions": [case.ready]}})
     rsp = run(runner, req)
     assert rsp.meta.ttl.seconds == case.ttl, case.reason
-
-
-def test_the_backoff_never_passes_the_settled_recheck() -> None:
-    """With a settled recheck shorter than six waiting ones (as the end-to-end tier sets them),
-    a waiting object is never rechecked less often than a settled one."""
-
-    def composer(_: Observed) -> Composition:
-        return Composition(ready=False)
-
-    settings = Settings(waiting_recheck_s=2, ready_recheck_s=5)
-    runner = FunctionRunner({"AIMService": composer}, settings=settings, clock=lambda: NOW)
-    req = request("AIMService")
-    req.observed.composite.resource.update(
-        {"status": {"conditions": [_ready("False", _ago(3600))]}}
-    )
-    assert run(runner, req).meta.ttl.seconds == 5
 
 
 def test_a_request_over_the_limit_is_refused_with_how_to_raise_it() -> None:
