@@ -29,6 +29,15 @@ DURATION_PATTERN = r"^([0-9]{1,5}(h|m|s|ms)){1,4}$"
 
 Duration = Annotated[str, Field(pattern=DURATION_PATTERN)]
 
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+# Gateway API's Hostname: a DNS name, lowercase, its first label alone may be the wildcard `*`.
+HOSTNAME_PATTERN = rf"^(\*\.)?{_DNS_LABEL}(\.{_DNS_LABEL})*$"
+_PATTERN_LABEL = rf"({_DNS_LABEL}|\{{\.metadata\.namespace\}})"
+# A hostname pattern of the route policy: a hostname whose whole labels may be the namespace.
+HOSTNAME_POLICY_PATTERN = rf"^(\*\.)?{_PATTERN_LABEL}(\.{_PATTERN_LABEL})*$"
+
+Hostname = Annotated[str, Field(min_length=1, max_length=253, pattern=HOSTNAME_PATTERN)]
+
 
 class RoutingConfig(ApiModel):
     """Defaults for the HTTPRoutes of AIMServices."""
@@ -53,6 +62,19 @@ class RoutingConfig(ApiModel):
     request_timeout: Duration | None = Field(
         default=None, description="HTTPRoute request timeout, e.g. `60s` or `5m`."
     )
+    hostnames: list[Hostname] | None = Field(
+        default=None,
+        max_length=16,
+        description=(
+            "Hostnames the HTTPRoutes answer for (`HTTPRoute.spec.hostnames`), e.g. "
+            "`chat.team-a.example.com` or `*.team-a.example.com`. A route without hostnames "
+            "attaches to every listener of its Gateway that takes it, so on a Gateway with "
+            "several listeners (other teams' hosts, an authenticated one) a service without "
+            "hostnames gets no HTTPRoute (`RouteHostnameRequired`). A service's list replaces "
+            "its runtime config's whole. Tenants may use the AIMClusterRuntimeConfig's own "
+            "hostnames and those `routing.policy.allowedHostnames` allows."
+        ),
+    )
     annotations: StringMap | None = Field(
         default=None,
         description=(
@@ -73,7 +95,7 @@ ANNOTATION_KEY_PATTERN = (
 
 
 class RoutePolicy(ApiModel):
-    """Where services may put their routes on a shared Gateway, and which annotations they add."""
+    """Where services may put their routes on a shared Gateway: paths, hosts and annotations."""
 
     path_prefix: str = Field(
         default=DEFAULT_PATH_PREFIX,
@@ -107,6 +129,22 @@ class RoutePolicy(ApiModel):
             "pass."
         ),
     )
+    allowed_hostnames: list[
+        Annotated[str, Field(min_length=1, max_length=253, pattern=HOSTNAME_POLICY_PATTERN)]
+    ] = Field(
+        default_factory=list,
+        max_length=64,
+        description=(
+            "Hostnames services and namespace runtime configs may pin their routes to: exact "
+            "names or wildcards (`*.example.com` allows `a.example.com`, `a.b.example.com` and "
+            "`*.a.example.com`, not `example.com`), where a whole label may be "
+            "`{.metadata.namespace}`, the service's namespace (`*.{.metadata.namespace}."
+            "example.com` gives each team its own subdomain). By default none is: tenants use "
+            "the hostnames of this AIMClusterRuntimeConfig's own `routing.hostnames` or none, "
+            "so no team answers for another's host; any other gets no HTTPRoute "
+            "(`RouteHostnameNotAllowed`)."
+        ),
+    )
 
 
 class ClusterRoutingConfig(RoutingConfig):
@@ -119,7 +157,7 @@ class ClusterRoutingConfig(RoutingConfig):
             "sets it. It binds the services of every namespace that use this config's name, and "
             "a service picks that name itself (`runtimeConfigName`), so a looser policy under "
             "another name is open to every namespace. Unset: each namespace's services route "
-            "under `/<namespace>/` and add no annotations of their own."
+            "under `/<namespace>/`, add no annotations and pin no hostnames of their own."
         ),
     )
 

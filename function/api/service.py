@@ -265,6 +265,9 @@ class RoutingStatus(ApiModel):
 
     path: str | None = Field(default=None, description="HTTP path prefix of the HTTPRoute.")
     http_route: str | None = Field(default=None, description="Name of the composed HTTPRoute.")
+    hostnames: list[str] | None = Field(
+        default=None, description="Hostnames the route answers for; unset: any its listener has."
+    )
 
 
 class ReplicaStatus(ApiModel):

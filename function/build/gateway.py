@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
@@ -21,12 +21,15 @@ def build_http_route(  # noqa: PLR0913 - one keyword per field of the manifest i
     parent: Mapping[str, JsonValue],
     path: str,
     backend_service: str,
+    hostnames: Sequence[str] = (),
     request_timeout: str | None = None,
 ) -> Manifest:
     """Route `<path>/...` on the parent Gateway to the predictor, with the prefix stripped.
 
     Clients call `http://<gateway><path>/v1/chat/completions`; the model server sees
-    `/v1/chat/completions`, as if it were called directly.
+    `/v1/chat/completions`, as if it were called directly. With `hostnames`, only requests for
+    those hosts match; without, the route has no `hostnames` field at all, as before there was
+    one, so routes composed by earlier versions are not changed.
     """
     rule: Manifest = {
         "matches": [{"path": {"type": "PathPrefix", "value": path}}],
@@ -51,9 +54,13 @@ def build_http_route(  # noqa: PLR0913 - one keyword per field of the manifest i
     metadata: Manifest = {"name": name, "namespace": namespace, "labels": dict(labels)}
     if annotations:
         metadata["annotations"] = dict(annotations)
+    spec: Manifest = {"parentRefs": [dict(parent)]}
+    if hostnames:
+        spec["hostnames"] = list(hostnames)
+    spec["rules"] = [rule]
     return {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "HTTPRoute",
         "metadata": metadata,
-        "spec": {"parentRefs": [dict(parent)], "rules": [rule]},
+        "spec": spec,
     }

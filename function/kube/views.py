@@ -15,10 +15,14 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from function.kube.objects import status_of
+from function.rules.listeners import Listener
 from function.rules.text import text, word
 
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+
 _MAX_ENTRIES = 64
-"""Conditions or route parents read from one object; real ones have a handful."""
+"""Conditions, route parents or listeners read from one object; Gateway API allows 64 listeners
+and real objects have a handful of each."""
 
 
 def _entries(value: JsonValue) -> list[Mapping[str, JsonValue]]:
@@ -127,6 +131,36 @@ def route_parents(route: Mapping[str, JsonValue]) -> tuple[RouteParent, ...]:
         RouteParent(ParentRef.read(ref), conditions(p.get("conditions")))
         for p in _entries(status_of(route).get("parents"))
         if isinstance(ref := p.get("parentRef"), dict)
+    )
+
+
+def gateway_listeners(gateway: Mapping[str, JsonValue]) -> tuple[Listener, ...]:
+    """A Gateway's `spec.listeners`, as much as decides which routes attach to each.
+
+    Where a field cannot be read the listener counts as one a route may attach to: an unknown
+    `allowedRoutes.namespaces.from` reads as `Selector`, which takes some namespaces.
+    """
+    return tuple(_listener(e) for e in _entries(field_at(gateway, "spec", "listeners")))
+
+
+def _listener(entry: Mapping[str, JsonValue]) -> Listener:
+    name, protocol, port = entry.get("name"), entry.get("protocol"), entry.get("port")
+    kinds = _entries(field_at(entry, "allowedRoutes", "kinds"))
+    where = field_at(entry, "allowedRoutes", "namespaces", "from")
+    return Listener(
+        name=word(name) if isinstance(name, str) else None,
+        port=port if isinstance(port, int) and not isinstance(port, bool) else None,
+        protocol=word(protocol) if isinstance(protocol, str) else None,
+        # Unset or empty: the protocol's kinds, which for HTTP and HTTPS include HTTPRoute.
+        takes_http_routes=not kinds
+        or any(
+            k.get("kind") == "HTTPRoute" and k.get("group") in {None, GATEWAY_GROUP} for k in kinds
+        ),
+        namespaces_from="Same"
+        if where is None
+        else where
+        if where in ("Same", "All")
+        else "Selector",
     )
 
 

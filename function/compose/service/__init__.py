@@ -86,6 +86,7 @@ def compose_service(observed: Observed) -> Composition:
         observed, spec, templates.template, models.model, config, template_ready=templates.ready
     )
     route = routing.compose_route(observed, spec.routing, config, isvc_name)
+    comp.requirements += route.requirements
 
     upstream = [config_health, models.health, templates.health]
     if route.health is not None:
@@ -116,8 +117,10 @@ def compose_service(observed: Observed) -> Composition:
     if route.health is not None:
         healths.append(route.health)
 
-    # Routing that is on but broken keeps the route it had; routing turned off removes it.
-    kept_route = _kept(observed, HTTP_ROUTE, ready=False) if route.health else None
+    # Routing that is on but broken keeps the route it had, unless that route is the problem;
+    # routing turned off removes it.
+    keeps = route.health is not None and not route.withdrawn
+    kept_route = _kept(observed, HTTP_ROUTE, ready=False) if keeps else None
     desired = {
         MODEL: models.desired,
         DERIVED_TEMPLATE: templates.desired,
@@ -144,7 +147,9 @@ def compose_service(observed: Observed) -> Composition:
         inference_service=isvc_name if INFERENCE_SERVICE in comp.resources else None,
         template_cache=caches.template_cache,
         routing=RoutingStatus(
-            path=route.path, http_route=name_of(comp.resources[HTTP_ROUTE].manifest)
+            path=route.path,
+            http_route=name_of(comp.resources[HTTP_ROUTE].manifest),
+            hostnames=list(route.hostnames) or None,
         )
         if HTTP_ROUTE in comp.resources
         else None,

@@ -4,53 +4,62 @@ Each setting comes from the service, else its runtime config. The route does not
 InferenceService: it can be accepted before the model is up, and it points at the predictor
 Service KServe will create under a name known in advance.
 
-Services of many namespaces share a Gateway, and a Gateway matches the longest path prefix, so
-the platform's route policy (`spec.routing.policy` of the AIMClusterRuntimeConfig; by default each
-namespace under `/<namespace>/`) bounds what a tenant's path and annotations may be. Tenants write
-the service and the namespace's AIMRuntimeConfig; only the cluster config is the platform's.
+Services of many namespaces share a Gateway, so the platform's route policy bounds what a tenant's
+route may be (`routepolicy.py`). A route pinned to no hostname answers on every listener that
+takes it: where the Gateway has several, the route is not composed, and one composed before is
+removed, until the service names its hostnames (the AIM operator's `RouteHostnameRequired`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Final
 
 from pydantic import JsonValue
 
 from function.api.common import ParentReference
-from function.api.meta import Kind
-from function.api.runtimeconfig import DEFAULT_PATH_PREFIX, RoutePolicy, RoutingConfig
+from function.api.runtimeconfig import RoutePolicy, RoutingConfig
 from function.build.gateway import build_http_route
+from function.compose.service import routepolicy
+from function.compose.service.routepolicy import RouteRequest
 from function.kube import views
-from function.kube.contract import Desired, Observed
-from function.kube.views import ParentRef, route_parents, string_at
-from function.rules import labels, naming
-from function.rules.pods import MAX_QUOTE
-from function.rules.routepath import (
-    RoutePathError,
-    extend,
-    render_path,
-    render_prefix,
-    within,
+from function.kube.contract import Desired, Observed, Requirement
+from function.kube.views import (
+    GATEWAY_GROUP,
+    ParentRef,
+    gateway_listeners,
+    route_parents,
+    string_at,
 )
-from function.rules.routepolicy import refused_annotations
-from function.rules.runtimeconfig import DEFAULT_NAME, RuntimeConfig
+from function.rules import labels, naming
+from function.rules.listeners import attachable
+from function.rules.pods import MAX_QUOTE
+from function.rules.routepath import RoutePathError, extend, render_path, render_prefix
+from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
 from function.rules.text import cut
 
-HTTP_ROUTE = "http-route"
+HTTP_ROUTE: Final = "http-route"
 """Composition-resource name of the HTTPRoute."""
 
-GATEWAY_GROUP = "gateway.networking.k8s.io"
+GATEWAY: Final = "gateway"
+"""Requirement name of the Gateway a route without hostnames would attach to."""
 
 
 @dataclass(frozen=True)
 class RouteOutcome:
-    """Routing's health (None when routing is off), the path, and the HTTPRoute to compose."""
+    """Routing's health (None when routing is off), the route to compose, what to read first.
+
+    `withdrawn`: no route may stay, not even the one composed before.
+    """
 
     health: Health | None = None
     path: str | None = None
+    hostnames: tuple[str, ...] = ()
     desired: Desired | None = None
+    requirements: list[Requirement] = field(default_factory=list)
+    withdrawn: bool = False
 
 
 def compose_route(
@@ -72,28 +81,15 @@ def compose_route(
                 "the service or spec.routing.gatewayRef in its runtime config",
             )
         )
-    policy = config.route_policy if config else RoutePolicy()
-    try:
-        prefix = render_prefix(policy.path_prefix, observed.composite)
-    except RoutePathError as e:
-        return _invalid(f"{_policy_origin(config)}: {e}")
-    template = _pick(service, defaults, "path_template")
-    try:
-        path = (
-            render_path(template, observed.composite)
-            if isinstance(template, str)
-            else _default_path(observed, prefix)
-        )
-    except RoutePathError as e:
-        return _invalid(f"{_template_field(service, config)}: {e}")
-
-    annotations = {
-        **((defaults.annotations if defaults else None) or {}),
-        **((service.annotations if service else None) or {}),
-    }
-    refusal = _refusal(path, prefix, annotations, service, config)
+    request = _request(observed, service, config)
+    if isinstance(request, RouteOutcome):
+        return request
+    refusal = routepolicy.refusal(request, service, config)
     if refusal is not None:
         return RouteOutcome(refusal)
+    exposure = _exposure(observed, gateway, request)
+    if exposure is not None:
+        return exposure
 
     parent = gateway.model_dump(mode="json", exclude_none=True)
     parent.setdefault("group", GATEWAY_GROUP)
@@ -107,14 +103,118 @@ def compose_route(
             "app.kubernetes.io/component": "routing",
             labels.SERVICE: labels.value(observed.name),
         },
-        annotations=annotations,
+        annotations=request.annotations,
         parent=parent,
-        path=path,
+        path=request.path,
+        hostnames=request.hostnames,
         backend_service=f"{isvc_name}-predictor",
         request_timeout=timeout if isinstance(timeout, str) else None,
     )
     health = route_health(observed.resources.get(HTTP_ROUTE), parent, observed.namespace)
-    return RouteOutcome(health, path, Desired(manifest, ready=health.state is State.READY))
+    return RouteOutcome(
+        health,
+        request.path,
+        tuple(request.hostnames),
+        Desired(manifest, ready=health.state is State.READY),
+        _gateway_requirements(observed, gateway, request),
+    )
+
+
+def _request(
+    observed: Observed, service: RoutingConfig | None, config: RuntimeConfig | None
+) -> RouteRequest | RouteOutcome:
+    """The route's path, prefix, annotations and hostnames; an outcome when a path cannot render."""
+    defaults = config.spec.routing if config else None
+    policy = config.route_policy if config else RoutePolicy()
+    try:
+        prefix = render_prefix(policy.path_prefix, observed.composite)
+    except RoutePathError as e:
+        return _invalid(f"{routepolicy.policy_origin(config)}: {e}")
+    template = _pick(service, defaults, "path_template")
+    try:
+        path = (
+            render_path(template, observed.composite)
+            if isinstance(template, str)
+            else _default_path(observed, prefix)
+        )
+    except RoutePathError as e:
+        return _invalid(f"{routepolicy.template_field(service, config)}: {e}")
+    hostnames = _pick(service, defaults, "hostnames")
+    return RouteRequest(
+        path=path,
+        prefix=prefix,
+        annotations={
+            **((defaults.annotations if defaults else None) or {}),
+            **((service.annotations if service else None) or {}),
+        },
+        hostnames=list(hostnames) if isinstance(hostnames, list) else [],
+        namespace=observed.namespace,
+    )
+
+
+def _gateway_requirements(
+    observed: Observed, gateway: ParentReference, request: RouteRequest
+) -> list[Requirement]:
+    """The parent Gateway, where its listeners decide whether the route may be composed.
+
+    A route pinned to hostnames attaches only where a listener's hostname matches them, and a
+    parent that is not a Gateway has no listeners to count.
+    """
+    if request.hostnames or (gateway.group or GATEWAY_GROUP) != GATEWAY_GROUP:
+        return []
+    if (gateway.kind or "Gateway") != "Gateway":
+        return []
+    namespace = gateway.namespace or observed.namespace
+    return [Requirement(GATEWAY, f"{GATEWAY_GROUP}/v1", "Gateway", gateway.name, namespace)]
+
+
+def _exposure(
+    observed: Observed, gateway: ParentReference, request: RouteRequest
+) -> RouteOutcome | None:
+    """Why a route without hostnames may not be composed on this Gateway, or None if it may.
+
+    Until the Gateway is read, nothing new is composed (an existing route is kept). A Gateway
+    that does not exist has no listener to expose the route on yet: the route is composed, and
+    withdrawn if the Gateway turns out to have several.
+    """
+    wanted = _gateway_requirements(observed, gateway, request)
+    if not wanted:
+        return None
+    found = observed.required.get(GATEWAY)
+    if found is None:
+        return RouteOutcome(
+            ConditionType.HTTP_ROUTE_READY.progressing(
+                Reason.ROUTE_PENDING, f"reading Gateway {gateway.name} to see its listeners"
+            ),
+            requirements=wanted,
+        )
+    namespace = wanted[0].namespace or observed.namespace
+    listeners = [
+        listener
+        for manifest in found[:1]
+        for listener in attachable(
+            gateway_listeners(manifest),
+            section_name=gateway.section_name,
+            port=gateway.port,
+            gateway_namespace=namespace,
+            route_namespace=observed.namespace,
+        )
+    ]
+    if len(listeners) < 2:  # noqa: PLR2004 - one listener is what a route without hosts may have
+        return None
+    names = ", ".join(listener.name or "(unnamed)" for listener in listeners)
+    return RouteOutcome(
+        ConditionType.HTTP_ROUTE_READY.degraded(
+            Reason.ROUTE_HOSTNAME_REQUIRED,
+            f"Gateway {namespace}/{gateway.name} has {len(listeners)} listeners this route would "
+            f"attach to ({names}): without hostnames it answers on every one of them, including "
+            "hosts meant for other teams or for authenticated traffic; set spec.routing.hostnames "
+            "(on the service or its runtime config) to the hosts it serves, or "
+            "spec.routing.gatewayRef.sectionName to one listener; until then it has no HTTPRoute",
+        ),
+        requirements=wanted,
+        withdrawn=True,
+    )
 
 
 def route_health(
@@ -161,110 +261,13 @@ def route_health(
 
 
 def _invalid(problem: str) -> RouteOutcome:
+    """A path or prefix that does not render degrades routing; the route it had is kept."""
     return RouteOutcome(
         ConditionType.HTTP_ROUTE_READY.degraded(
             Reason.ROUTE_TEMPLATE_INVALID,
             f"{problem}; no HTTPRoute is created or changed until it renders",
         )
     )
-
-
-def _refusal(
-    path: str,
-    prefix: str,
-    annotations: Mapping[str, str],
-    service: RoutingConfig | None,
-    config: RuntimeConfig | None,
-) -> Health | None:
-    """Why the route policy refuses this route (the path first, then annotations), or None.
-
-    Like a path that does not render, a refused route degrades routing only: the route is not
-    created, an existing one is kept as it is (so a change cannot move it to a refused path),
-    and the InferenceService goes on serving.
-    """
-    policy = config.route_policy if config else RoutePolicy()
-    platform = config.platform_routing if config else None
-    refused = refused_annotations(
-        annotations, (platform.annotations if platform else None) or {}, policy.allowed_annotations
-    )
-    outside = not within(path, prefix)
-    problems: list[str] = []
-    if outside:
-        problems.append(
-            f"{_template_field(service, config)} renders {path}, outside the service's route "
-            f"prefix {prefix}/ (from {_policy_origin(config)}); start the path with {prefix}/ "
-            f"(a template beginning `{policy.path_prefix}`), or have the platform team widen the "
-            "policy"
-        )
-    if refused:
-        allowed = ", ".join(policy.allowed_annotations) or "none"
-        name = _config_name(config)
-        problems.extend(
-            f"{field} sets {', '.join(repr(k) for k in keys)}, which the route policy does not "
-            f"allow (allowed: {allowed}); remove it, or have the platform team allow it in "
-            f"spec.routing.policy.allowedAnnotations of {Kind.CLUSTER_RUNTIME_CONFIG} {name!r}"
-            for field, keys in _by_field(refused, service, config).items()
-        )
-    if not problems:
-        return None
-    return ConditionType.HTTP_ROUTE_READY.degraded(
-        Reason.ROUTE_PATH_NOT_ALLOWED if outside else Reason.ROUTE_ANNOTATION_NOT_ALLOWED,
-        "; ".join(problems) + "; no HTTPRoute is created or changed until then",
-    )
-
-
-def _by_field(
-    keys: list[str], service: RoutingConfig | None, config: RuntimeConfig | None
-) -> dict[str, list[str]]:
-    """The refused keys by the field that set them: the service's, else its runtime config's."""
-    own = (service.annotations if service else None) or {}
-    fields: dict[str, list[str]] = {}
-    for key in keys:
-        field = (
-            "spec.routing.annotations"
-            if key in own
-            else f"spec.routing.annotations of {Kind.RUNTIME_CONFIG} {_config_name(config)!r}"
-        )
-        fields.setdefault(field, []).append(key)
-    return fields
-
-
-def _template_field(service: RoutingConfig | None, config: RuntimeConfig | None) -> str:
-    """The field the path came from: the service's, the runtime config's, or the default.
-
-    Of the runtime config's, the cluster's when the merged template is the cluster's own.
-    """
-    if service is not None and service.path_template:
-        return "spec.routing.pathTemplate"
-    routing = config.spec.routing if config else None
-    if config is None or routing is None or not routing.path_template:
-        return "the default path"
-    platform = config.platform_routing
-    kind = (
-        Kind.CLUSTER_RUNTIME_CONFIG
-        if platform is not None and platform.path_template == routing.path_template
-        else Kind.RUNTIME_CONFIG
-    )
-    return f"spec.routing.pathTemplate of {kind} {_config_name(config)!r}"
-
-
-def _policy_origin(config: RuntimeConfig | None) -> str:
-    """Where the route prefix in force is written, for messages."""
-    name = _config_name(config)
-    platform = config.platform_routing if config else None
-    if platform is not None and platform.policy is not None:
-        return (
-            f"spec.routing.policy.pathPrefix `{platform.policy.path_prefix}` of "
-            f"{Kind.CLUSTER_RUNTIME_CONFIG} {name!r}"
-        )
-    return (
-        f"the default route policy `{DEFAULT_PATH_PREFIX}`: {Kind.CLUSTER_RUNTIME_CONFIG} "
-        f"{name!r} sets no spec.routing.policy"
-    )
-
-
-def _config_name(config: RuntimeConfig | None) -> str:
-    return config.ref.name if config is not None and config.ref is not None else DEFAULT_NAME
 
 
 def _default_path(observed: Observed, prefix: str) -> str:
@@ -279,10 +282,10 @@ def _default_path(observed: Observed, prefix: str) -> str:
     return extend(prefix, [uid])
 
 
-def _pick(service: RoutingConfig | None, config: RoutingConfig | None, field: str) -> object:
+def _pick(service: RoutingConfig | None, config: RoutingConfig | None, name: str) -> object:
     """The service's value when set, else the runtime config's."""
     for source in (service, config):
-        value = getattr(source, field, None) if source is not None else None
+        value = getattr(source, name, None) if source is not None else None
         if value is not None:
             return value
     return None

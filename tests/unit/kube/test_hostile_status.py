@@ -31,6 +31,7 @@ from function.kube.views import (
     autoscaler_status,
     condition_of,
     conditions,
+    gateway_listeners,
     phase_of,
     route_parents,
 )
@@ -150,6 +151,11 @@ def _route(condition: str, message: Any) -> Any:
     return route_health({"status": {"parents": parents}}, {"name": "gw"}, "team")
 
 
+def _listeners(**listener: Any) -> Any:
+    """A Gateway with one listener of `listener`'s fields, read as route attachment reads it."""
+    return gateway_listeners({"spec": {"listeners": [_put(**listener)]}})
+
+
 def _length(text: str | None) -> int:
     return len(text or "")
 
@@ -213,6 +219,16 @@ READERS = [
            lambda v: _route("ResolvedRefs", v), limit=MAX_QUOTE),
     Reader("route-parents", "views.route_parents: `parents` itself of another type",
            lambda v: route_parents({"status": {"parents": v}}), valid=LIST),
+    Reader("gateway-listeners", "views.gateway_listeners: `listeners` itself of another type",
+           lambda v: gateway_listeners({"spec": _put(listeners=v)}), valid=LIST),
+    Reader("listener-name", "views.gateway_listeners: the listener a refusal names",
+           lambda v: _listeners(name=v, protocol="HTTP"), limit=MAX_WORD),
+    Reader("listener-protocol", "views.gateway_listeners: HTTP or HTTPS take HTTPRoutes",
+           lambda v: _listeners(name="web", protocol=v), limit=MAX_WORD),
+    Reader("listener-port", "views.gateway_listeners: the port a gatewayRef may select",
+           lambda v: _listeners(name="web", port=v), valid=COUNT),
+    Reader("listener-kinds", "views.gateway_listeners: allowedRoutes.kinds of another type",
+           lambda v: _listeners(name="web", allowedRoutes={"kinds": v}), valid=LIST),
     Reader("hpa-current", "views.autoscaler_status: replica counts",
            lambda v: autoscaler_status({"status": _put(currentReplicas=v)}),
            valid=COUNT),

@@ -10,6 +10,7 @@ from function.kube.views import (
     autoscaler_status,
     condition_of,
     field_at,
+    gateway_listeners,
     route_parents,
     string_at,
 )
@@ -93,3 +94,51 @@ def test_a_field_is_read_by_path_and_absent_where_the_path_breaks() -> None:
     assert field_at(obj, "spec", "list") == [1]
     assert string_at("not an object", "spec") is None
     assert string_at({"spec": {"n": 3}}, "spec", "n") is None, "a number is not a string"
+
+
+@dataclass(frozen=True)
+class FromCase(Case):
+    written: Any
+    """`allowedRoutes.namespaces.from` as the Gateway has it; ABSENT: unset."""
+    want: str
+
+
+FROM_CASES = [
+    FromCase("unset", "Gateway API's default is the Gateway's own namespace", None, "Same"),
+    FromCase("all", "every namespace", "All", "All"),
+    FromCase("selector", "namespaces by label", "Selector", "Selector"),
+    FromCase(
+        "unknown",
+        "a value we do not know may take the route's namespace: it counts as a selector, so a "
+        "refusal errs on the side of not exposing the route",
+        "Everyone",
+        "Selector",
+    ),
+    FromCase("ill-typed", "an object where the word belongs reads as unknown, not as Same",
+             {"x": 1}, "Selector"),
+]  # fmt: skip
+
+
+@table(FROM_CASES)
+def test_a_listeners_namespaces_read_towards_exposure(case: FromCase) -> None:
+    """Where a Gateway's listener takes routes from is read so that what we cannot tell counts
+    as taking them: reading it as `Same` would let a route without hostnames onto it."""
+    namespaces = {} if case.written is None else {"from": case.written}
+    listeners: Any = [{"name": "web", "allowedRoutes": {"namespaces": namespaces}}]
+    [listener] = gateway_listeners({"spec": {"listeners": listeners}})
+    assert listener.namespaces_from == case.want, case.reason
+
+
+def test_a_listener_takes_http_routes_unless_its_kinds_leave_them_out() -> None:
+    """Unset or empty kinds are the protocol's (HTTPRoute for HTTP); a list must name it."""
+
+    def takes(kinds: Any) -> bool:
+        spec: Any = {"listeners": [{"name": "web", "allowedRoutes": {"kinds": kinds}}]}
+        return gateway_listeners({"spec": spec})[0].takes_http_routes
+
+    assert takes(None)
+    assert takes([])
+    assert takes([{"kind": "HTTPRoute"}, {"kind": "GRPCRoute"}])
+    assert takes([{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}])
+    assert not takes([{"kind": "GRPCRoute"}])
+    assert not takes([{"group": "example.com", "kind": "HTTPRoute"}]), "another group's kind"

@@ -47,6 +47,7 @@ def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
         ("", "pods"),
         ("", "secrets"),
         ("autoscaling", "horizontalpodautoscalers"),
+        ("gateway.networking.k8s.io", "gateways"),
     ]:
         assert {"get", "list", "watch"} <= granted[read]
 
