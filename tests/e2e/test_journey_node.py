@@ -45,6 +45,7 @@ from devtools.cluster.kube import Kube, wait_for
 from devtools.cluster.oci import write_archive
 from devtools.pkg.image import Image
 from devtools.tools import Tools
+from function.rules.labels import SERVICE as AIM_SERVICE_LABEL
 from tests.e2e.images import PUBLIC_REGISTRY
 from tests.e2e.platform import SYSTEM_NAMESPACE, aim
 from tests.e2e.target import ClusterPlatform, Target, attach, chat_through_service, own_cluster
@@ -170,12 +171,14 @@ def test_a_model_image_becomes_a_service_that_answers(target_cluster: ClusterPla
     assert kube.get(AIM, "AIMService", "chat", ns) is not None
 
 
-def chat_through_gateway(url: str, seen: list[str]) -> Any:
-    """An OpenAI chat completion sent to `url` as a client of the Gateway would; None (the reason
-    noted in `seen`) while the Gateway does not carry it through."""
+def chat_through_gateway(url: str, seen: list[str], host: str | None = None) -> Any:
+    """An OpenAI chat completion sent to `url` as a client of the Gateway would, for `host` when
+    given (the Gateway listens on loopback; a client would resolve the name to it); None (the
+    reason noted in `seen`) while the Gateway does not carry it through."""
     body = {"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]}
+    headers = {"Content-Type": "application/json", **({"Host": host} if host else {})}
     request = urllib.request.Request(  # noqa: S310 - the test's own loopback Gateway
-        url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
+        url, json.dumps(body).encode(), headers, method="POST"
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
@@ -183,6 +186,20 @@ def chat_through_gateway(url: str, seen: list[str]) -> Any:
     except (urllib.error.URLError, OSError, ValueError) as e:
         seen.append(f"{type(e).__name__}: {e}")
         return None
+
+
+def gateway_status(url: str, host: str) -> int:
+    """The HTTP status the Gateway answers a chat request for `host` with."""
+    body = {"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]}
+    headers = {"Content-Type": "application/json", "Host": host}
+    request = urllib.request.Request(  # noqa: S310 - the test's own loopback Gateway
+        url, json.dumps(body).encode(), headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            return int(response.status)
+    except urllib.error.HTTPError as e:
+        return e.code
 
 
 def test_a_service_answers_through_a_real_gateway(target_cluster: ClusterPlatform) -> None:
@@ -233,3 +250,91 @@ def test_a_service_answers_through_a_real_gateway(target_cluster: ClusterPlatfor
         platform, "AIMService", "misrouted", ns, "HTTPRouteReady", "False", "NoMatchingParent"
     )
     assert f"Gateway {gateway.name} rejected the HTTPRoute" in refused["message"], refused
+
+
+def test_a_route_pinned_to_a_host_answers_only_for_it(target_cluster: ClusterPlatform) -> None:
+    """The platform lets each team pin routes under its own subdomain; a service pinned to
+    `chat.<ns>.example.com` answers through Traefik for that host and Traefik itself answers 404
+    for any other, on the same listener and path. A service without hostnames on a Gateway with
+    two listeners gets no HTTPRoute at all, with the reason and both listeners named.
+
+    Simulated: the GPUs, as above. Real: Traefik, Crossplane reading the Gateway."""
+    platform = target_cluster
+    if platform.gateway is None:
+        pytest.skip(
+            "the target cluster has no Gateway this host can reach: only the cluster the tier "
+            "makes runs Traefik"
+        )
+    kube, gateway = platform.kube, platform.gateway
+    kube.apply(aim("AIMClusterModel", "small", None, {"image": IMAGE}))
+    wait_status(platform, "AIMClusterModel", "small", None, "Ready", timeout_s=180)
+    policy = {"allowedHostnames": ["*.{.metadata.namespace}.example.com"]}
+    routing = {"enabled": True, "gatewayRef": gateway.parent_ref, "policy": policy}
+    kube.apply(aim("AIMClusterRuntimeConfig", "subdomains", None, {"routing": routing}))
+    ns = platform.team_namespace("team-hosts")
+    host = f"chat.{ns}.example.com"
+    pinned = {
+        "model": {"ref": "small"},
+        "resources": SMALL,
+        "runtimeConfigName": "subdomains",
+        "routing": {"hostnames": [host]},
+    }
+    kube.apply(aim("AIMService", "pinned", ns, pinned))
+    running = wait_status(platform, "AIMService", "pinned", ns, "Running", timeout_s=180)
+    assert running["status"]["routing"]["hostnames"] == [host]
+    url = f"{gateway.url}{running['status']['routing']['path']}/v1/chat/completions"
+    seen: list[str] = []
+    answer = wait_for(
+        f"the service answering through the Gateway for {host}",
+        lambda: chat_through_gateway(url, seen, host),
+        timeout_s=60,
+        explain=lambda: "\n".join(seen[-3:]),
+    )
+    assert answer["choices"][0]["message"]["content"] == "a stand-in answer"
+    assert gateway_status(url, "chat.other-team.example.com") == 404
+    assert gateway_status(url, "127.0.0.1") == 404, "no Host of its own: not this route either"
+
+    # Another team's subdomain: refused by the policy, before any route exists.
+    taken = {**pinned, "routing": {"hostnames": ["chat.research.example.com"]}}
+    kube.apply(aim("AIMService", "taken", ns, taken))
+    refused = wait_condition(
+        platform, "AIMService", "taken", ns, "HTTPRouteReady", "False", "RouteHostnameNotAllowed"
+    )
+    assert "chat.research.example.com" in refused["message"], refused
+
+    # A Gateway with two listeners: a route without hostnames would answer on both.
+    kube.apply(
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "Gateway",
+            "metadata": {"name": "two-listeners", "namespace": gateway.namespace},
+            "spec": {
+                "gatewayClassName": "traefik",
+                "listeners": [
+                    {
+                        "name": name,
+                        "hostname": f"{name}.example.com",
+                        "protocol": "HTTP",
+                        "port": int(gateway.url.rsplit(":", 1)[1]),
+                        "allowedRoutes": {"namespaces": {"from": "All"}},
+                    }
+                    for name in ("workloads", "admin")
+                ],
+            },
+        }
+    )
+    unpinned = {
+        "model": {"ref": "small"},
+        "resources": SMALL,
+        "routing": {
+            "enabled": True,
+            "gatewayRef": {"name": "two-listeners", "namespace": gateway.namespace},
+        },
+    }
+    kube.apply(aim("AIMService", "unpinned", ns, unpinned))
+    exposed = wait_condition(
+        platform, "AIMService", "unpinned", ns, "HTTPRouteReady", "False", "RouteHostnameRequired"
+    )
+    assert "(workloads, admin)" in exposed["message"], exposed
+    routes = kube.list("gateway.networking.k8s.io/v1", "HTTPRoute", ns)
+    assert [r["metadata"]["labels"][AIM_SERVICE_LABEL] for r in routes] == ["pinned"]
