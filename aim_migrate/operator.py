@@ -278,7 +278,7 @@ def routing(value: JsonValue, path: str, report: Report, model: ModelForm) -> Ob
     if value is None:
         return None
     f = Fields(value, path, report)
-    for key in ("enabled", "gatewayRef", "requestTimeout", "annotations"):
+    for key in ("enabled", "gatewayRef", "hostnames", "requestTimeout", "annotations"):
         f.carry(key)
     template = f.take("pathTemplate")
     if isinstance(template, str):

@@ -53,8 +53,8 @@ CASES = [
     OperatorCase(
         "service-newest",
         "the newest v1alpha1 service: model.name becomes model.ref, in the path template too; "
-        "caching Never becomes cacheModel false with a warning (the operator cached anyway); "
-        "a priority class has no place",
+        "routing hostnames (operator 0.2.6) carry over; caching Never becomes cacheModel false "
+        "with a warning (the operator cached anyway); a priority class has no place",
         "service-newest.yaml",
         "AIMService",
         {
@@ -64,6 +64,7 @@ CASES = [
             "replicas": 3,
             "routing": {
                 "enabled": True,
+                "hostnames": ["chat.ml-team.example.com"],
                 "pathTemplate": "/{.metadata.namespace}/{.spec.model.ref}/{.spec.template.name}",
             },
         },
