@@ -160,6 +160,7 @@ DEFINITIONS: tuple[XrdDefinition, ...] = (
             # What runs and what the autoscaler wants: `2` fixed, `2/3 (1-4)` autoscaled.
             PrinterColumn("Replicas", ".status.runtime.replicas"),
             PrinterColumn("Path", ".status.routing.path", priority=1),
+            PrinterColumn("Hosts", ".status.routing.hostnames", priority=1),
         ),
     ),
     XrdDefinition(
@@ -174,6 +175,10 @@ DEFINITIONS: tuple[XrdDefinition, ...] = (
             PrinterColumn("Template", ".spec.templateName"),
             PrinterColumn("Status", ".status.status"),
             PrinterColumn("TemplateKind", ".status.resolvedTemplateKind"),
+            # An age: how long no service has relied on a cache a service created.
+            PrinterColumn("Unused", ".status.unusedSince", "date"),
+            # A time to come, which kubectl cannot show as an age: the timestamp itself.
+            PrinterColumn("Retained Until", ".status.retainedUntil"),
         ),
     ),
     XrdDefinition(
@@ -188,6 +193,8 @@ DEFINITIONS: tuple[XrdDefinition, ...] = (
             PrinterColumn("Status", ".status.status"),
             PrinterColumn("Source", ".spec.sourceUri"),
             PrinterColumn("Size", ".status.size"),
+            # Percent of the source in the volume, while the download's Job exists.
+            PrinterColumn("Progress", ".status.download.percent", "integer"),
             PrinterColumn("PVC", ".status.persistentVolumeClaim"),
             PrinterColumn("Last Used", ".status.lastUsed", "date"),
         ),

@@ -12,7 +12,7 @@ from typing import Any
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from function.api.definitions import DEFINITIONS
+from function.api.meta import Kind
 from function.compose.model import compose_model
 from function.kube.contract import Composition, Inspect, Observed
 from function.registry import reference
@@ -26,6 +26,7 @@ from function.registry.inspect import (
 from function.server.fn import FunctionRunner
 from tests.cases import Case, table
 from tests.unit import loop
+from tests.unit.columns import column_value
 
 API = "aim.silogen.ai/v1alpha1"
 NS = "ml-team"
@@ -780,11 +781,5 @@ def test_given_metadata_shows_in_status_where_kubectl_reads_the_model_column() -
 
     assert conditions(comp)["MetadataExtracted"] == ("True", "MetadataProvided")
     assert comp.status["imageMetadata"] == AIR_GAPPED
-    [column] = [
-        c for d in DEFINITIONS if d.kind == "AIMModel" for c in d.columns if c.name == "Model"
-    ]
-    value: Any = {"status": comp.status}
-    for part in column.json_path.strip(".").split("."):
-        value = value[part]
-    assert value == "Qwen/Qwen3-32B"
+    assert column_value(Kind.MODEL, "Model", {"status": comp.status}) == "Qwen/Qwen3-32B"
     assert len(comp.resources) == 1

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from function.api.common import EnvVar
+from function.api.meta import Kind
 from function.compose.cache import compose_model_cache, compose_template_cache
 from function.compose.cache.steps import DOWNLOAD_JOB, PVC, SIZE_CHECK_JOB
 from function.compose.service import INFERENCE_SERVICE, TEMPLATE_CACHE, compose_service
@@ -23,6 +24,7 @@ from function.rules.status import Reason
 from tests import simulated
 from tests.cases import Case, table
 from tests.unit import loop
+from tests.unit.columns import column_value
 
 API = "aim.silogen.ai/v1alpha1"
 NS = "ml-team"
@@ -450,6 +452,8 @@ def test_a_download_reports_its_progress_through_the_fixed_role_and_an_account_o
         "grewAt": "2026-01-01T00:10:00Z",
     }
     assert "(attempt 1 of 3): 0.5 GiB of 1.0 GiB (50%)" in message(comp, "DownloadReady")
+    # `kubectl get aimmodelcaches` shows it in the PROGRESS column.
+    assert column_value(Kind.MODEL_CACHE, "Progress", {"status": tree(comp.status)}) == 50
 
     done = reconcile(
         compose_model_cache,
