@@ -78,10 +78,9 @@ from benchmarks.plane import (
 from benchmarks.watchers import Follower, History, KServeStandIn, ServiceWatch
 from devtools.cluster.converge import AIM, templates_of, wait_status
 from devtools.cluster.kube import Kube, condition
+from devtools.cluster.platform import Platform, aim, catalog_entry, start_platform
 from devtools.cluster.simulate import simulate_gpu_node
 from devtools.tools import Tools, build_tools, run_script
-from tests.e2e.platform import Platform, aim, start_platform
-from tests.e2e.test_scenarios import catalog_entry
 
 MODEL: Final = "llama-8b"
 APPLIERS: Final = 8

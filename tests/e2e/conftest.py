@@ -28,16 +28,16 @@ from typing import Any, Final
 
 import pytest
 
+from devtools.cluster.platform import PRIVATE_REGISTRY, SYSTEM_NAMESPACE, Platform, start_platform
 from devtools.cluster.registry import PASSWORD, USER, Registry, start_registry
 from devtools.cluster.simulate import simulate_gpu_node
+from devtools.cluster.timing import TIMES
 from devtools.pkg.image import Image
 from devtools.tools import Tools
 from tests.e2e.cluster import SimulatedCluster
-from tests.e2e.images import IMAGES, PRIVATE_REGISTRY, SOURCE_SIZES
+from tests.e2e.images import IMAGES, SOURCE_SIZES
 from tests.e2e.journey import Journey
-from tests.e2e.platform import SYSTEM_NAMESPACE, Platform, start_platform
 from tests.e2e.target import KUBECONFIG, Target
-from tests.e2e.timing import TIMES
 
 
 @pytest.fixture(scope="session")

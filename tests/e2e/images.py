@@ -161,8 +161,6 @@ SEED002_DEV = AimImage(
 IMAGES: Final = {
     i.image: i for i in (LLAMA_31_8B, PROPRIETARY, MY_MODEL, SEED002_CLUSTER, SEED002_DEV)
 }
-PUBLIC_REGISTRY: Final = "ghcr.io"
-PRIVATE_REGISTRY: Final = "private.registry"
 # What the hubs and buckets say of the sources that carry no size (seed 004's custom models).
 SOURCE_SIZES: Final = {
     "s3://my-bucket/models/llama-3-8b": 16 * GIB,

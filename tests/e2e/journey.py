@@ -30,11 +30,10 @@ import yaml
 
 from devtools.cluster.converge import AIM, CONVERGE_S, aim_statuses, templates_of
 from devtools.cluster.kube import wait_for
+from devtools.cluster.platform import PRIVATE_REGISTRY, SYSTEM_NAMESPACE, Platform
 from devtools.cluster.registry import PASSWORD, USER
 from devtools.tools import ROOT
 from tests.e2e.cluster import SimulatedCluster
-from tests.e2e.images import PRIVATE_REGISTRY
-from tests.e2e.platform import SYSTEM_NAMESPACE, Platform
 
 JOURNEYS: Final = ROOT / "examples" / "journeys"
 PLACEHOLDER: Final = "BASE64_CONFIG"

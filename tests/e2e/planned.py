@@ -31,8 +31,8 @@ from aim_plan.load import key_of
 from aim_plan.report import text
 from devtools.cluster.converge import CONVERGE_S
 from devtools.cluster.kube import Kube, KubeError, wait_for
+from devtools.cluster.platform import PRIVATE_REGISTRY, PUBLIC_REGISTRY
 from function.kube.objects import controller_uid
-from tests.e2e.images import PRIVATE_REGISTRY, PUBLIC_REGISTRY
 from tests.e2e.journey import Journey
 
 Obj = dict[str, Any]

@@ -29,13 +29,9 @@ from devtools.cluster.kserve import start_kserve
 from devtools.cluster.kube import Kube, KubeError
 from devtools.cluster.kubeconfig import credentials
 from devtools.cluster.node import NODE_CONTROLLERS, start_node
-from devtools.cluster.registry import Registry, start_registry
-from devtools.pkg.image import Image
-from devtools.pkg.publish import Published, publish
-from devtools.tools import HarnessError, Tools
-from tests.e2e.images import PUBLIC_REGISTRY
-from tests.e2e.platform import (
+from devtools.cluster.platform import (
     E2E_RECHECKS,
+    PUBLIC_REGISTRY,
     RUNTIME,
     apply_packages,
     function_args,
@@ -44,6 +40,10 @@ from tests.e2e.platform import (
     team_namespace,
     wait_installed,
 )
+from devtools.cluster.registry import Registry, start_registry
+from devtools.pkg.image import Image
+from devtools.pkg.publish import Published, publish
+from devtools.tools import HarnessError, Tools
 
 KUBECONFIG: Final = "AIM_E2E_KUBECONFIG"
 REGISTRY: Final = "AIM_E2E_REGISTRY"

@@ -25,16 +25,16 @@ from devtools.cluster.converge import (
     wait_status,
 )
 from devtools.cluster.kube import wait_for
+from devtools.cluster.platform import Platform, aim, catalog_entry
 from devtools.cluster.simulate import (
     simulate_gateway_accepts,
     simulate_gpu_node,
     simulate_kserve_ready,
 )
+from devtools.cluster.timing import TIMES
 from tests.e2e.journey import Journey
-from tests.e2e.platform import Platform, aim
 from tests.e2e.test_journeys import service_by_image_shared
-from tests.e2e.test_scenarios import catalog_entry, service, services_share_one_cluster_model
-from tests.e2e.timing import TIMES
+from tests.e2e.test_scenarios import service, services_share_one_cluster_model
 
 
 def composite_of(platform: Platform, kind: str, name: str, namespace: str) -> dict[str, Any]:

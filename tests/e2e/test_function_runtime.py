@@ -19,11 +19,11 @@ import yaml
 from devtools.cluster.controlplane import CROSSPLANE_NAMESPACE, ControlPlane, start_control_plane
 from devtools.cluster.kube import condition, wait_for
 from devtools.cluster.node import NODE_CONTROLLERS, NODE_NAME, Node, start_node
+from devtools.cluster.platform import aim, install, install_third_party_crds
 from devtools.cluster.registry import start_registry
 from devtools.pkg.image import Image
 from devtools.pkg.publish import publish
 from devtools.tools import ROOT, Tools
-from tests.e2e.platform import aim, install, install_third_party_crds
 
 
 @pytest.fixture(scope="module")

@@ -43,11 +43,10 @@ from devtools.cluster.converge import (
 from devtools.cluster.gateway import CONTROLLER
 from devtools.cluster.kube import Kube, wait_for
 from devtools.cluster.oci import write_archive
+from devtools.cluster.platform import PUBLIC_REGISTRY, SYSTEM_NAMESPACE, aim
 from devtools.pkg.image import Image
 from devtools.tools import Tools
 from function.rules.labels import SERVICE as AIM_SERVICE_LABEL
-from tests.e2e.images import PUBLIC_REGISTRY
-from tests.e2e.platform import SYSTEM_NAMESPACE, aim
 from tests.e2e.target import ClusterPlatform, Target, attach, chat_through_service, own_cluster
 
 REPOSITORY: Final = "org/small"

@@ -23,10 +23,10 @@ from devtools.cluster.converge import (
     wait_status,
 )
 from devtools.cluster.kube import wait_for
+from devtools.cluster.platform import SYSTEM_NAMESPACE, Platform
 from tests.e2e.images import LLAMA_31_8B, PROPRIETARY
 from tests.e2e.journey import Journey, kubectl_get
 from tests.e2e.planned import assert_plan_reaches_the_live_end_state
-from tests.e2e.platform import SYSTEM_NAMESPACE, Platform
 
 MI300X_DEVICE_IDS: Final = ["74a1", "74a9", "74b5", "74bd"]
 
@@ -300,6 +300,8 @@ def test_custom_models_download_their_weights_into_a_cache_the_runtime_mounts(
     ]
     caches = kubectl_get(platform, "AIMModelCache", ns)
     assert sorted(row["Size"] for row in caches.values()) == ["16Gi", "16Gi", "16Gi"]
+    # PROGRESS shows a download's percent while it runs; an Available cache shows none.
+    assert {row["Progress"] for row in caches.values()} == {None}, caches
     assert {row["Status"] for row in caches.values()} == {"Available"}
     assert len(others) == 2
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from devtools.cluster.converge import AIM, one, wait_condition, wait_status
+from devtools.cluster.platform import SYSTEM_NAMESPACE
 from tests.e2e.journey import Journey, env_of, kubectl_get
 from tests.e2e.planned import assert_plan_reaches_the_live_end_state
-from tests.e2e.platform import SYSTEM_NAMESPACE
 from tests.e2e.test_journeys import cache_mounts, device_ids, isvc_of, predictor
 
 CATALOG = "older-api-catalog"

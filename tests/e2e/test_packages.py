@@ -11,10 +11,9 @@ from devtools.cluster.controlplane import CROSSPLANE_NAMESPACE
 from devtools.cluster.converge import wait_condition
 from devtools.cluster.kube import condition
 from devtools.cluster.node import NODE_NAME
+from devtools.cluster.platform import PUBLIC_REGISTRY, RUNTIME, Platform, aim
 from devtools.pkg.image import Image
 from devtools.tools import Tools
-from tests.e2e.images import PUBLIC_REGISTRY
-from tests.e2e.platform import RUNTIME, Platform, aim
 
 
 def test_the_installed_function_package_carries_the_runtime_image(

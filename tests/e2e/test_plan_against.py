@@ -23,9 +23,10 @@ import yaml
 
 from devtools.cluster.converge import AIM, CONVERGE_S, ISVC, wait_status
 from devtools.cluster.kube import wait_for
+from devtools.cluster.platform import catalog_entry
 from devtools.tools import ROOT
 from tests.e2e.journey import Journey
-from tests.e2e.test_scenarios import catalog_entry, service
+from tests.e2e.test_scenarios import service
 
 SWITCHING: Final = "plan-switch"
 """The cluster model whose services the change moves to a new template."""

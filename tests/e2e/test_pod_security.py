@@ -15,8 +15,8 @@ import pytest
 from devtools.cluster.controlplane import CROSSPLANE_USER
 from devtools.cluster.converge import ISVC, one
 from devtools.cluster.kube import KubeError, wait_for
+from devtools.cluster.platform import Platform, aim
 from devtools.cluster.simulate import simulate_gpu_node
-from tests.e2e.platform import Platform, aim
 
 VIOLATIONS: Final = "pod-security.kubernetes.io/audit-violations"
 

@@ -16,8 +16,8 @@ import pytest
 from devtools.cluster.converge import AIM
 from devtools.cluster.kube import Credentials, Kube, KubeError, wait_for
 from devtools.cluster.kubeconfig import credentials
+from devtools.cluster.platform import Platform
 from tests.cases import Case, table
-from tests.e2e.platform import Platform
 
 NS = "team-roles"
 

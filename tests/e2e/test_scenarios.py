@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from functools import partial
-from typing import Any, Final
+from typing import Any
 
 import pytest
 
@@ -27,47 +27,17 @@ from devtools.cluster.converge import (
     wait_status,
 )
 from devtools.cluster.kube import KubeError, condition, wait_for
+from devtools.cluster.platform import BASE_IMAGE, SOURCE, Platform, aim, catalog_entry
 from devtools.cluster.simulate import (
     simulate_gateway_accepts,
     simulate_job_pods_succeed,
     simulate_kserve_ready,
     simulate_pvc_bound,
 )
+from devtools.cluster.timing import TIMES
 from function.rules import naming
 from tests.e2e.journey import Journey
-from tests.e2e.platform import Platform, aim
-from tests.e2e.timing import TIMES
 from tests.simulated import DRY_RUN_RESULT
-
-BASE_IMAGE: Final = "amdenterpriseai/aim-base:0.9"
-SOURCE: Final = {
-    "modelId": "meta-llama/Llama-3.1-8B-Instruct",
-    "sourceUri": "hf://meta-llama/Llama-3.1-8B-Instruct",
-    "size": "16Gi",
-}
-
-
-def catalog_entry(
-    model_kind: str, name: str, namespace: str | None, image: str = BASE_IMAGE
-) -> list[dict[str, Any]]:
-    """A platform team's catalog entry: a model for an image, and a template for it whose model
-    sources are given inline (so it needs no discovery Job). The base image carries no AIM
-    labels, so the team turns the model's discovery off, as for any image without them."""
-    template_kind = "AIMServiceTemplate" if namespace else "AIMClusterServiceTemplate"
-    return [
-        aim(model_kind, name, namespace, {"image": image, "discovery": {"enabled": False}}),
-        aim(
-            template_kind,
-            f"{name}-mi300x",
-            namespace,
-            {
-                "modelName": name,
-                "type": "optimized",
-                "modelSources": [SOURCE],
-                "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
-            },
-        ),
-    ]
 
 
 def service(

@@ -13,16 +13,10 @@ from typing import Any
 from click.testing import CliRunner
 
 from aim_plan.cli import cli
+from devtools.cluster.platform import PRIVATE_REGISTRY, PUBLIC_REGISTRY
 from devtools.cluster.registry import PASSWORD, USER, Registry
 from devtools.tools import Tools
-from tests.e2e.images import (
-    LLAMA_31_8B,
-    PRIVATE_REGISTRY,
-    PROPRIETARY,
-    PUBLIC_REGISTRY,
-    SEED002_CLUSTER,
-    SEED002_DEV,
-)
+from tests.e2e.images import LLAMA_31_8B, PROPRIETARY, SEED002_CLUSTER, SEED002_DEV
 from tests.e2e.journey import PLACEHOLDER, docker_config
 
 JOURNEYS = Path(__file__).parents[2] / "examples" / "journeys"

@@ -23,15 +23,18 @@ from devtools.cluster.kube import Kube, condition, wait_for
 from devtools.cluster.node import NODE_NAME, Node, start_node
 from devtools.cluster.registry import Registry, start_registry
 from devtools.cluster.simulate import simulate_package_runtime
+from devtools.cluster.timing import TIMES
 from devtools.pkg.image import Image
 from devtools.pkg.publish import Published, publish
 from devtools.tools import ROOT, Tools
 from function.api.definitions import DEFINITIONS
 from function.kube.claims import composite_names
-from tests.e2e.images import PRIVATE_REGISTRY, PUBLIC_REGISTRY
-from tests.e2e.timing import TIMES
 
 SYSTEM_NAMESPACE: Final = "aim-system"
+PUBLIC_REGISTRY: Final = "ghcr.io"
+"""The public registry the journeys' AIM images are named under, mirrored to the tier's own."""
+PRIVATE_REGISTRY: Final = "private.registry"
+"""A registry that needs credentials, mirrored to the tier's private one."""
 RESTRICTED: Final = {
     f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "warn", "audit")
 }
@@ -107,8 +110,9 @@ def install_third_party_crds(kube: Kube, crds: Path) -> None:
 
 
 def install(cluster: ControlPlane, published: Published, *, claims: bool = False) -> None:
-    """Install the AIM Configuration from the registry, as a platform team would: the
-    namespaced flavour, or with `claims` the claims flavour.
+    """Install the AIM Configuration from the registry, as a platform team would.
+
+    The namespaced flavour, or with `claims` the claims flavour.
 
     On a plane without a node the function runs on the host, and `simulate_package_runtime`
     stands in for Crossplane's Deployment runtime; on a plane with one (`function_endpoint`
@@ -147,8 +151,10 @@ def apply_packages(kube: Kube, published: Published, *, claims: bool = False) ->
 
 
 def wait_installed(kube: Kube, published: Published, *, claims: bool = False) -> None:
-    """Wait for the Configuration and its Function to be Installed and Healthy, and every XRD
-    of the flavour Established."""
+    """Wait for the packages to be Installed and Healthy, and the flavour's XRDs Established.
+
+    The packages are the Configuration and its Function.
+    """
 
     def healthy() -> bool:
         cfg = kube.get("pkg.crossplane.io/v1", "Configuration", "aim")
@@ -205,8 +211,10 @@ they would)."""
 
 
 def runtime_config(args: Sequence[str], node: str | None = NODE_NAME) -> dict[str, Any]:
-    """The default DeploymentRuntimeConfig, which every package's runtime uses: the Function's
-    pod gets the tier's flags, and names `node` (for a node without a scheduler)."""
+    """The default DeploymentRuntimeConfig, which every package's runtime uses.
+
+    The Function's pod gets the tier's flags, and names `node` (for a node without a scheduler).
+    """
     container = {"name": RUNTIME, "args": list(args)}
     pod: dict[str, Any] = {"containers": [container]}
     if node:
@@ -227,7 +235,7 @@ def runtime_config(args: Sequence[str], node: str | None = NODE_NAME) -> dict[st
 
 
 @contextlib.contextmanager
-def start_platform(
+def start_platform(  # noqa: PLR0913 - the tier's knobs, each a keyword
     tools: Tools,
     crds: Path,
     runtime_image: Image | None,
@@ -316,8 +324,11 @@ def _function_args(
 def function_args(
     mirrors: Mapping[str, str], rechecks: Sequence[str], *, oras: str | Path
 ) -> list[str]:
-    """The function's flags: `mirrors` maps a registry's name to a plain-HTTP registry that
-    serves its images; `oras` is the binary; then the rechecks."""
+    """The function's flags for the tier's registries, its oras and its rechecks.
+
+    `mirrors` maps a registry's name to a plain-HTTP registry that serves its images; `oras` is
+    the binary.
+    """
     insecure = [f"--insecure-registry={host}" for host in mirrors.values()]
     mirrored = [f"--registry-mirror={name}={host}" for name, host in mirrors.items()]
     return [
@@ -326,4 +337,38 @@ def function_args(
         *insecure,
         *mirrored,
         *rechecks,
+    ]
+
+
+BASE_IMAGE: Final = "amdenterpriseai/aim-base:0.9"
+SOURCE: Final = {
+    "modelId": "meta-llama/Llama-3.1-8B-Instruct",
+    "sourceUri": "hf://meta-llama/Llama-3.1-8B-Instruct",
+    "size": "16Gi",
+}
+
+
+def catalog_entry(
+    model_kind: str, name: str, namespace: str | None, image: str = BASE_IMAGE
+) -> list[dict[str, Any]]:
+    """A platform team's catalog entry: a model for an image, and a template for it.
+
+    The template's model sources are given inline, so it needs no discovery Job. The base image
+    carries no AIM labels, so the team turns the model's discovery off, as for any image without
+    them. The scenarios and the scale benchmark share it.
+    """
+    template_kind = "AIMServiceTemplate" if namespace else "AIMClusterServiceTemplate"
+    return [
+        aim(model_kind, name, namespace, {"image": image, "discovery": {"enabled": False}}),
+        aim(
+            template_kind,
+            f"{name}-mi300x",
+            namespace,
+            {
+                "modelName": name,
+                "type": "optimized",
+                "modelSources": [SOURCE],
+                "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
+            },
+        ),
     ]
