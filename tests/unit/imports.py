@@ -45,3 +45,14 @@ def imports(path: Path, text: str | None = None) -> Iterator[Import]:
             else:
                 module = node.module or ""
             yield Import(path, node.lineno, module)
+            # `from function import server` imports the module function.server, not only the
+            # package: a scan that saw only `function` would miss which layer it reached.
+            for alias in node.names:
+                if _is_module(f"{module}.{alias.name}"):
+                    yield Import(path, node.lineno, f"{module}.{alias.name}")
+
+
+def _is_module(dotted: str) -> bool:
+    """Whether `dotted` names a module or package of this repository."""
+    where = REPO.joinpath(*dotted.split("."))
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()

@@ -221,6 +221,16 @@ PROBES = [
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import function.server.fn\n",
     ),
     Probe("relative", "a relative import names the same module", "from ...server import fn\n"),
+    Probe(
+        "from-the-package",
+        "importing the module from its package names only `function` in the statement",
+        "from function import server\n",
+    ),
+    Probe(
+        "relative-from-the-package",
+        "the same from the package, relatively",
+        "from ... import server\n",
+    ),
 ]
 
 
