@@ -39,66 +39,84 @@ def refusal(
 
     Every problem is named with the field that caused it; the reason is the first one's.
     """
-    policy = config.route_policy if config else RoutePolicy()
-    platform = config.platform_routing if config else None
-    problems: list[tuple[Reason, str]] = []
-    if not within(route.path, route.prefix):
-        problems.append(
-            (
-                Reason.ROUTE_PATH_NOT_ALLOWED,
-                (
-                    f"{template_field(service, config)} renders {route.path}, outside the "
-                    f"service's route prefix {route.prefix}/ (from {policy_origin(config)}); "
-                    f"start the path with {route.prefix}/ (a template beginning "
-                    f"`{policy.path_prefix}`), or have the platform team widen the policy"
-                ),
-            )
-        )
-    hosts = refused_hostnames(
-        route.hostnames,
-        (platform.hostnames if platform else None) or [],
-        policy.allowed_hostnames,
-        route.namespace,
-    )
-    if hosts:
-        allowed = ", ".join(policy.allowed_hostnames) or "none"
-        problems.append(
-            (
-                Reason.ROUTE_HOSTNAME_NOT_ALLOWED,
-                (
-                    f"{_hostnames_field(service, config)} pins {', '.join(hosts)}, which neither "
-                    f"{Kind.CLUSTER_RUNTIME_CONFIG} {_config_name(config)!r}'s own "
-                    "spec.routing.hostnames lists nor its spec.routing.policy.allowedHostnames "
-                    f"allows (allowed: {allowed}); use one of those, or have the platform team "
-                    "allow it"
-                ),
-            )
-        )
-    refused = refused_annotations(
-        route.annotations,
-        (platform.annotations if platform else None) or {},
-        policy.allowed_annotations,
-    )
-    if refused:
-        allowed = ", ".join(policy.allowed_annotations) or "none"
-        problems.extend(
-            (
-                Reason.ROUTE_ANNOTATION_NOT_ALLOWED,
-                (
-                    f"{field} sets {', '.join(repr(k) for k in keys)}, which the route policy "
-                    f"does not allow (allowed: {allowed}); remove it, or have the platform team "
-                    "allow it in spec.routing.policy.allowedAnnotations of "
-                    f"{Kind.CLUSTER_RUNTIME_CONFIG} {_config_name(config)!r}"
-                ),
-            )
-            for field, keys in _by_field(refused, service, config).items()
-        )
+    problems = [
+        *_path_problems(route, service, config),
+        *_hostname_problems(route, service, config),
+        *_annotation_problems(route, service, config),
+    ]
     if not problems:
         return None
     return ConditionType.HTTP_ROUTE_READY.degraded(
         problems[0][0],
         "; ".join(text for _, text in problems) + "; no HTTPRoute is created or changed until then",
     )
+
+
+Problem = tuple[Reason, str]
+
+
+def _path_problems(
+    route: RouteRequest, service: RoutingConfig | None, config: RuntimeConfig | None
+) -> list[Problem]:
+    if within(route.path, route.prefix):
+        return []
+    policy = config.route_policy if config else RoutePolicy()
+    return [
+        (
+            Reason.ROUTE_PATH_NOT_ALLOWED,
+            (
+                f"{template_field(service, config)} renders {route.path}, outside the service's "
+                f"route prefix {route.prefix}/ (from {policy_origin(config)}); start the path with "
+                f"{route.prefix}/ (a template beginning `{policy.path_prefix}`), or have the "
+                "platform team widen the policy"
+            ),
+        )
+    ]
+
+
+def _hostname_problems(
+    route: RouteRequest, service: RoutingConfig | None, config: RuntimeConfig | None
+) -> list[Problem]:
+    policy = config.route_policy if config else RoutePolicy()
+    platform = config.platform_routing if config else None
+    own = (platform.hostnames if platform else None) or []
+    hosts = refused_hostnames(route.hostnames, own, policy.allowed_hostnames, route.namespace)
+    if not hosts:
+        return []
+    allowed = ", ".join(policy.allowed_hostnames) or "none"
+    return [
+        (
+            Reason.ROUTE_HOSTNAME_NOT_ALLOWED,
+            (
+                f"{_hostnames_field(service, config)} pins {', '.join(hosts)}, which neither "
+                f"{Kind.CLUSTER_RUNTIME_CONFIG} {_config_name(config)!r}'s own "
+                "spec.routing.hostnames lists nor its spec.routing.policy.allowedHostnames allows "
+                f"(allowed: {allowed}); use one of those, or have the platform team allow it"
+            ),
+        )
+    ]
+
+
+def _annotation_problems(
+    route: RouteRequest, service: RoutingConfig | None, config: RuntimeConfig | None
+) -> list[Problem]:
+    policy = config.route_policy if config else RoutePolicy()
+    platform = config.platform_routing if config else None
+    own = (platform.annotations if platform else None) or {}
+    refused = refused_annotations(route.annotations, own, policy.allowed_annotations)
+    allowed = ", ".join(policy.allowed_annotations) or "none"
+    return [
+        (
+            Reason.ROUTE_ANNOTATION_NOT_ALLOWED,
+            (
+                f"{field} sets {', '.join(repr(k) for k in keys)}, which the route policy does not "
+                f"allow (allowed: {allowed}); remove it, or have the platform team allow it in "
+                "spec.routing.policy.allowedAnnotations of "
+                f"{Kind.CLUSTER_RUNTIME_CONFIG} {_config_name(config)!r}"
+            ),
+        )
+        for field, keys in _by_field(refused, service, config).items()
+    ]
 
 
 def template_field(service: RoutingConfig | None, config: RuntimeConfig | None) -> str:
