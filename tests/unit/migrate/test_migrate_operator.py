@@ -72,6 +72,21 @@ CASES = [
         warned=("spec.caching.mode",),
     ),
     OperatorCase(
+        "service-scale-to-zero",
+        "an operator 0.2.6 service: minReplicas 0 becomes 1 with a warning (it would not apply "
+        "here); hostnames carry over; LoRA adapters have no counterpart yet and are named",
+        "service-scale-to-zero.yaml",
+        "AIMService",
+        {
+            "model": {"ref": "llama-3-8b"},
+            "minReplicas": 1,
+            "maxReplicas": 2,
+            "routing": {"enabled": True, "hostnames": ["chat.ml-team.example.com"]},
+        },
+        not_carried=("spec.adapterMode", "spec.adapters"),
+        warned=("spec.minReplicas",),
+    ),
+    OperatorCase(
         "service-custom",
         "custom weights in an older shape: gpuSelector becomes hardware.gpu and the oldest "
         "sources' name becomes modelId",
