@@ -40,7 +40,7 @@ from devtools.cluster.converge import (
     wait_condition,
     wait_status,
 )
-from devtools.cluster.gateway import CONTROLLER
+from devtools.cluster.gateway import CONTROLLER, Gateway
 from devtools.cluster.kube import Kube, wait_for
 from devtools.cluster.oci import write_archive
 from devtools.cluster.platform import PUBLIC_REGISTRY, SYSTEM_NAMESPACE, aim
@@ -201,6 +201,21 @@ def gateway_status(url: str, host: str) -> int:
         return e.code
 
 
+def routable(platform: ClusterPlatform) -> Gateway:
+    """The tier's Traefik Gateway, with the cluster model `small` Ready to route services of.
+
+    Skips where the target cluster has none this host can reach.
+    """
+    if platform.gateway is None:
+        pytest.skip(
+            "the target cluster has no Gateway this host can reach: only the cluster the tier "
+            "makes runs Traefik"
+        )
+    platform.kube.apply(aim("AIMClusterModel", "small", None, {"image": IMAGE}))
+    wait_status(platform, "AIMClusterModel", "small", None, "Ready", timeout_s=180)
+    return platform.gateway
+
+
 def test_a_service_answers_through_a_real_gateway(target_cluster: ClusterPlatform) -> None:
     """A team's runtime config routes its services through the platform's shared Gateway: the
     service's HTTPRoute is accepted by Traefik itself (HTTPRouteReady from the parent status it
@@ -210,14 +225,7 @@ def test_a_service_answers_through_a_real_gateway(target_cluster: ClusterPlatfor
 
     Simulated: the GPUs, as above. Real: Traefik, built from its Go module."""
     platform = target_cluster
-    if platform.gateway is None:
-        pytest.skip(
-            "the target cluster has no Gateway this host can reach: only the cluster the tier "
-            "makes runs Traefik"
-        )
-    kube, gateway = platform.kube, platform.gateway
-    kube.apply(aim("AIMClusterModel", "small", None, {"image": IMAGE}))
-    wait_status(platform, "AIMClusterModel", "small", None, "Ready", timeout_s=180)
+    kube, gateway = platform.kube, routable(platform)
     ns = platform.team_namespace("team-gateway")
     routing = {"enabled": True, "gatewayRef": gateway.parent_ref}
     kube.apply(aim("AIMRuntimeConfig", "default", ns, {"routing": routing}))
@@ -259,14 +267,7 @@ def test_a_route_pinned_to_a_host_answers_only_for_it(target_cluster: ClusterPla
 
     Simulated: the GPUs, as above. Real: Traefik, Crossplane reading the Gateway."""
     platform = target_cluster
-    if platform.gateway is None:
-        pytest.skip(
-            "the target cluster has no Gateway this host can reach: only the cluster the tier "
-            "makes runs Traefik"
-        )
-    kube, gateway = platform.kube, platform.gateway
-    kube.apply(aim("AIMClusterModel", "small", None, {"image": IMAGE}))
-    wait_status(platform, "AIMClusterModel", "small", None, "Ready", timeout_s=180)
+    kube, gateway = platform.kube, routable(platform)
     policy = {"allowedHostnames": ["*.{.metadata.namespace}.example.com"]}
     routing = {"enabled": True, "gatewayRef": gateway.parent_ref, "policy": policy}
     kube.apply(aim("AIMClusterRuntimeConfig", "subdomains", None, {"routing": routing}))
