@@ -135,6 +135,25 @@ def resolved_request() -> fnv1.RunFunctionRequest:
             for m in ("qwen3-32b", "llama-70b", "mistral-7b")
             for t in templates(m, "AIMClusterServiceTemplate", namespaced=False)
         ],
+        # The shared Gateway, read for its listeners: the route names no hostnames.
+        "gateway": [
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "Gateway",
+                "metadata": {"name": "inference", "namespace": "gw"},
+                "spec": {
+                    "gatewayClassName": "platform",
+                    "listeners": [
+                        {
+                            "name": "http",
+                            "protocol": "HTTP",
+                            "port": 80,
+                            "allowedRoutes": {"namespaces": {"from": "All"}},
+                        }
+                    ],
+                },
+            }
+        ],
     }
     for key, items in required.items():
         req.required_resources[key].SetInParent()
