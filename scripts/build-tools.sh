@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Go tools the project runs (the crossplane CLI, Crossplane core, oras, our apicheck,
 # and for the end-to-end tier etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet, kube-proxy, KServe's controller, KEDA's operator and metrics adapter, Traefik and a
-# pause program) from the Go module proxy into a cache outside the repository, and copies the
-# KServe, Gateway API and KEDA CRDs out of their modules beside them. Idempotent: a tool already
+# kubelet, kube-proxy, KServe's controller, KEDA's operator and metrics adapter, the KEDA HTTP
+# add-on's interceptor, scaler and operator, Traefik and a pause program) from the Go module proxy
+# into a cache outside the repository, and copies the KServe, Gateway API, KEDA and KEDA HTTP
+# add-on CRDs out of their modules beside them. Idempotent: a tool already
 # built at its pinned version (or, for apicheck, from the same sources) is reused.
 #
 #   scripts/build-tools.sh [render|all]
@@ -31,6 +32,9 @@ ETCD_VERSION=v3.5.24  # go.etcd.io/etcd/server/v3: the API server's storage
 KSERVE_VERSION=v0.20.0       # github.com/kserve/kserve: the InferenceService CRD we compose for
 GATEWAY_API_VERSION=v1.6.1   # sigs.k8s.io/gateway-api: the HTTPRoute CRD (standard channel)
 KEDA_VERSION=v2.18.0         # github.com/kedacore/keda/v2, as KServe's go.mod pins it
+# github.com/kedacore/http-add-on: holds a request to a workload at zero replicas until it is up
+# (its compatibility table pairs v0.12 with KEDA v2.18 and Kubernetes 1.33-1.35).
+KEDA_HTTP_VERSION=v0.12.0
 OTEL_OPERATOR_VERSION=v0.113.0  # github.com/open-telemetry/opentelemetry-operator, likewise
 # github.com/traefik/traefik/v3: the end-to-end tier's Gateway API implementation (pure Go, so it
 # builds here; v3.7 needs modules this proxy does not serve).
@@ -114,6 +118,7 @@ build() { # name, version, link name in the set, package, module@version...
     kube-*|kubelet) ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(cut -d. -f2 <<<"$version")" ;;
     etcd|kserve-manager) ldflags="-s -w" ;;
     traefik) ldflags="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=${version#v}" ;;
+    keda-http-*) ldflags="-s -w -X github.com/kedacore/http-add-on/pkg/build.version=$version" ;;
     keda-*) ldflags="-s -w -X github.com/kedacore/keda/v2/version.Version=$version" ;;
   esac
   if built "$out" "$version"; then ln -sfn "$out" "$link"; log "$name $version: cached"; return; fi
@@ -223,6 +228,9 @@ crds autoscaling-crds/keda "github.com/kedacore/keda/v2@$KEDA_VERSION" config/cr
   keda.sh_scaledobjects.yaml keda.sh_scaledjobs.yaml keda.sh_triggerauthentications.yaml \
   keda.sh_clustertriggerauthentications.yaml eventing.keda.sh_cloudeventsources.yaml \
   eventing.keda.sh_clustercloudeventsources.yaml
+# The add-on's one kind, which its three programs watch.
+crds autoscaling-crds/keda-http "github.com/kedacore/http-add-on@$KEDA_HTTP_VERSION" \
+  config/crd/bases http.keda.sh_httpscaledobjects.yaml
 crds autoscaling-crds/opentelemetry \
   "github.com/open-telemetry/opentelemetry-operator@$OTEL_OPERATOR_VERSION" config/crd/bases \
   opentelemetry.io_opentelemetrycollectors.yaml
@@ -254,6 +262,16 @@ build keda-operator "$KEDA_VERSION" keda-operator github.com/kedacore/keda/v2/cm
   "github.com/kedacore/keda/v2@$KEDA_VERSION"
 build keda-adapter "$KEDA_VERSION" keda-adapter github.com/kedacore/keda/v2/cmd/adapter \
   "github.com/kedacore/keda/v2@$KEDA_VERSION"
+
+# The KEDA HTTP add-on: the interceptor (the proxy that holds a request while its workload wakes),
+# the external-push scaler KEDA asks about the interceptor's queue, and the operator that turns
+# each HTTPScaledObject into a ScaledObject. One module with no `replace` lines; the scaler and
+# the operator reuse most of the interceptor's compiled packages. None prints a version, so the
+# stamp beside each binary is what `built` checks.
+for component in interceptor scaler operator; do
+  build "keda-http-$component" "$KEDA_HTTP_VERSION" "keda-http-$component" \
+    "github.com/kedacore/http-add-on/$component" "github.com/kedacore/http-add-on@$KEDA_HTTP_VERSION"
+done
 
 # A Gateway API implementation that accepts our HTTPRoutes and carries their traffic.
 build traefik "$TRAEFIK_VERSION" traefik github.com/traefik/traefik/v3/cmd/traefik \
