@@ -27,10 +27,12 @@ class Tools:
     apicheck and oras; for the end-to-end control plane etcd, kube-apiserver and
     kube-controller-manager, with core's CRDs and Helm chart read from its module, and its node's
     kube-scheduler, kubelet, kube-proxy, pause program and AIM stand-in, KServe's manager
-    with its module (`kserve_src`: configuration, CRDs, webhooks), and KEDA's operator and
-    metrics adapter; and `crds`, KServe's and Gateway API's CRDs (`kserve/`, `gateway-api/`)
-    from theirs, and `autoscaling_crds`, KEDA's CRDs and the OpenTelemetryCollector CRD (KServe's
-    KEDA class makes a ScaledObject and a collector where they exist). The
+    with its module (`kserve_src`: configuration, CRDs, webhooks), KEDA's operator and
+    metrics adapter, and the KEDA HTTP add-on's interceptor, scaler and operator; and `crds`,
+    KServe's and Gateway API's CRDs (`kserve/`, `gateway-api/`) from theirs, and
+    `autoscaling_crds`, KEDA's CRDs, the OpenTelemetryCollector CRD (KServe's KEDA class makes a
+    ScaledObject and a collector where they exist) and the add-on's HTTPScaledObject CRD
+    (`keda-http/`). The
     `render` set has only the CLI, core and oras; the other paths do not exist there.
     """
 
@@ -50,6 +52,9 @@ class Tools:
     kserve_manager: Path
     keda_operator: Path
     keda_adapter: Path
+    keda_http_interceptor: Path
+    keda_http_scaler: Path
+    keda_http_operator: Path
     traefik: Path
     crossplane_src: Path
     oldest_crossplane_src: Path
@@ -120,6 +125,9 @@ def build_tools(toolset: Literal["render", "all"] = "all") -> Tools:
         kserve_manager=bin_dir / "kserve-manager",
         keda_operator=bin_dir / "keda-operator",
         keda_adapter=bin_dir / "keda-adapter",
+        keda_http_interceptor=bin_dir / "keda-http-interceptor",
+        keda_http_scaler=bin_dir / "keda-http-scaler",
+        keda_http_operator=bin_dir / "keda-http-operator",
         traefik=bin_dir / "traefik",
         crossplane_src=bin_dir.parent / "crossplane-src",
         oldest_crossplane_src=bin_dir.parent / "crossplane-src-oldest",

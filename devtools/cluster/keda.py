@@ -230,31 +230,44 @@ def _crds(tools: Tools) -> list[dict[str, Any]]:
     ]
 
 
-def _adapter_front(namespace: str, ip: str, port: int, ca_bundle: str) -> list[dict[str, Any]]:
-    """The Service, EndpointSlice and APIService that put the adapter behind the API server.
+def host_service(
+    namespace: str, name: str, ip: str, port: int, service_port: tuple[str, int]
+) -> list[dict[str, Any]]:
+    """A Service with no selector, and its one EndpointSlice: `ip:port`, a host process.
 
-    The Service has no selector: its one endpoint is the node's address, where the adapter (a
-    host process) listens; an EndpointSlice may not name a loopback address.
+    An EndpointSlice may not name a loopback address, so `ip` is the node's. kube-proxy routes
+    the Service's cluster IP there, and a client that reads the slice (the API server for an
+    APIService, the HTTP add-on's scaler for its interceptors) finds the process too.
+    `service_port` is the Service's port: its name and number.
     """
+    port_name, number = service_port
     return [
         {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": ADAPTER_SERVICE, "namespace": namespace},
-            "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"ports": [{"name": port_name, "port": number, "targetPort": port}]},
         },
         {
             "apiVersion": "discovery.k8s.io/v1",
             "kind": "EndpointSlice",
             "metadata": {
-                "name": f"{ADAPTER_SERVICE}-host",
+                "name": f"{name}-host",
                 "namespace": namespace,
-                "labels": {"kubernetes.io/service-name": ADAPTER_SERVICE},
+                "labels": {"kubernetes.io/service-name": name},
             },
             "addressType": "IPv4",
             "endpoints": [{"addresses": [ip], "conditions": {"ready": True}}],
-            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            "ports": [{"name": port_name, "port": port, "protocol": "TCP"}],
         },
+    ]
+
+
+def _adapter_front(namespace: str, ip: str, port: int, ca_bundle: str) -> list[dict[str, Any]]:
+    """The Service, EndpointSlice and APIService that put the adapter behind the API server."""
+    service = host_service(namespace, ADAPTER_SERVICE, ip, port, ("https", 443))
+    return [
+        *service,
         {
             "apiVersion": "apiregistration.k8s.io/v1",
             "kind": "APIService",
