@@ -86,6 +86,14 @@ class KedaHttp:
     timeouts: Timeouts
 
     @property
+    def service_url(self) -> str:
+        """The interceptor's proxy by its Service's name, as a client in the cluster reaches it.
+
+        On this host the name resolves through `ServiceHosts`, and kube-proxy routes it.
+        """
+        return f"http://{PROXY_SERVICE}.{NAMESPACE}:{PROXY_PORT}"
+
+    @property
     def backend_ref(self) -> dict[str, Any]:
         """An HTTPRoute's backendRef to the interceptor's proxy Service.
 
