@@ -113,7 +113,8 @@ def _crd(tools: Tools) -> dict[str, Any]:
     return crd
 
 
-def _fronts(ip: str, proxy: int, admin: int, scaler: int) -> list[dict[str, Any]]:
+def fronts(ip: str, proxy: int, admin: int, scaler: int) -> list[dict[str, Any]]:
+    """The Services, each with its EndpointSlice at `ip`, of the three listeners' ports."""
     return [
         *host_service(NAMESPACE, PROXY_SERVICE, ip, proxy, ("http", PROXY_PORT)),
         *host_service(NAMESPACE, ADMIN_SERVICE, ip, admin, ("admin", ADMIN_PORT)),
@@ -169,8 +170,8 @@ def start_keda_http(
     admin.apply(crd)
     wait_established(admin, crd["metadata"]["name"])
     proxy, admin_port, scaler_port = free_port(), free_port(), free_port()
-    fronts = _fronts(node_ip(), proxy, admin_port, scaler_port)
-    admin.apply_all(fronts)
+    listeners = fronts(node_ip(), proxy, admin_port, scaler_port)
+    admin.apply_all(listeners)
     kubeconfig = {"KUBECONFIG": str(plane.kubeconfig)}
     sup = plane.supervisor
     try:
@@ -229,7 +230,7 @@ def start_keda_http(
     finally:
         for name in ("keda-http-operator", "keda-http-scaler", "keda-http-interceptor"):
             sup.retire(name)
-        for obj in fronts:
+        for obj in listeners:
             with contextlib.suppress(KubeError, OSError):  # the plane may be failing already
                 meta = obj["metadata"]
                 admin.delete(obj["apiVersion"], obj["kind"], meta["name"], meta["namespace"])
