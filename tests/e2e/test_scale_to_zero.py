@@ -36,8 +36,8 @@ from devtools.cluster.keda import start_keda
 from devtools.cluster.kedahttp import API, KIND, KedaHttp, Timeouts, start_keda_http
 from devtools.cluster.kube import Kube, condition, wait_for
 from devtools.cluster.node import NODE_CONTROLLERS, start_node
+from devtools.cluster.timing import TIMES
 from devtools.tools import Tools
-from tests.e2e.timing import TIMES
 
 NS: Final = "wake"
 NAME: Final = "small"
