@@ -95,23 +95,6 @@ def env_manifests(env: Sequence[EnvVar]) -> list[Mapping[str, JsonValue]]:
     return [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in env]
 
 
-_DURATION_PART: Final = re.compile(r"([0-9]{1,5})(ms|h|m|s)")
-_MAX_DURATION_LENGTH: Final = 32
-_UNIT_SECONDS: Final = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def duration_seconds(text: str) -> float | None:
-    """Seconds in a duration as the runtime config's `caching.retention` takes it (`1h30m`).
-
-    Admission holds the field to the pattern; a value that slipped past it gives None (the
-    caller falls back to the default) rather than being read as "keep nothing".
-    """
-    parts = _DURATION_PART.findall(text) if len(text) <= _MAX_DURATION_LENGTH else []
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    return sum(int(n) * _UNIT_SECONDS[u] for n, u in parts)
-
-
 @dataclass(frozen=True)
 class Retention:
     """Where an unused cache that a service created stands: counting down, or past its time."""

@@ -56,6 +56,7 @@ from function.kube.parse import has_headline, parse_headline, parse_spec, parse_
 from function.kube.views import field_at, string_at
 from function.rules import caching, labels
 from function.rules.discovery import rfc3339, timestamp
+from function.rules.durations import duration_seconds
 from function.rules.merge import merged_env
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import (
@@ -207,10 +208,10 @@ def _retention(
         )
     caching_config = config.spec.caching if config else None
     text = (caching_config.retention if caching_config else None) or DEFAULT_CACHE_RETENTION
-    seconds = caching.duration_seconds(text)
+    seconds = duration_seconds(text)
     if seconds is None:
         text = DEFAULT_CACHE_RETENTION
-        seconds = caching.duration_seconds(text) or 0.0
+        seconds = duration_seconds(text) or 0.0
     now = observed.now
     since = timestamp(previous.unused_since) if previous.unused_since else None
     ended = timestamp(previous.retained_until) if previous.retained_until else None

@@ -17,6 +17,7 @@ from function.compose.cache import compose_template_cache
 from function.compose.service import TEMPLATE_CACHE, compose_service
 from function.kube.contract import Composition, Observed
 from function.rules import caching
+from function.rules.durations import duration_seconds
 from tests.cases import Case, table
 from tests.unit import loop
 
@@ -70,7 +71,7 @@ DURATION_CASES = [
 @table(DURATION_CASES)
 def test_retention_durations(case: DurationCase) -> None:
     """`caching.retention` reads like Gateway API durations; anything else is refused."""
-    assert caching.duration_seconds(case.text) == case.want, case.reason
+    assert duration_seconds(case.text) == case.want, case.reason
 
 
 # --- the service: whether it caches, and the cache's keeper ---------------------------------------
