@@ -138,6 +138,35 @@ def gateway_accepts(world: World, route: Obj) -> bool:
     return True
 
 
+def keda_scales_to_zero(world: World, scaled: Obj) -> bool:
+    """The KEDA HTTP add-on's operator taking an HTTPScaledObject, and KEDA idling its target.
+
+    The operator reports it Ready (and makes a ScaledObject of its name, not planned); KEDA's
+    HPA `keda-hpa-<name>` finds no request waiting and the target at zero pods, as the HPA
+    controller writes it then: no current count, scaling disabled.
+    """
+    conditions = (scaled.get("status") or {}).get("conditions") or []
+    if any(c.get("type") == "Ready" for c in conditions):
+        return False
+    meta = scaled["metadata"]
+    world.put({**scaled, "status": {"conditions": [_true("Ready", "Reconciled")]}})
+    disabled = {
+        "type": "ScalingActive",
+        "status": "False",
+        "reason": "ScalingDisabled",
+        "lastTransitionTime": PLAN_TIME,
+    }
+    world.put(
+        {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": f"keda-hpa-{meta['name']}", "namespace": meta["namespace"]},
+            "status": {"desiredReplicas": 0, "conditions": [_true("AbleToScale"), disabled]},
+        }
+    )
+    return True
+
+
 def gpu_node(model: str, count: int) -> Obj:
     """A Node as the kubelet registers it and the AMD GPU operator labels it (`--gpu-node`).
 
@@ -173,6 +202,7 @@ SIMULATIONS: Final[dict[tuple[str, str], Simulation]] = {
     ("v1", "PersistentVolumeClaim"): provisioner_binds,
     ("serving.kserve.io/v1beta1", "InferenceService"): kserve_reports_ready,
     ("gateway.networking.k8s.io/v1", "HTTPRoute"): gateway_accepts,
+    ("http.keda.sh/v1alpha1", "HTTPScaledObject"): keda_scales_to_zero,
 }
 """The simulations a round runs, by the kind of object each acts on."""
 

@@ -162,6 +162,61 @@ class ClusterRoutingConfig(RoutingConfig):
     )
 
 
+DEFAULT_IDLE_AFTER = "5m"
+DEFAULT_WAKE_TIMEOUT = "10m"
+
+
+class ScaleToZeroDefaults(ApiModel):
+    """When the predictors of services with `minReplicas: 0` go to zero pods."""
+
+    idle_after: Duration | None = Field(
+        default=None,
+        description=(
+            "How long a service with `minReplicas: 0` may go without a request before its "
+            f"predictor has no pod (default `{DEFAULT_IDLE_AFTER}`); a service's own "
+            "`scaleToZero.idleAfter` wins."
+        ),
+    )
+
+
+class ServiceReference(ApiModel):
+    """A Service in another namespace, by name and port."""
+
+    name: str = Field(min_length=1, max_length=63, pattern=OBJECT_NAME_PATTERN, description="Name.")
+    namespace: str = Field(
+        min_length=1, max_length=63, pattern=OBJECT_NAME_PATTERN, description="Namespace."
+    )
+    port: int = Field(ge=1, le=65535, description="Port of the Service.")
+
+
+DEFAULT_INTERCEPTOR = ServiceReference(
+    name="keda-add-ons-http-interceptor-proxy", namespace="keda", port=8080
+)
+
+
+class ClusterScaleToZero(ScaleToZeroDefaults):
+    """Scale to zero's defaults, and what only the platform sets: where requests wait."""
+
+    wake_timeout: Duration | None = Field(
+        default=None,
+        description=(
+            "How long the request that wakes a service is held for its pod to turn ready "
+            f"(default `{DEFAULT_WAKE_TIMEOUT}`): enough for the image pull and the model load "
+            "from its cache. Past it the client gets the interceptor's 502 and should retry."
+        ),
+    )
+    interceptor: ServiceReference | None = Field(
+        default=None,
+        description=(
+            "The KEDA HTTP add-on's interceptor proxy Service that the routes of services at "
+            "`minReplicas: 0` send their requests to (default "
+            f"`{DEFAULT_INTERCEPTOR.namespace}/{DEFAULT_INTERCEPTOR.name}:"
+            f"{DEFAULT_INTERCEPTOR.port}`, the add-on's install). Its namespace needs a "
+            "ReferenceGrant from each namespace whose services scale to zero."
+        ),
+    )
+
+
 class ModelCreationScope(StrEnum):
     """Where a model auto-created for `spec.model.image` should live."""
 
@@ -329,6 +384,9 @@ class RuntimeDefaults(ApiModel):
             "Labels of the AIM objects that use this config, copied onto what they compose."
         ),
     )
+    scale_to_zero: ScaleToZeroDefaults | None = Field(
+        default=None, description="When services with `minReplicas: 0` go to zero pods."
+    )
 
 
 DEFAULT_MAX_CONCURRENT_DISCOVERY_JOBS = 10
@@ -339,6 +397,13 @@ class ClusterRuntimeConfigSpec(RuntimeDefaults):
 
     routing: ClusterRoutingConfig | None = Field(
         default=None, description="HTTP routing defaults, and the route policy of tenants."
+    )
+    scale_to_zero: ClusterScaleToZero | None = Field(
+        default=None,
+        description=(
+            "When services with `minReplicas: 0` go to zero pods, how long their waking request "
+            "waits, and where it waits."
+        ),
     )
 
     max_concurrent_discovery_jobs: int = Field(
@@ -387,6 +452,9 @@ class EffectiveRuntimeConfigSpec(RuntimeConfigSpec, ClusterRuntimeConfigSpec):
     # namespace's class, whose scope takes the same values: the merge decides which apply.)
     routing: ClusterRoutingConfig | None = Field(
         default=None, description="HTTP routing defaults, and the route policy of tenants."
+    )
+    scale_to_zero: ClusterScaleToZero | None = Field(
+        default=None, description="Scale to zero's defaults, and where waking requests wait."
     )
 
 

@@ -20,7 +20,7 @@ from function.api.common import (
     ResourceRequirements,
 )
 from function.api.hardware import INT32_MAX, Hardware, Metric, Precision
-from function.api.runtimeconfig import RoutingConfig
+from function.api.runtimeconfig import RoutingConfig, ScaleToZeroDefaults
 
 DEFAULT_BASE_IMAGE: Final = "amdenterpriseai/aim-base:latest"
 
@@ -187,6 +187,16 @@ class AIMServiceSpec(ApiModel):
                 " || self.minReplicas <= self.maxReplicas",
                 "spec.minReplicas must not exceed spec.maxReplicas",
             ),
+            rule(
+                "!has(self.minReplicas) || self.minReplicas > 0 || has(self.maxReplicas)",
+                "spec.minReplicas 0 (scale to zero) needs spec.maxReplicas, at least 1: the most "
+                "pods a woken service runs",
+            ),
+            rule(
+                "!has(self.minReplicas) || self.minReplicas > 0 || !has(self.autoScaling)",
+                "spec.minReplicas 0 scales on requests through the Gateway; remove "
+                "spec.autoScaling, or set spec.minReplicas to at least 1 to scale on metrics",
+            ),
         ),
     }
 
@@ -212,7 +222,15 @@ class AIMServiceSpec(ApiModel):
     )
     replicas: int = Field(default=1, ge=0, le=INT32_MAX, description="Inference pods to run.")
     min_replicas: int | None = Field(
-        default=None, ge=1, le=INT32_MAX, description="Fewest pods when autoscaled."
+        default=None,
+        ge=0,
+        le=INT32_MAX,
+        description=(
+            "Fewest pods when autoscaled. 0 scales to zero: after `scaleToZero.idleAfter` "
+            "without a request the predictor has no pod (its cache stays), and the next request "
+            "through the Gateway is held until a pod is ready, then answered. Needs routing, "
+            "`maxReplicas` and the KEDA HTTP add-on."
+        ),
     )
     max_replicas: int | None = Field(
         default=None, ge=1, le=INT32_MAX, description="Most pods when autoscaled."
@@ -223,6 +241,10 @@ class AIMServiceSpec(ApiModel):
             "Scale between minReplicas (default 1) and maxReplicas on the inference server's "
             "metrics, through KServe's KEDA class (needs KEDA and the OpenTelemetry operator)."
         ),
+    )
+    scale_to_zero: ScaleToZeroDefaults | None = Field(
+        default=None,
+        description="With `minReplicas: 0`: how long without requests before zero pods.",
     )
     runtime_config_name: str = Field(
         default="default",

@@ -30,8 +30,20 @@ class Scaling:
     metrics: tuple[Manifest, ...] = ()
 
     @property
+    def to_zero(self) -> bool:
+        """Autoscaled down to no pod: KEDA, woken by the HTTP add-on, owns the replica count."""
+        return self.autoscaled and self.min_replicas == 0
+
+    @property
     def autoscaler_class(self) -> str:
-        """KServe's autoscaler class for these bounds."""
+        """KServe's autoscaler class for these bounds.
+
+        `external` for scale to zero: KServe makes no autoscaler and leaves the Deployment's
+        replicas to KEDA (its `keda` class cannot carry the add-on's trigger), and accepts a
+        minimum of 0 in raw deployment.
+        """
+        if self.to_zero:
+            return "external"
         if self.metrics:
             return "keda"
         return "hpa" if self.autoscaled else "none"
@@ -104,6 +116,7 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
                 # A crashing server's last log lines become its termination message, the one
                 # account of the crash the function can read (InferenceServicePodsReady).
                 "terminationMessagePolicy": "FallbackToLogsOnError",
+                **_wake_probe(scaling),
             },
         ],
         "volumes": volumes,
@@ -127,9 +140,9 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
             },
         }
     annotations: dict[str, JsonValue] = {
-        # KServe's own HPA or KEDA between min and max replicas, or none for a fixed count;
-        # never Knative (scale-to-zero on GPUs reloads hundreds of gigabytes of weights on the
-        # first request).
+        # KServe's own HPA or KEDA between min and max replicas, KEDA through the HTTP add-on
+        # for scale to zero, or none for a fixed count; never Knative (its activator drops the
+        # cache mounts' guarantees and raw deployment is what AIM runs).
         "serving.kserve.io/autoscalerClass": scaling.autoscaler_class,
         "serving.kserve.io/deploymentMode": "RawDeployment",
     }
@@ -154,3 +167,14 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
         },
         "spec": {"predictor": predictor},
     }
+
+
+def _wake_probe(scaling: Scaling) -> Manifest:
+    """A readiness probe every second for a predictor that wakes on a held request.
+
+    KServe's default probe checks the port every 10 s, which a waking request would wait out;
+    the server opens its port once the model is loaded, so a TCP check is enough.
+    """
+    if not scaling.to_zero:
+        return {}
+    return {"readinessProbe": {"tcpSocket": {"port": INFERENCE_PORT}, "periodSeconds": 1}}

@@ -125,6 +125,7 @@ def resolve(
         ref,
         cluster=cluster is not None,
         platform_routing=platform.routing if platform else None,
+        platform_scale_to_zero=platform.scale_to_zero if platform else None,
     )
 
 

@@ -18,6 +18,7 @@ from function.api.common import ResolvedReference
 from function.api.meta import Manifest
 from function.api.runtimeconfig import (
     ClusterRoutingConfig,
+    ClusterScaleToZero,
     EffectiveRuntimeConfigSpec,
     ModelCreationScope,
     RoutePolicy,
@@ -40,6 +41,9 @@ class RuntimeConfig:
     platform_routing: ClusterRoutingConfig | None = None
     """The AIMClusterRuntimeConfig's own `routing`, before a namespace's is merged over it: what
     the platform wrote (its annotations always pass the route policy), as opposed to a tenant."""
+    platform_scale_to_zero: ClusterScaleToZero | None = None
+    """The AIMClusterRuntimeConfig's own `scaleToZero`: how long a waking request waits and where
+    are the platform's to say, whatever a namespace's config carries."""
 
     @property
     def route_policy(self) -> RoutePolicy:

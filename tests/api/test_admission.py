@@ -114,11 +114,40 @@ INVALID = [
         "spec.replicas in body must be of type integer",
     ),
     Refusal(
-        "svc-min-replicas-zero",
-        "scale-to-zero is not offered: minReplicas starts at 1",
+        "svc-min-replicas-zero-no-max",
+        "scale to zero needs the most pods a woken service runs",
         "AIMService",
         {"model": {"ref": "llama"}, "minReplicas": 0},
-        "spec.minReplicas in body should be greater than or equal to 1",
+        "spec.minReplicas 0 (scale to zero) needs spec.maxReplicas",
+    ),
+    Refusal(
+        "svc-min-replicas-zero-metrics",
+        "scale to zero wakes on requests, not on the metrics of pods it does not have",
+        "AIMService",
+        {
+            "model": {"ref": "llama"},
+            "minReplicas": 0,
+            "maxReplicas": 2,
+            "autoScaling": {
+                "metrics": [
+                    {
+                        "type": "PodMetric",
+                        "podmetric": {
+                            "metric": {"metricNames": ["vllm:num_requests_running"]},
+                            "target": {"type": "Value", "value": "1"},
+                        },
+                    }
+                ]
+            },
+        },
+        "spec.minReplicas 0 scales on requests through the Gateway",
+    ),
+    Refusal(
+        "svc-min-replicas-negative",
+        "no fewer than zero pods",
+        "AIMService",
+        {"model": {"ref": "llama"}, "minReplicas": -1, "maxReplicas": 1},
+        "spec.minReplicas in body should be greater than or equal to 0",
     ),
     Refusal(
         "svc-min-over-max",

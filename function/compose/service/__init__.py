@@ -2,12 +2,15 @@
 
 Each call resolves the runtime config, the model and the template from what Crossplane fetched,
 then composes what those allow: an AIMModel or a derived AIMServiceTemplate when the service needs
-one, the InferenceService once the model is Ready and the template Available, and the HTTPRoute
-when routing is on. Every step reports a condition; the worst decides `status.status`.
+one, the InferenceService once the model is Ready and the template Available, the HTTPRoute
+when routing is on, and the HTTPScaledObject that wakes a service at `minReplicas: 0`. Every step
+reports a condition; the worst decides `status.status`.
 
 Two rules keep users' workloads safe. A service that is Failed creates nothing new (the user has
 to fix something first). And an object that exists is never dropped from the desired state just
 because an input went missing or unready: it is kept as it is until it can be composed again.
+The one exception is a route that is itself the harm, answering on every listener of its
+Gateway (`routing.py`).
 """
 
 from __future__ import annotations
@@ -17,17 +20,19 @@ from collections.abc import Sequence
 from typing import Final
 
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
+from function.build.kserve import Scaling
 from function.compose.frame import open_frame
 from function.compose.service import caching, inference, model, routing, scaling, template
 from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import MODEL
-from function.compose.service.routing import HTTP_ROUTE
+from function.compose.service.routing import HTTP_ROUTE, RouteOutcome
 from function.compose.service.template import (
     DERIVED_TEMPLATE,
     Alternative,
     catalog_requirements,
 )
+from function.compose.service.wake import HTTP_SCALED_OBJECT, WakeOutcome, plan_wake
 from function.errors import InvalidSpecError
 from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.counted import TemplateSelected
@@ -43,6 +48,7 @@ from function.rules.status import ConditionType, Health, Reason, State, worst
 __all__ = [
     "DERIVED_TEMPLATE",
     "HTTP_ROUTE",
+    "HTTP_SCALED_OBJECT",
     "INFERENCE_SERVICE",
     "MODEL",
     "TEMPLATE_CACHE",
@@ -85,12 +91,11 @@ def compose_service(observed: Observed) -> Composition:
     caches = caching.resolve(
         observed, spec, templates.template, models.model, config, template_ready=templates.ready
     )
-    route = routing.compose_route(observed, spec.routing, config, isvc_name)
+    wake, route = _front(observed, spec, config, isvc_name, bounds)
     comp.requirements += route.requirements
 
-    upstream = [config_health, models.health, templates.health]
-    if route.health is not None:
-        upstream.append(route.health)
+    fronts = [h for h in (wake.health, route.health) if h is not None]
+    upstream = [config_health, models.health, templates.health, *fronts]
     failed = worst(upstream) is State.FAILED
     models = _held_model(observed, models, upstream)
     isvc, isvc_health = _inference_service(
@@ -114,8 +119,7 @@ def compose_service(observed: Observed) -> Composition:
             healths.append(autoscaler)
     if caches.health is not None:
         healths.append(caches.health)
-    if route.health is not None:
-        healths.append(route.health)
+    healths += fronts
 
     # Routing that is on but broken keeps the route it had, unless that route is the problem;
     # routing turned off removes it.
@@ -127,6 +131,8 @@ def compose_service(observed: Observed) -> Composition:
         TEMPLATE_CACHE: caches.desired,
         INFERENCE_SERVICE: isvc,
         HTTP_ROUTE: route.desired or kept_route,
+        # It scales the InferenceService's Deployment: not before there is one to scale.
+        HTTP_SCALED_OBJECT: wake.desired if isvc is not None else None,
     }
     for key, value in desired.items():
         if value is not None and (not failed or key in observed.resources):
@@ -156,6 +162,26 @@ def compose_service(observed: Observed) -> Composition:
         runtime=scaling.runtime(bounds, observed) if INFERENCE_SERVICE in comp.resources else None,
     )
     return frame.finish(status, headline)
+
+
+def _front(
+    observed: Observed,
+    spec: AIMServiceSpec,
+    config: RuntimeConfig | None,
+    isvc_name: str,
+    bounds: Scaling,
+) -> tuple[WakeOutcome, RouteOutcome]:
+    """What clients reach the service through: its route, and what wakes it at zero pods."""
+    wake = plan_wake(
+        observed,
+        spec,
+        bounds,
+        config,
+        routed=routing.enabled(spec.routing, config),
+        isvc_name=isvc_name,
+        request_timeout=routing.request_timeout(spec.routing, config),
+    )
+    return wake, routing.compose_route(observed, spec.routing, config, isvc_name, wake.waker)
 
 
 def explain_template_choice(observed: Observed) -> list[Alternative]:

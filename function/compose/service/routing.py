@@ -20,7 +20,7 @@ from pydantic import JsonValue
 
 from function.api.common import ParentReference
 from function.api.runtimeconfig import RoutePolicy, RoutingConfig
-from function.build.gateway import build_http_route
+from function.build.gateway import Waker, build_http_route
 from function.compose.service import routepolicy
 from function.compose.service.routepolicy import RouteRequest
 from function.kube import views
@@ -67,6 +67,7 @@ def compose_route(
     service: RoutingConfig | None,
     config: RuntimeConfig | None,
     isvc_name: str,
+    waker: Waker | None = None,
 ) -> RouteOutcome:
     """Decide the HTTPRoute from the service's routing over the runtime config's, in policy."""
     defaults = config.spec.routing if config else None
@@ -109,6 +110,7 @@ def compose_route(
         hostnames=request.hostnames,
         backend_service=f"{isvc_name}-predictor",
         request_timeout=timeout if isinstance(timeout, str) else None,
+        waker=waker,
     )
     health = route_health(observed.resources.get(HTTP_ROUTE), parent, observed.namespace)
     return RouteOutcome(
@@ -118,6 +120,17 @@ def compose_route(
         Desired(manifest, ready=health.state is State.READY),
         _gateway_requirements(observed, gateway, request),
     )
+
+
+def enabled(service: RoutingConfig | None, config: RuntimeConfig | None) -> bool:
+    """Whether the service is routed: its `routing.enabled`, else its runtime config's."""
+    return bool(_pick(service, config.spec.routing if config else None, "enabled"))
+
+
+def request_timeout(service: RoutingConfig | None, config: RuntimeConfig | None) -> str | None:
+    """The route's request timeout: the service's, else its runtime config's."""
+    timeout = _pick(service, config.spec.routing if config else None, "request_timeout")
+    return timeout if isinstance(timeout, str) else None
 
 
 def _request(

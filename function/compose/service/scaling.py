@@ -5,7 +5,8 @@ between them, and with `autoScaling.metrics` KServe's KEDA class does. The HPA c
 HorizontalPodAutoscaler named after the predictor, KEDA one named `keda-hpa-<predictor>`: their
 status says how many pods there are and how many the autoscaler wants. Until one exists (and for
 a fixed count) the bounds stand in for both. Their conditions say whether the autoscaler works:
-`HPAReady`.
+`HPAReady`. With `minReplicas: 0`, KEDA scales through the HTTP add-on's ScaledObject (`wake.py`),
+whose HPA is also `keda-hpa-<predictor>`; at zero pods it is idle, not broken (`ScaledToZero`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from function.api.service import AIMServiceSpec, ReplicaStatus
 from function.build.kserve import Scaling
 from function.kube import views
 from function.kube.contract import Observed, Requirement
-from function.kube.views import ObjectCondition, autoscaler_status
+from function.kube.views import AutoscalerStatus, ObjectCondition, autoscaler_status
 from function.rules.status import ConditionType, Health, Reason
 
 HPA: Final = "autoscaler"
@@ -32,14 +33,16 @@ def bounds(spec: AIMServiceSpec) -> Scaling:
     )
     if spec.min_replicas is None and spec.max_replicas is None and not metrics:
         return Scaling(spec.replicas, spec.replicas)
-    low = spec.min_replicas or 1
-    return Scaling(low, spec.max_replicas or low, autoscaled=True, metrics=metrics)
+    low = 1 if spec.min_replicas is None else spec.min_replicas
+    return Scaling(low, spec.max_replicas or max(low, 1), autoscaled=True, metrics=metrics)
 
 
 def requirements(scaling: Scaling, namespace: str, isvc_name: str) -> list[Requirement]:
     """The autoscaler's HorizontalPodAutoscaler, where the service has one."""
     predictor = f"{isvc_name}-predictor"
-    name = {"keda": f"keda-hpa-{predictor}", "hpa": predictor}.get(scaling.autoscaler_class)
+    # Scale to zero's ScaledObject is the add-on's, named like the HTTPScaledObject: the predictor.
+    keda = f"keda-hpa-{predictor}"
+    name = {"keda": keda, "external": keda, "hpa": predictor}.get(scaling.autoscaler_class)
     if name is None:
         return []
     return [Requirement(HPA, "autoscaling/v2", "HorizontalPodAutoscaler", name, namespace)]
@@ -76,10 +79,31 @@ def health(scaling: Scaling, observed: Observed, *, serving: bool) -> Health | N
     if not scaling.autoscaled or found is None:
         return None
     if not found:
+        maker = "KEDA has" if scaling.to_zero else "KServe has"
         return ConditionType.HPA_READY.progressing(
-            Reason.HPA_NOT_FOUND, "KServe has made no autoscaler yet"
+            Reason.HPA_NOT_FOUND, f"{maker} made no autoscaler yet"
         )
-    conditions = autoscaler_status(found[0]).conditions
+    status = autoscaler_status(found[0])
+    if scaling.to_zero and _at_zero(status):
+        return ConditionType.HPA_READY.ready(
+            Reason.SCALED_TO_ZERO, "scaled to zero: no pod until the next request wakes it"
+        )
+    return _working(status.conditions, serving=serving)
+
+
+def _at_zero(status: AutoscalerStatus) -> bool:
+    """Whether KEDA has scaled the target to zero pods, as the HPA controller says it.
+
+    At zero the controller stops scaling (ScalingActive False, reason ScalingDisabled) and writes
+    no `currentReplicas` (a zero count is left out of its status): idle, not broken.
+    """
+    active = views.find(status.conditions, "ScalingActive")
+    disabled = active is not None and active.is_false and active.reason == "ScalingDisabled"
+    return disabled and status.current_replicas in {None, 0}
+
+
+def _working(conditions: tuple[ObjectCondition, ...], *, serving: bool) -> Health:
+    """Whether an HPA with pods to scale can scale them, from its conditions."""
     able = views.find(conditions, "AbleToScale")
     active = views.find(conditions, "ScalingActive")
     if able is not None and not able.is_true:

@@ -147,3 +147,27 @@ def test_another_teams_objects_are_left_to_their_own_controllers() -> None:
     }
     world = World([job, pvc("scratch"), OWNER, owned(pvc("cache"))])
     assert simulate(world) == ["provisioner_binds: PersistentVolumeClaim ml/cache"]
+
+
+def test_keda_idles_a_scale_to_zero_service_as_the_real_controllers_write_it() -> None:
+    """The add-on's operator says the HTTPScaledObject is Ready, and KEDA's HPA is at zero in
+    the shape the HPA controller writes (no current count, ScalingDisabled), which the function
+    reads as scaled to zero; a second round acts no more."""
+    scaled = {
+        "apiVersion": "http.keda.sh/v1alpha1",
+        "kind": "HTTPScaledObject",
+        "metadata": {"name": "chat-predictor", "namespace": NS},
+        "spec": {"replicas": {"min": 0, "max": 1}},
+    }
+    world = World([OWNER, owned(scaled)])
+    assert simulate(world) == ["keda_scales_to_zero: HTTPScaledObject ml/chat-predictor"]
+    key = ("http.keda.sh/v1alpha1", "HTTPScaledObject", NS, "chat-predictor")
+    [ready] = (world.get(key) or {})["status"]["conditions"]
+    assert (ready["type"], ready["status"]) == ("Ready", "True")
+    hpa = world.get(("autoscaling/v2", "HorizontalPodAutoscaler", NS, "keda-hpa-chat-predictor"))
+    status = (hpa or {})["status"]
+    assert "currentReplicas" not in status
+    assert {(c["type"], c["status"], c.get("reason")) for c in status["conditions"]} >= {
+        ("ScalingActive", "False", "ScalingDisabled")
+    }
+    assert simulate(world) == []

@@ -35,6 +35,7 @@ def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
         ("", "persistentvolumeclaims"),
         ("serving.kserve.io", "inferenceservices"),
         ("gateway.networking.k8s.io", "httproutes"),
+        ("http.keda.sh", "httpscaledobjects"),
         ("", "configmaps"),
         ("", "serviceaccounts"),
         ("rbac.authorization.k8s.io", "rolebindings"),
