@@ -25,6 +25,8 @@ from typing import Any, Final
 
 from devtools.cluster.controlplane import CROSSPLANE_NAMESPACE, start_control_plane
 from devtools.cluster.gateway import Gateway, start_traefik
+from devtools.cluster.keda import start_keda
+from devtools.cluster.kedahttp import KedaHttp, Timeouts, start_keda_http
 from devtools.cluster.kserve import start_kserve
 from devtools.cluster.kube import Kube, KubeError
 from devtools.cluster.kubeconfig import credentials
@@ -51,6 +53,8 @@ CLUSTER_REGISTRY: Final = "AIM_E2E_CLUSTER_REGISTRY"
 GPU_NODE: Final = "AIM_E2E_GPU_NODE"
 GPUS: Final = {"amd.com/gpu": "8"}
 MI300X: Final = {"amd.com/gpu.device-id": "74a1"}
+WAKE_TIMEOUTS: Final = Timeouts(condition_wait=120.0, response_header=60.0)
+"""The interceptor's own bounds; an AIMService's HTTPScaledObject sets its own over them."""
 REQUIRED_CRDS: Final = {
     "functions.pkg.crossplane.io": "Crossplane 2.3 or later (its Helm chart)",
     "inferenceservices.serving.kserve.io": "KServe in Standard (RawDeployment) mode",
@@ -76,6 +80,8 @@ class Target:
     gpu_node: str | None = None
     gateway: Gateway | None = None
     """A Gateway a real implementation serves, and the URL this host reaches it at."""
+    keda_http: KedaHttp | None = None
+    """The KEDA HTTP add-on, which wakes services at `minReplicas: 0`."""
 
     @staticmethod
     def from_env(env: Mapping[str, str]) -> Target | None:
@@ -105,6 +111,7 @@ class ClusterPlatform:
     gpu_node: str
     pod_log: PodLog | None = None
     gateway: Gateway | None = None
+    keda_http: KedaHttp | None = None
 
     def team_namespace(self, name: str) -> str:
         """A namespace for an application team, enforcing `restricted`."""
@@ -200,6 +207,7 @@ def attach(
         node,
         pod_log,
         target.gateway,
+        target.keda_http,
     )
 
 
@@ -207,7 +215,8 @@ def attach(
 def own_cluster(tools: Tools, crds: Path, root: Path) -> Iterator[tuple[Target, PodLog]]:
     """A cluster as a user would bring one, made here: a control plane with Crossplane core and
     its Deployment runtime, a node with a scheduler whose containerd pulls `ghcr.io` images from
-    a registry, KServe with its CRDs and Gateway API's, and Traefik serving a shared Gateway; and
+    a registry, KServe with its CRDs and Gateway API's, Traefik serving a shared Gateway, and KEDA
+    with its HTTP add-on, which wakes services at zero pods; and
     the kubeconfig file and registry addresses a user would give (`Target`). Also the node's pod
     logs, which its kubelet API, on loopback, cannot serve through the API server."""
     (root / "registry").mkdir(parents=True)
@@ -228,13 +237,20 @@ def own_cluster(tools: Tools, crds: Path, root: Path) -> Iterator[tuple[Target, 
         with (
             start_kserve(tools, plane, root / "kserve"),
             start_traefik(tools, plane, root / "traefik") as gateway,
+            start_keda(tools, plane, root / "keda"),
+            start_keda_http(tools, plane, WAKE_TIMEOUTS) as keda_http,
         ):
             kubeconfig = root / "kubeconfig"
             kubeconfig.write_text(plane.admin.credentials.kubeconfig("admin"))
             # Core and containerd run on this host and pull packages over loopback; the
             # function's pod reaches the registry at the node's address.
             target = Target(
-                kubeconfig, registry.host, registry.host, registry.at(node.ip), gateway=gateway
+                kubeconfig,
+                registry.host,
+                registry.host,
+                registry.at(node.ip),
+                gateway=gateway,
+                keda_http=keda_http,
             )
             yield target, node.pod_log
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,9 +43,10 @@ from devtools.cluster.converge import (
     wait_status,
 )
 from devtools.cluster.gateway import CONTROLLER, Gateway
-from devtools.cluster.kube import Kube, wait_for
+from devtools.cluster.kube import Kube, condition, wait_for
 from devtools.cluster.oci import write_archive
 from devtools.cluster.platform import PUBLIC_REGISTRY, SYSTEM_NAMESPACE, aim
+from devtools.cluster.timing import TIMES
 from devtools.pkg.image import Image
 from devtools.tools import Tools
 from function.rules.labels import SERVICE as AIM_SERVICE_LABEL
@@ -170,7 +173,9 @@ def test_a_model_image_becomes_a_service_that_answers(target_cluster: ClusterPla
     assert kube.get(AIM, "AIMService", "chat", ns) is not None
 
 
-def chat_through_gateway(url: str, seen: list[str], host: str | None = None) -> Any:
+def chat_through_gateway(
+    url: str, seen: list[str], host: str | None = None, timeout_s: float = 10
+) -> Any:
     """An OpenAI chat completion sent to `url` as a client of the Gateway would, for `host` when
     given (the Gateway listens on loopback; a client would resolve the name to it); None (the
     reason noted in `seen`) while the Gateway does not carry it through."""
@@ -180,7 +185,7 @@ def chat_through_gateway(url: str, seen: list[str], host: str | None = None) -> 
         url, json.dumps(body).encode(), headers, method="POST"
     )
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
             return json.loads(response.read())
     except (urllib.error.URLError, OSError, ValueError) as e:
         seen.append(f"{type(e).__name__}: {e}")
@@ -338,3 +343,126 @@ def test_a_route_pinned_to_a_host_answers_only_for_it(target_cluster: ClusterPla
     assert "(workloads, admin)" in exposed["message"], exposed
     routes = kube.list("gateway.networking.k8s.io/v1", "HTTPRoute", ns)
     assert [r["metadata"]["labels"][AIM_SERVICE_LABEL] for r in routes] == ["pinned"]
+
+
+def predictor_pods(kube: Kube, namespace: str, service: str) -> list[dict[str, Any]]:
+    """The predictor pods of an AIMService's InferenceService that are not going away."""
+    isvc = aim_service_isvc(kube, namespace, service)
+    pods = kube.list("v1", "Pod", namespace, labels={"serving.kserve.io/inferenceservice": isvc})
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def pod_start_seconds(pod: dict[str, Any]) -> float:
+    """From the pod's creation to its Ready condition, by the API server's and kubelet's clocks."""
+    ready = next(c for c in pod["status"]["conditions"] if c["type"] == "Ready")
+
+    def at(stamp: str) -> datetime:
+        return datetime.fromisoformat(stamp)
+
+    created = at(pod["metadata"]["creationTimestamp"])
+    return (at(ready["lastTransitionTime"]) - created).total_seconds()
+
+
+def aim_service_isvc(kube: Kube, namespace: str, service: str) -> str:
+    """The name of the InferenceService an AIMService composed."""
+    found = kube.get(AIM, "AIMService", service, namespace) or {}
+    return str(found["status"]["inferenceService"])
+
+
+def scaled_to_zero(kube: Kube, namespace: str, service: str) -> bool:
+    """Whether the service has no predictor pod and says it is scaled to zero."""
+    found = condition(kube.get(AIM, "AIMService", service, namespace), "HPAReady") or {}
+    said = found.get("reason") == "ScaledToZero"
+    return said and not predictor_pods(kube, namespace, service)
+
+
+def scaling_story(kube: Kube, namespace: str, service: str) -> str:
+    """What each party says of a service's scale: for a wait that timed out."""
+    isvc = aim_service_isvc(kube, namespace, service)
+    predictor = f"{isvc}-predictor"
+    objects = {
+        "deployment": ("apps/v1", "Deployment", predictor),
+        "hpa": ("autoscaling/v2", "HorizontalPodAutoscaler", f"keda-hpa-{predictor}"),
+        "scaledobject": ("keda.sh/v1alpha1", "ScaledObject", predictor),
+    }
+    said = condition(kube.get(AIM, "AIMService", service, namespace), "HPAReady")
+    parts = [f"service HPAReady: {said}"]
+    for what, (api, kind, name) in objects.items():
+        parts.append(f"{what}: {(kube.get(api, kind, name, namespace) or {}).get('status')}")
+    parts.append(
+        f"pods: {[p['metadata']['name'] for p in predictor_pods(kube, namespace, service)]}"
+    )
+    return "\n".join(parts)
+
+
+@pytest.mark.timeout(900)  # the cluster's start is paid by the module's first test
+def test_a_service_at_zero_answers_the_request_that_wakes_it(
+    target_cluster: ClusterPlatform,
+) -> None:
+    """A service at `minReplicas: 0` idles to no pod; one chat completion through the real
+    Gateway wakes it and gets the model's answer, not a 503: Traefik sends it to the KEDA HTTP
+    add-on's interceptor (the route the function composed), which holds it while KEDA scales the
+    predictor's Deployment to one pod and forwards it once the pod is ready. The time from request
+    to answer is printed beside the pod's own start. Idle again, it goes back to no pod; a
+    service at `minReplicas: 1` beside it never does.
+
+    Simulated: the GPUs, as above. Real: Traefik, KServe, KEDA and its HTTP add-on."""
+    platform = target_cluster
+    kube, gateway = platform.kube, routable(platform)
+    if platform.keda_http is None:
+        pytest.skip("the target cluster runs no KEDA HTTP add-on: only the tier's own does")
+    ns = platform.team_namespace("team-idle")
+    # The platform lets the team's routes name the interceptor's Service, in its namespace.
+    kube.apply(
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1beta1",
+            "kind": "ReferenceGrant",
+            "metadata": {"name": f"routes-of-{ns}", "namespace": "keda"},
+            "spec": {
+                "from": [
+                    {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": ns}
+                ],
+                "to": [{"group": "", "kind": "Service"}],
+            },
+        }
+    )
+    routing = {"enabled": True, "gatewayRef": gateway.parent_ref}
+    spec = {"routing": routing, "scaleToZero": {"idleAfter": "10s"}}
+    kube.apply(aim("AIMRuntimeConfig", "default", ns, spec))
+    small = {"model": {"ref": "small"}, "resources": SMALL}
+    kube.apply(aim("AIMService", "sleepy", ns, {**small, "minReplicas": 0, "maxReplicas": 1}))
+    kube.apply(aim("AIMService", "awake", ns, {**small, "minReplicas": 1, "maxReplicas": 1}))
+
+    wait_condition(platform, "AIMService", "sleepy", ns, "ScaleToZeroReady", "True", "WakeReady")
+    # KServe starts one pod; KEDA, finding no request waiting, scales it away.
+    wait_for(
+        "the sleepy service to say it is scaled to zero",
+        lambda: scaled_to_zero(kube, ns, "sleepy"),
+        timeout_s=240,
+        explain=lambda: scaling_story(kube, ns, "sleepy"),
+    )
+    running = wait_status(platform, "AIMService", "sleepy", ns, "Running", timeout_s=180)
+    assert not predictor_pods(kube, ns, "sleepy")
+    assert running["status"]["runtime"]["replicas"] == "0/0 (0-1)"
+
+    url = f"{gateway.url}{running['status']['routing']['path']}/v1/chat/completions"
+    seen: list[str] = []
+    start = time.monotonic()
+    answer = chat_through_gateway(url, seen, timeout_s=150)
+    waking = time.monotonic() - start
+    assert answer is not None, f"the waking request was not answered: {seen}"
+    assert answer["choices"][0]["message"]["content"] == "a stand-in answer"
+    [pod] = predictor_pods(kube, ns, "sleepy")
+    created = pod_start_seconds(pod)
+    # The tier's wall-time summary prints both: what the wake adds is their difference.
+    TIMES["scale to zero: waking request to answer"] = waking
+    TIMES["scale to zero: its pod, created to Ready"] = created
+
+    # Idle again: back to no pod, and the service says so; the one at 1 keeps its pod.
+    wait_for(
+        "the sleepy service to idle back to no pod",
+        lambda: scaled_to_zero(kube, ns, "sleepy"),
+        timeout_s=240,
+        explain=lambda: scaling_story(kube, ns, "sleepy"),
+    )
+    assert len(predictor_pods(kube, ns, "awake")) == 1
