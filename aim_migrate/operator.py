@@ -292,21 +292,6 @@ def routing(value: JsonValue, path: str, report: Report, model: ModelForm) -> Ob
     return f.finish("routing")
 
 
-def _no_scale_to_zero(spec: Obj, report: Report) -> None:
-    """The operator's `minReplicas: 0` (scale to zero, 0.2.5) as the lowest count served here.
-
-    The API refuses 0 (`minimum: 1`): left as is, the converted manifest would not apply. One
-    predictor pod keeps its GPUs while nobody calls it, which the warning says.
-    """
-    if spec.get("minReplicas") != 0:
-        return
-    spec["minReplicas"] = 1
-    report.warnings.append(
-        "spec.minReplicas: 0 became 1: services here do not scale to zero yet, so one predictor "
-        "pod, and the GPUs it requests, stays up while nobody calls the service"
-    )
-
-
 # --- models ------------------------------------------------------------------------------------
 
 
@@ -542,7 +527,6 @@ def service(doc: Obj, report: Report, _: OperatorContext) -> Kind:
         "serviceAccountName",
     ):
         f.carry(key)
-    _no_scale_to_zero(f.out, report)
     overrides = f.take("overrides")
     if overrides is not None:
         o = Fields(overrides, "spec.overrides", report)

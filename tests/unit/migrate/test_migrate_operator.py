@@ -73,18 +73,17 @@ CASES = [
     ),
     OperatorCase(
         "service-scale-to-zero",
-        "an operator 0.2.6 service: minReplicas 0 becomes 1 with a warning (it would not apply "
-        "here); hostnames carry over; LoRA adapters have no counterpart yet and are named",
+        "an operator 0.2.6 service: minReplicas 0 (scale to zero) and hostnames carry over; LoRA "
+        "adapters have no counterpart yet and are named",
         "service-scale-to-zero.yaml",
         "AIMService",
         {
             "model": {"ref": "llama-3-8b"},
-            "minReplicas": 1,
+            "minReplicas": 0,
             "maxReplicas": 2,
             "routing": {"enabled": True, "hostnames": ["chat.ml-team.example.com"]},
         },
         not_carried=("spec.adapterMode", "spec.adapters"),
-        warned=("spec.minReplicas",),
     ),
     OperatorCase(
         "service-custom",
