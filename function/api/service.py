@@ -20,7 +20,7 @@ from function.api.common import (
     ResourceRequirements,
 )
 from function.api.hardware import INT32_MAX, Hardware, Metric, Precision
-from function.api.runtimeconfig import RoutingConfig, ScaleToZeroDefaults
+from function.api.runtimeconfig import DURATION_PATTERN, RoutingConfig
 
 DEFAULT_BASE_IMAGE: Final = "amdenterpriseai/aim-base:latest"
 
@@ -175,6 +175,19 @@ class AutoScaling(ApiModel):
     )
 
 
+class ScaleToZero(ApiModel):
+    """When a service at `minReplicas: 0` has no pod."""
+
+    idle_after: str | None = Field(
+        default=None,
+        pattern=DURATION_PATTERN,
+        description=(
+            "How long without a request before the predictor has no pod, e.g. `15m`; default "
+            "the runtime config's `scaleToZero.idleAfter`, else `5m`."
+        ),
+    )
+
+
 class AIMServiceSpec(ApiModel):
     """Desired state of an AIMService."""
 
@@ -242,7 +255,7 @@ class AIMServiceSpec(ApiModel):
             "metrics, through KServe's KEDA class (needs KEDA and the OpenTelemetry operator)."
         ),
     )
-    scale_to_zero: ScaleToZeroDefaults | None = Field(
+    scale_to_zero: ScaleToZero | None = Field(
         default=None,
         description="With `minReplicas: 0`: how long without requests before zero pods.",
     )
