@@ -44,7 +44,8 @@ def test_example_manifests_validate_against_the_xrds(tools: Tools, example: Path
 def test_rendered_objects_validate_against_real_crds(
     tools: Tools, function_target: str, crds: Path, example: Path, tmp_path: Path
 ) -> None:
-    """Every composed object is valid for its real schema: KServe, Gateway API, AIM XRDs."""
+    """Every composed object is valid for its real schema: KServe, Gateway API, the KEDA HTTP
+    add-on, AIM XRDs."""
     objects = composed_objects(tools, function_target, example)
     builtin = [o for o in objects if o["apiVersion"] in BUILTIN_API_VERSIONS]
     for obj in builtin:
@@ -54,7 +55,8 @@ def test_rendered_objects_validate_against_real_crds(
     if custom:
         rendered = tmp_path / "rendered.yaml"
         rendered.write_text(yaml.safe_dump_all(custom))
-        assert_valid(tools, [crds / "kserve", crds / "gateway-api", XRDS], rendered)
+        add_on = tools.autoscaling_crds / "keda-http"
+        assert_valid(tools, [crds / "kserve", crds / "gateway-api", add_on, XRDS], rendered)
 
 
 @dataclass(frozen=True)
