@@ -88,7 +88,8 @@ def compose_route(
     refusal = routepolicy.refusal(request, service, config)
     if refusal is not None:
         return RouteOutcome(refusal)
-    exposure = _exposure(observed, gateway, request)
+    wanted = _gateway_requirements(observed, gateway, request)
+    exposure = _exposure(observed, gateway, wanted)
     if exposure is not None:
         return exposure
 
@@ -118,7 +119,7 @@ def compose_route(
         request.path,
         tuple(request.hostnames),
         Desired(manifest, ready=health.state is State.READY),
-        _gateway_requirements(observed, gateway, request),
+        wanted,
     )
 
 
@@ -182,15 +183,15 @@ def _gateway_requirements(
 
 
 def _exposure(
-    observed: Observed, gateway: ParentReference, request: RouteRequest
+    observed: Observed, gateway: ParentReference, wanted: list[Requirement]
 ) -> RouteOutcome | None:
     """Why a route without hostnames may not be composed on this Gateway, or None if it may.
 
     Until the Gateway is read, nothing new is composed (an existing route is kept). A Gateway
     that does not exist has no listener to expose the route on yet: the route is composed, and
-    withdrawn if the Gateway turns out to have several.
+    withdrawn if the Gateway turns out to have several. `wanted` is the Gateway's requirement
+    (`_gateway_requirements`), empty where no listener count applies.
     """
-    wanted = _gateway_requirements(observed, gateway, request)
     if not wanted:
         return None
     found = observed.required.get(GATEWAY)
