@@ -8,8 +8,8 @@ Every piece is the real component: pods are scheduled, their images unpacked, th
 run by runc in a network namespace of the bridge, their status written by the kubelet; Services
 reach them through kube-proxy, and host processes reach Services by name (`ServiceHosts`). What
 the node changes on the host is put back when it stops: containers and their shims, mounts,
-network namespaces, the bridge, the iptables chains kube-proxy and the kubelet made, the
-kubelet's cgroups, the sysctls it and the bridge plugin set, and /etc/hosts. Where this host
+network namespaces, the bridge, the iptables chains kube-proxy, the kubelet and the node made,
+the kubelet's cgroups, the sysctls it and the bridge plugin set, and /etc/hosts. Where this host
 cannot do something, docs/e2e.md says so.
 
 The kubelet authenticates as the control plane's admin (there is no bootstrap token flow or
@@ -32,7 +32,13 @@ from typing import Any, Final
 
 import yaml
 
-from devtools.cluster.controlplane import ControlPlane, Supervisor, http_ok, node_ip
+from devtools.cluster.controlplane import (
+    SERVICE_RANGE,
+    ControlPlane,
+    Supervisor,
+    http_ok,
+    node_ip,
+)
 from devtools.cluster.kube import Kube, KubeError, wait_for
 from devtools.cluster.oci import File, Image, write_archive
 from devtools.tools import HarnessError, Tools, free_port
@@ -70,6 +76,10 @@ SYSCTLS: Final = (
 # Paths the kubelet uses whatever its root directory is.
 HARD_CODED: Final = (Path("/var/lib/kubelet"), Path("/var/log/containers"))
 CGROUPS: Final = Path("/sys/fs/cgroup")
+# The node's own chain (see `_hold_service_range`), and the prefixes of the chains a node leaves
+# behind for `HostState.restore` to remove.
+UNROUTED: Final = "AIM-E2E-UNROUTED"
+CHAIN_PREFIXES: Final = (":KUBE-", f":{UNROUTED}")
 
 
 class NodeError(HarnessError):
@@ -142,12 +152,12 @@ class HostState:
             netns=_netns(),
             missing=tuple(p for p in HARD_CODED if not p.exists()),
             cgroups=set(CGROUPS.glob("*/kubepods*")),
-            chains=_kube_chains(),
+            chains=_node_chains(),
         )
 
     def restore(self) -> None:
         """Undo what a node changed since `read`."""
-        _remove_chains(_kube_chains() - self.chains)
+        _remove_chains(_node_chains() - self.chains)
         for ns in _netns() - self.netns:
             subprocess.run(["ip", "netns", "delete", ns], check=False, capture_output=True)
         subprocess.run(["ip", "link", "delete", BRIDGE], check=False, capture_output=True)
@@ -171,14 +181,41 @@ def _iptables_save(binary: str) -> list[tuple[str, str]]:
     return lines
 
 
-def _kube_chains() -> set[tuple[str, str, str]]:
-    """(binary, table, chain) of every KUBE-* chain: the kubelet's and kube-proxy's."""
+def _node_chains() -> set[tuple[str, str, str]]:
+    """(binary, table, chain) of every chain a node makes: KUBE-* and its own."""
     return {
         (binary, table, line.split()[0][1:])
         for binary in ("iptables", "ip6tables")
         for table, line in _iptables_save(binary)
-        if line.startswith(":KUBE-")
+        if line.startswith(CHAIN_PREFIXES)
     }
+
+
+def _hold_service_range() -> None:
+    """Refuse a connection to a ClusterIP that kube-proxy has not translated yet.
+
+    In a cluster such a packet leaves by the default route and is lost, so the client's dial
+    fails and it tries again. This host's default route ends at a transparent proxy that answers
+    anything on port 80 with its own 404: a host process dialling a Service in the moment
+    between its endpoint turning ready and kube-proxy's next sync (the KEDA HTTP add-on's
+    interceptor forwarding the request that woke a pod) would take that 404 for the server's
+    answer. A reset instead makes the dial fail, as it would in a cluster, and the client's retry
+    reaches the pod. The filter table sees a packet after the nat table's DNAT, so a translated
+    connection passes.
+    """
+    untranslated = f"-d {SERVICE_RANGE} -p tcp -m conntrack ! --ctstate DNAT"
+    rules = [
+        f"-N {UNROUTED}",
+        f"-A {UNROUTED} {untranslated} -j REJECT --reject-with tcp-reset",
+        f"-I OUTPUT 1 -m conntrack --ctstate NEW -j {UNROUTED}",
+    ]
+    for rule in rules:
+        proc = subprocess.run(
+            ["iptables", *rule.split()], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            msg = f"iptables {rule} failed: {proc.stderr.strip()}"
+            raise NodeError(msg)
 
 
 def _remove_chains(chains: set[tuple[str, str, str]]) -> None:
@@ -444,6 +481,7 @@ def start_node(  # noqa: PLR0913 - a node's settings, each with its default
         )
         sup.wait_ready(proxy, lambda: http_ok(f"http://127.0.0.1:{proxy_health}/healthz"))
 
+        _hold_service_range()
         wait_ready_node(plane.admin, capacity or {})
         with ServiceHosts(plane.admin).running():
             yield node

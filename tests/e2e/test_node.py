@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import ipaddress
 import json
 import os
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +34,7 @@ from devtools.cluster.aimimage import (
     storage_initializer_image,
     stub_image,
 )
-from devtools.cluster.controlplane import ControlPlane
+from devtools.cluster.controlplane import SERVICE_RANGE, ControlPlane
 from devtools.cluster.kube import Credentials, Kube, KubeError, wait_for
 from devtools.cluster.node import NODE_NAME, Node
 from devtools.cluster.oci import File, write_archive
@@ -165,6 +167,26 @@ def test_a_pod_runs_on_the_node_and_a_service_reaches_it(
 
     rsp = wait_for("RunFunction through the Service", answered, timeout_s=30)
     assert not rsp.results
+
+
+def test_a_cluster_ip_kube_proxy_does_not_translate_refuses_the_connection(
+    cluster: tuple[ControlPlane, Node],
+) -> None:
+    """A host process that dials an address of the Service range that kube-proxy has no rule
+    for (a Service it has not synced yet; here one that does not exist) has its connection
+    refused, and retries as a client in a cluster would. Without the node's rule the dial
+    would leave by the host's default route, where this machine's egress proxy answers port 80
+    with a 404 of its own that a proxy (the KEDA HTTP add-on's interceptor) relays as the
+    server's answer."""
+    plane, _ = cluster
+    taken = {s["spec"].get("clusterIP") for s in plane.admin.list("v1", "Service")}
+    free = next(
+        str(ip)
+        for ip in reversed(list(ipaddress.ip_network(SERVICE_RANGE).hosts()))
+        if str(ip) not in taken
+    )
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((free, 80), timeout=10).close()
 
 
 def test_a_jobs_termination_message_reaches_the_pod_status(
