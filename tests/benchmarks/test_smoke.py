@@ -64,6 +64,19 @@ BENCHMARKS = [
         ("baseline: 1 service", "3 services", "yes (3/3)", "10 services", "yes (10/10)"),
     ),
     Bench(
+        "coldstart",
+        "a workload at zero woken by a request through the KEDA HTTP add-on on a real node, "
+        "beside the same pod scaled up by hand, and the overhead between them",
+        "coldstart.py",
+        (
+            "baseline: scaled to Ready",
+            "wake: request to answered",
+            "overhead: wake answered - baseline Ready",
+        ),
+        timeout_s=600,
+        never=("INCOMPLETE",),
+    ),
+    Bench(
         "scale",
         "services on the local control plane: ours and the floor recorded from it on the stock "
         "core, ours on the patched one (so the patch still applies to the pinned core), each "

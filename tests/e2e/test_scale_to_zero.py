@@ -17,13 +17,9 @@ Nothing is simulated here: every status read is the controllers' and the kubelet
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import time
-import urllib.parse
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -37,31 +33,19 @@ from devtools.cluster.kedahttp import API, KIND, KedaHttp, Timeouts, start_keda_
 from devtools.cluster.kube import Kube, condition, wait_for
 from devtools.cluster.node import NODE_CONTROLLERS, start_node
 from devtools.cluster.timing import TIMES
+from devtools.cluster.wake import KEDA_API, Workload, chat, held_request, is_ready, wait_taken_up
 from devtools.tools import Tools
 
 NS: Final = "wake"
 NAME: Final = "small"
 IMAGE: Final = "aim.local/aim-stub:1"
-KEDA_API: Final = "keda.sh/v1alpha1"
-
-
-def host(name: str) -> str:
-    """The Host an HTTPScaledObject routes: a name of the platform's, as a Gateway would set it."""
-    return f"{name}.{NS}.aim.internal"
-
+WORKLOAD: Final = Workload(NS, NAME, IMAGE)
 
 SCALEDOWN_S: Final = 10
 POLLING_S: Final = 15
 """The add-on's operator writes every ScaledObject with KEDA's pollingInterval at 15 s."""
 COLD_START_S: Final = 120.0
 """How long the interceptor holds a request for a pod to become ready (its default is 1.5 s)."""
-RESTRICTED: Final = {
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "runAsNonRoot": True,
-    "runAsUser": 65532,
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
 
 
 @pytest.fixture(scope="module")
@@ -83,104 +67,6 @@ def cluster(
         yield plane, addon
 
 
-def workload(
-    name: str, env: dict[str, str] | None = None, timeouts: dict[str, str] | None = None
-) -> list[dict[str, Any]]:
-    """The namespace, a server's Deployment at zero replicas and its Service, and the
-    HTTPScaledObject that wakes it (`timeouts` over the interceptor's own)."""
-    labels = {"app": name}
-    server: dict[str, Any] = {
-        "name": "server",
-        "image": IMAGE,
-        "imagePullPolicy": "Never",
-        "env": [{"name": k, "value": v} for k, v in (env or {}).items()],
-        "ports": [{"name": "http", "containerPort": 8000}],
-        "securityContext": RESTRICTED,
-        # A probe every second, so that the pod is ready as soon as it serves (the default
-        # period is 10 s, which a cold start would wait out).
-        "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}, "periodSeconds": 1},
-        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
-    }
-    scaled: dict[str, Any] = {
-        "hosts": [host(name)],
-        "scaleTargetRef": {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "name": name,
-            "service": name,
-            "port": 80,
-        },
-        "replicas": {"min": 0, "max": 1},
-        "scaledownPeriod": SCALEDOWN_S,
-        "scalingMetric": {"concurrency": {"targetValue": 1}},
-    }
-    if timeouts:
-        scaled["timeouts"] = timeouts
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {
-                "name": NS,
-                "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
-            },
-        },
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {
-                "replicas": 0,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": {"containers": [server]}},
-            },
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {
-                "selector": labels,
-                "ports": [{"name": "http", "port": 80, "targetPort": 8000}],
-            },
-        },
-        {
-            "apiVersion": API,
-            "kind": KIND,
-            "metadata": {"name": name, "namespace": NS},
-            "spec": scaled,
-        },
-    ]
-
-
-def pods(kube: Kube, name: str) -> list[dict[str, Any]]:
-    """A server's pods, whatever their phase (one being deleted included)."""
-    return kube.list("v1", "Pod", NS, labels={"app": name})
-
-
-def is_ready(pod: dict[str, Any]) -> bool:
-    """The kubelet reports the pod Ready (its readiness probe passed)."""
-    return (condition(pod, "Ready") or {}).get("status") == "True"
-
-
-def explain(kube: Kube, name: str) -> str:
-    """What the Deployment, KEDA and the pods say, for a wait that timed out."""
-    deployment = kube.get("apps/v1", "Deployment", name, NS) or {}
-    scaled = kube.get(KEDA_API, "ScaledObject", name, NS) or {}
-    return json.dumps(
-        {
-            "deployment": deployment.get("status"),
-            "scaledObject": scaled.get("status"),
-            "pods": [p.get("status") for p in pods(kube, name)],
-            "events": [
-                f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}: {e['message']}"
-                for e in kube.list("v1", "Event", NS)
-            ][-10:],
-        },
-        indent=1,
-    )
-
-
 def keda_events(kube: Kube, name: str) -> set[str]:
     """The reasons of KEDA's events on a ScaledObject (activated, deactivated, ...)."""
     return {
@@ -191,107 +77,23 @@ def keda_events(kube: Kube, name: str) -> set[str]:
     }
 
 
-def chat(url: str, host_header: str, timeout_s: float) -> tuple[int, dict[str, str], bytes]:
-    """A chat completion sent to `url` with `host_header` as the Host: the status, the
-    response's headers and body."""
-    address = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(address.hostname or "", address.port, timeout=timeout_s)
-    body = json.dumps({"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]})
-    try:
-        conn.request(
-            "POST",
-            "/v1/chat/completions",
-            body,
-            {"Host": host_header, "Content-Type": "application/json"},
-        )
-        response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
-    finally:
-        conn.close()
-
-
-def deploy_at_zero(
-    plane: ControlPlane, addon: KedaHttp, objects: list[dict[str, Any]], name: str
-) -> None:
-    """Apply a workload and wait until the add-on and KEDA have taken it up, still at zero."""
+def deploy_at_zero(plane: ControlPlane, workload: Workload, objects: list[dict[str, Any]]) -> None:
+    """Apply a workload, wait until the add-on and KEDA have taken it up, and check what the
+    add-on's operator made of it: a ScaledObject of the same name, owned by the
+    HTTPScaledObject, whose trigger names the add-on's scaler; still at zero, no pod."""
     kube = plane.admin
     kube.apply_all(objects)
-    # The add-on's operator: a ScaledObject of the same name, owned by the HTTPScaledObject,
-    # whose trigger names the add-on's scaler; and its own verdict on the HTTPScaledObject.
-    scaled = wait_for(
-        "the add-on's operator making the ScaledObject",
-        lambda: kube.get(KEDA_API, "ScaledObject", name, NS),
-        explain=addon.operator.tail,
-    )
+    wait_taken_up(kube, workload)
+    scaled = kube.get(KEDA_API, "ScaledObject", workload.name, NS) or {}
     [owner] = scaled["metadata"]["ownerReferences"]
-    assert (owner["kind"], owner["name"]) == (KIND, name)
+    assert (owner["kind"], owner["name"]) == (KIND, workload.name)
     assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (0, 1)
     assert scaled["spec"]["cooldownPeriod"] == SCALEDOWN_S
     [trigger] = scaled["spec"]["triggers"]
     assert trigger["type"] == "external-push"
-    assert trigger["metadata"]["httpScaledObject"] == name
-    wait_for(
-        "the add-on's operator reporting the HTTPScaledObject Ready",
-        lambda: (condition(kube.get(API, KIND, name, NS), "Ready") or {}).get("status") == "True",
-        explain=lambda: json.dumps(kube.get(API, KIND, name, NS), indent=1),
-    )
-    # KEDA's operator calls the ScaledObject Ready once it has reached the add-on's scaler
-    # (through the Service the trigger names); nothing asks for the server yet.
-    wait_for(
-        "KEDA's operator reporting the ScaledObject Ready",
-        lambda: (
-            (condition(kube.get(KEDA_API, "ScaledObject", name, NS), "Ready") or {}).get("status")
-            == "True"
-        ),
-        timeout_s=90,
-        explain=lambda: f"{explain(kube, name)}\n{plane.component('keda-operator').tail()}",
-    )
-    # The interceptor waits on the Service's EndpointSlice, so it must exist (the endpoint
-    # slice controller makes an empty one for a Service without pods).
-    wait_for(
-        "the Service's (empty) EndpointSlice",
-        lambda: (
-            kube.list(
-                "discovery.k8s.io/v1",
-                "EndpointSlice",
-                NS,
-                labels={"kubernetes.io/service-name": name},
-            )
-            or None
-        ),
-    )
-    assert (kube.get("apps/v1", "Deployment", name, NS) or {})["spec"]["replicas"] == 0
-    assert pods(kube, name) == []
-
-
-@dataclass
-class Held:
-    """A request sent while its workload was at zero, and what was seen while it was held
-    (seconds after it was sent, from polling the pods every 0.1 s)."""
-
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    answered_s: float
-    pod_seen_s: float | None = None
-    pod_ready_s: float | None = None
-
-
-def held_request(kube: Kube, url: str, name: str, timeout_s: float) -> Held:
-    """Send a chat completion for `name` to `url` and watch its pods until the answer comes."""
-    seen = ready = None
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        t0 = time.monotonic()
-        sent = pool.submit(chat, url, host(name), timeout_s)
-        while not sent.done():
-            now = time.monotonic() - t0
-            found = pods(kube, name)
-            seen = seen if seen is not None or not found else now
-            ready = ready if ready is not None or not any(map(is_ready, found)) else now
-            time.sleep(0.1)
-        status, headers, body = sent.result()
-        answered = time.monotonic() - t0
-    return Held(status, headers, body, answered, seen, ready)
+    assert trigger["metadata"]["httpScaledObject"] == workload.name
+    assert (kube.get("apps/v1", "Deployment", workload.name, NS) or {})["spec"]["replicas"] == 0
+    assert workload.pods(kube) == []
 
 
 def stamped_ready_s(pod: dict[str, Any]) -> float:
@@ -317,15 +119,15 @@ def test_a_request_to_a_workload_at_zero_is_held_until_its_pod_is_ready_and_answ
     scaledownPeriod."""
     plane, addon = cluster
     kube = plane.admin
-    deploy_at_zero(plane, addon, workload(NAME), NAME)
+    deploy_at_zero(plane, WORKLOAD, WORKLOAD.objects(SCALEDOWN_S))
 
-    held = held_request(kube, addon.service_url, NAME, COLD_START_S + 30)
+    held = held_request(kube, addon.service_url, WORKLOAD, COLD_START_S + 30)
 
-    assert held.status == 200, (held, explain(kube, NAME), addon.interceptor.tail())
+    assert held.status == 200, (held, WORKLOAD.explain(kube), addon.interceptor.tail())
     answer = json.loads(held.body)
     assert answer["choices"][0]["message"]["content"] == "a stand-in answer"
     assert held.headers.get("X-Keda-Http-Cold-Start") == "true", held.headers
-    [pod] = pods(kube, NAME)
+    [pod] = WORKLOAD.pods(kube)
     assert pod["status"]["phase"] == "Running"
     assert is_ready(pod)
     assert "KEDAScaleTargetActivated" in keda_events(kube, NAME)  # KEDA woke it, nothing else
@@ -345,15 +147,15 @@ def test_a_request_to_a_workload_at_zero_is_held_until_its_pod_is_ready_and_answ
         "KEDA scaling the Deployment back to zero and its pod gone",
         lambda: (
             (kube.get("apps/v1", "Deployment", NAME, NS) or {})["spec"]["replicas"] == 0
-            and not pods(kube, NAME)
+            and not WORKLOAD.pods(kube)
         ),
         timeout_s=SCALEDOWN_S + 2 * POLLING_S + 60,
         interval_s=1,
-        explain=lambda: explain(kube, NAME),
+        explain=lambda: WORKLOAD.explain(kube),
     )
     TIMES["scale to zero: answer to no pods"] = time.monotonic() - t1
     assert "KEDAScaleTargetDeactivated" in keda_events(kube, NAME)
-    assert pods(kube, NAME) == []
+    assert WORKLOAD.pods(kube) == []
 
 
 def test_a_host_no_http_scaled_object_routes_is_not_found(
@@ -375,16 +177,18 @@ def test_a_workload_that_never_becomes_ready_gets_a_502_after_its_own_wait(
     This is the wait that the cold start above stayed inside."""
     plane, addon = cluster
     kube = plane.admin
-    name = "broken"
-    objects = workload(name, env={"AIM_STUB_EXIT": "no GPU"}, timeouts={"conditionWait": "3s"})
-    deploy_at_zero(plane, addon, objects, name)
+    broken = Workload(NS, "broken", IMAGE)
+    objects = broken.objects(
+        SCALEDOWN_S, env={"AIM_STUB_EXIT": "no GPU"}, timeouts={"conditionWait": "3s"}
+    )
+    deploy_at_zero(plane, broken, objects)
 
-    held = held_request(kube, addon.proxy_url, name, COLD_START_S)
+    held = held_request(kube, addon.proxy_url, broken, COLD_START_S)
 
     assert held.status == 502, held
     assert b"waiting for workload reach > 0 replicas" in held.body, held.body
     assert 3 <= held.answered_s < 30, held  # the object's 3 s, far below the global 120 s
     assert held.pod_seen_s is not None  # KEDA did wake it
     assert held.pod_ready_s is None
-    kube.delete(API, KIND, name, NS)
-    kube.delete("apps/v1", "Deployment", name, NS)
+    kube.delete(API, KIND, broken.name, NS)
+    kube.delete("apps/v1", "Deployment", broken.name, NS)
