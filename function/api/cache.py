@@ -26,6 +26,8 @@ from function.api.common import (
 # scripts/build-tools.sh), the tag KServe's own installers give it; the end-to-end tier downloads
 # with an image built as it is (tests/unit/repo/test_download_image.py holds them together).
 DEFAULT_DOWNLOAD_IMAGE: Final = "kserve/storage-initializer:v0.20.0"
+ADAPTER_RANKS: Final = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The ranks an inference server can be started with (vLLM's `--max-lora-rank` choices)."""
 
 
 class TemplateScope(StrEnum):
@@ -132,9 +134,61 @@ Checksums = Annotated[
 """File paths to lowercase hex sha256 digests."""
 
 
+class ModelCacheType(StrEnum):
+    """What a cache holds: a model's weights, or a LoRA adapter for models it names."""
+
+    MODEL = "model"
+    ADAPTER = "adapter"
+
+
 class ModelCacheSpec(ApiModel):
     """Desired state of an AIMModelCache."""
 
+    model_config = ApiModel.model_config | {
+        "json_schema_extra": validations(
+            rule(
+                "self.type == 'adapter' ? has(self.compatibleWith)"
+                " : !has(self.compatibleWith) && !has(self.rank)",
+                "an adapter (spec.type: adapter) names the models it fits in "
+                "spec.compatibleWith; spec.compatibleWith and spec.rank are for adapters only",
+            ),
+        ),
+    }
+
+    type: ModelCacheType = Field(
+        default=ModelCacheType.MODEL,
+        description=(
+            "model: a model's weights, which services mount as their model. adapter: a LoRA "
+            "adapter (PEFT files), which services list in `spec.adapters`."
+        ),
+        json_schema_extra=validations(immutable("spec.type")),
+    )
+    compatible_with: (
+        list[Annotated[str, Field(max_length=256, pattern=MODEL_ID_PATTERN)]] | None
+    ) = Field(
+        default=None,
+        min_length=1,
+        max_length=16,
+        description=(
+            "For an adapter: the ids (`org/name`) of the base models it was trained on; a "
+            "service serving another model refuses it."
+        ),
+    )
+    rank: int | None = Field(
+        default=None,
+        ge=1,
+        le=512,
+        description=(
+            "For an adapter: its LoRA rank, one of 1, 8, 16, 32, 64, 128, 256, 320, 512. Unset: "
+            "16. Staging refuses an adapter whose `adapter_config.json` says more."
+        ),
+        json_schema_extra=validations(
+            rule(
+                f"self in {list(ADAPTER_RANKS)}",
+                "spec.rank must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512",
+            ),
+        ),
+    )
     source_uri: SourceUri = Field(
         min_length=1,
         max_length=2048,

@@ -7,6 +7,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, model_validator
 
+from function.api.cache import ADAPTER_RANKS
 from function.api.cel import exactly_one, fixed_presence, immutable, rule, validations
 from function.api.common import (
     OBJECT_NAME_PATTERN,
@@ -188,6 +189,61 @@ class ScaleToZero(ApiModel):
     )
 
 
+class AdapterMode(StrEnum):
+    """When a service's adapters can change."""
+
+    STATIC = "static"
+    DYNAMIC = "dynamic"
+
+
+class ServiceAdapter(ApiModel):
+    """A LoRA adapter the service serves on its model."""
+
+    name: str = Field(
+        min_length=1,
+        max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
+        description=(
+            "An AIMModelCache of `type: adapter` in the service's namespace. Clients ask for "
+            "the adapter by this name, as the `model` of a request."
+        ),
+    )
+
+
+class AdapterRuntime(ApiModel):
+    """How the inference server holds adapters, and the disk they are staged on."""
+
+    max_rank: int | None = Field(
+        default=None,
+        ge=1,
+        le=512,
+        description=(
+            "Dynamic mode: the highest adapter rank the server accepts, one of 1, 8, 16, 32, "
+            "64, 128, 256, 320, 512 (default 32); an adapter above it is refused. Static mode "
+            "takes the highest rank of its adapters."
+        ),
+        json_schema_extra=validations(
+            rule(
+                f"self in {list(ADAPTER_RANKS)}",
+                "spec.adapterRuntime.maxRank must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512",
+            ),
+        ),
+    )
+    disk_size: Quantity | None = Field(
+        default=None,
+        description="Size of the service's adapter disk (ReadWriteMany), default 10Gi.",
+    )
+    storage_class_name: str | None = Field(
+        default=None,
+        max_length=253,
+        pattern=OBJECT_NAME_PATTERN,
+        description=(
+            "Storage class of the adapter disk, default the runtime config's "
+            "`defaultStorageClassName`; it must offer ReadWriteMany."
+        ),
+    )
+
+
 class AIMServiceSpec(ApiModel):
     """Desired state of an AIMService."""
 
@@ -209,6 +265,18 @@ class AIMServiceSpec(ApiModel):
                 "!has(self.minReplicas) || self.minReplicas > 0 || !has(self.autoScaling)",
                 "spec.minReplicas 0 scales on requests through the Gateway; remove "
                 "spec.autoScaling, or set spec.minReplicas to at least 1 to scale on metrics",
+            ),
+            rule(
+                "self.adapterMode == 'dynamic' || (has(self.adapters) == has(oldSelf.adapters)"
+                " && (!has(self.adapters) || self.adapters == oldSelf.adapters))",
+                "spec.adapters cannot change in static mode (spec.adapterMode: static, the "
+                "default): recreate the service, or create it with spec.adapterMode: dynamic",
+            ),
+            rule(
+                "!has(self.adapterRuntime) || !has(self.adapterRuntime.maxRank)"
+                " || self.adapterMode == 'dynamic'",
+                "spec.adapterRuntime.maxRank is for dynamic mode: in static mode the server "
+                "takes the highest rank of the adapters it starts with",
             ),
         ),
     }
@@ -258,6 +326,33 @@ class AIMServiceSpec(ApiModel):
     scale_to_zero: ScaleToZero | None = Field(
         default=None,
         description="With `minReplicas: 0`: how long without requests before zero pods.",
+    )
+    adapters: list[ServiceAdapter] | None = Field(
+        default=None,
+        max_length=64,
+        description=(
+            "LoRA adapters served on the model, each an AIMModelCache of `type: adapter` that "
+            "names the model in `compatibleWith`. Staged onto a disk of the service's, mounted "
+            "read-only at /adapters."
+        ),
+        json_schema_extra=validations(
+            rule(
+                "self.all(a, self.filter(b, b.name == a.name).size() == 1)",
+                "spec.adapters names each adapter once",
+            ),
+        ),
+    )
+    adapter_mode: AdapterMode = Field(
+        default=AdapterMode.STATIC,
+        description=(
+            "static: the adapters are fixed at creation and loaded when the server starts. "
+            "dynamic: `spec.adapters` can change; adapters are staged and loaded while the "
+            "server runs, without a restart."
+        ),
+        json_schema_extra=validations(immutable("spec.adapterMode")),
+    )
+    adapter_runtime: AdapterRuntime | None = Field(
+        default=None, description="The adapters' rank cap and disk."
     )
     runtime_config_name: str = Field(
         default="default",
@@ -318,6 +413,23 @@ class ReplicaStatus(ApiModel):
     )
 
 
+class AdapterState(StrEnum):
+    """Where an adapter of the service is."""
+
+    PENDING = "Pending"
+    STAGING = "Staging"
+    STAGED = "Staged"
+    FAILED = "Failed"
+
+
+class AdapterStatus(ApiModel):
+    """One adapter of the service."""
+
+    name: str = Field(max_length=253, description="The adapter, as `spec.adapters` names it.")
+    state: AdapterState = Field(description="Pending, Staging, Staged or Failed.")
+    message: str | None = Field(default=None, max_length=300, description="Why, when not Staged.")
+
+
 class AIMServiceStatus(ObservedStatus):
     """Observed state of an AIMService, written by the function."""
 
@@ -342,4 +454,15 @@ class AIMServiceStatus(ObservedStatus):
     runtime: ReplicaStatus | None = Field(
         default=None,
         description="Inference pods, from the autoscaler's HorizontalPodAutoscaler if it has one.",
+    )
+    adapters: list[AdapterStatus] | None = Field(
+        default=None, max_length=64, description="The adapters, in the order they are declared."
+    )
+    adapter_max_rank: int | None = Field(
+        default=None, ge=1, le=512, description="The rank cap the server is started with."
+    )
+    adapters_staged: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Digest of the adapter set last staged on the adapter disk.",
     )

@@ -24,6 +24,7 @@ from function.api.cache import (
     CacheStatusValue,
     ModelCacheSpec,
     ModelCacheStatus,
+    ModelCacheType,
     TemplateCacheSpec,
     TemplateCacheStatus,
     TemplateScope,
@@ -338,6 +339,7 @@ def _cache_for(  # noqa: PLR0913 - one source's decision needs all of these
         owners = owner_references(candidate)
         if (
             string_at(candidate, "spec", "sourceUri") == source.source_uri
+            and string_at(candidate, "spec", "type") != ModelCacheType.ADAPTER
             and field_at(candidate, "spec", "storageClassName") == spec.storage_class_name
             and not owners
         ):

@@ -33,6 +33,7 @@ from pydantic import JsonValue
 from function.api.cache import (
     CacheStatusValue,
     ModelCacheStatus,
+    ModelCacheType,
     TemplateCacheSpec,
     TemplateCacheStatus,
     TemplateScope,
@@ -367,7 +368,10 @@ def _available_cache(
     Model caches of a template cache past its retention do not count.
     """
     for cache in listed:
-        if string_at(cache, "spec", "sourceUri") != uri:
+        # An adapter of the same source is no model's weights.
+        if string_at(cache, "spec", "sourceUri") != uri or (
+            string_at(cache, "spec", "type") == ModelCacheType.ADAPTER
+        ):
             continue
         status = parse_status(cache, ModelCacheStatus)
         if (
