@@ -66,6 +66,8 @@ class CacheMount:
     claim_name: str
     mount_path: str
     read_only: bool = True
+    sub_path: str | None = None
+    """A directory of the volume to mount instead of its root."""
 
 
 def build_inference_service(  # noqa: PLR0913 - one keyword per field of the manifest is the point
@@ -94,7 +96,10 @@ def build_inference_service(  # noqa: PLR0913 - one keyword per field of the man
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}}
     ]
     for c in caches:
-        mounts.append({"name": c.volume, "mountPath": c.mount_path, "readOnly": c.read_only})
+        mount: Manifest = {"name": c.volume, "mountPath": c.mount_path, "readOnly": c.read_only}
+        if c.sub_path:
+            mount["subPath"] = c.sub_path
+        mounts.append(mount)
         claim: Manifest = {"claimName": c.claim_name, "readOnly": c.read_only}
         volumes.append({"name": c.volume, "persistentVolumeClaim": claim})
     predictor: Manifest = {

@@ -22,7 +22,15 @@ from typing import Final
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
 from function.build.kserve import Scaling
 from function.compose.frame import open_frame
-from function.compose.service import caching, inference, model, routing, scaling, template
+from function.compose.service import (
+    adapters,
+    caching,
+    inference,
+    model,
+    routing,
+    scaling,
+    template,
+)
 from function.compose.service.caching import TEMPLATE_CACHE
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import MODEL
@@ -91,6 +99,15 @@ def compose_service(observed: Observed) -> Composition:
     caches = caching.resolve(
         observed, spec, templates.template, models.model, config, template_ready=templates.ready
     )
+    comp.requirements += adapters.requirements(spec, observed)
+    lora = adapters.resolve(
+        observed,
+        spec,
+        model=models.model,
+        template=templates.template,
+        config=config,
+        isvc_name=isvc_name,
+    )
     wake, route = _front(observed, spec, config, isvc_name, bounds)
     comp.requirements += route.requirements
 
@@ -106,6 +123,7 @@ def compose_service(observed: Observed) -> Composition:
         models=models,
         templates=templates,
         caches=caches,
+        lora=lora,
         blocked=failed,
     )
     healths = [config_health, models.health, templates.health, isvc_health]
@@ -120,6 +138,10 @@ def compose_service(observed: Observed) -> Composition:
     if caches.health is not None:
         healths.append(caches.health)
     healths += fronts
+    # A dynamic service serves while an adapter is still staged: said, but not its headline.
+    told = [] if lora.health is None or lora.counts_for_headline else [lora.health.to_condition()]
+    if lora.health is not None and lora.counts_for_headline:
+        healths.append(lora.health)
 
     # Routing that is on but broken keeps the route it had, unless that route is the problem;
     # routing turned off removes it.
@@ -133,6 +155,7 @@ def compose_service(observed: Observed) -> Composition:
         HTTP_ROUTE: route.desired or kept_route,
         # It scales the InferenceService's Deployment: not before there is one to scale.
         HTTP_SCALED_OBJECT: wake.desired if isvc is not None else None,
+        **lora.desired,
     }
     for key, value in desired.items():
         if value is not None and (not failed or key in observed.resources):
@@ -143,7 +166,7 @@ def compose_service(observed: Observed) -> Composition:
     for requirement in comp.requirements:
         unique.setdefault(requirement.name, requirement)
     comp.requirements = list(unique.values())
-    headline = _HEADLINE[frame.report(healths)]
+    headline = _HEADLINE[frame.report(healths, also=told)]
     comp.counted.append(TemplateSelected(templates.health.reason))
     status = AIMServiceStatus(
         status=headline,
@@ -160,6 +183,9 @@ def compose_service(observed: Observed) -> Composition:
         if HTTP_ROUTE in comp.resources
         else None,
         runtime=scaling.runtime(bounds, observed) if INFERENCE_SERVICE in comp.resources else None,
+        adapters=list(lora.statuses) or None,
+        adapter_max_rank=lora.max_rank,
+        adapters_staged=lora.staged,
     )
     return frame.finish(status, headline)
 
@@ -208,6 +234,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
     models: model.ModelOutcome,
     templates: template.TemplateOutcome,
     caches: caching.CacheOutcome,
+    lora: adapters.AdapterOutcome,
     blocked: bool,
 ) -> tuple[Desired | None, Health]:
     """The InferenceService once its inputs are ready; the existing one, kept, until then."""
@@ -217,6 +244,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
         models.ready
         and templates.ready
         and caches.ready
+        and lora.ready
         and config is not None
         and models.model
         and templates.template
@@ -230,6 +258,7 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
             template=templates.template,
             config=config,
             caches=caches.mounts,
+            adapters=lora.run,
         )
         if ready:
             health = ConditionType.INFERENCE_SERVICE_READY.ready(
@@ -244,7 +273,8 @@ def _inference_service(  # noqa: PLR0913 - the inputs of one decision
     until = (
         "the service is no longer Failed"
         if blocked
-        else "the model is Ready, the template Available and its caches (if any) Available"
+        else "the model is Ready, the template Available, its caches (if any) Available and "
+        "its adapters (if any) staged"
     )
     if current is not None:
         return _kept(

@@ -4,12 +4,12 @@ Precedence, lowest first. Resources: per-GPU defaults, the model's, the template
 template's `hardware.cpu` (a derived template's carries the service's `overrides.hardware.cpu`),
 the service's; a CPU or memory request without a limit is its own limit (`function.rules.merge`).
 Environment: AIM defaults, the runtime config's, the template's profile, the template's env, an
-image model's env, the custom model's id, the service's. A custom model's env goes under the
-template's instead: the templates it generates carry it already, each custom template's own env
-over it, and repeating it above them would undo those. The profile (GPU count, metric,
-precision) is the template's effective one (`function.rules.profile`). Pull secrets: the
-service's, the template's, the model's and the runtime config's; the service account: the
-service's, else the template's, else the config's.
+image model's env, the custom model's id, the adapters' `AIM_ADAPTER_*`, the service's. A custom
+model's env goes under the template's instead: the templates it generates carry it already, each
+custom template's own env over it, and repeating it above them would undo those. The profile
+(GPU count, metric, precision) is the template's effective one (`function.rules.profile`). Pull
+secrets: the service's, the template's, the model's and the runtime config's; the service
+account: the service's, else the template's, else the config's.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from function.api.template import ServiceTemplateSpec
 from function.build.kserve import CacheMount, RunAs, build_inference_service
 from function.compose.refs import Model, Template
 from function.compose.service import scaling
+from function.compose.service.adapters import AdapterRun
 from function.errors import InvalidSpecError
 from function.kube.contract import Observed
 from function.rules import labels
@@ -55,6 +56,7 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
     template: Template[ServiceTemplateSpec],
     config: RuntimeConfig,
     caches: Sequence[CacheMount] = (),
+    adapters: AdapterRun | None = None,
 ) -> Manifest:
     """The InferenceService manifest.
 
@@ -119,6 +121,7 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
             tpl.env or (),
             () if custom else model_env,
             literal_env({"AIM_MODEL_ID": model_id}),
+            literal_env(adapters.env if adapters else {}),
             spec.env or (),
         ),
         gpu_device_ids=placement(gpu, profile.gpu),
@@ -132,7 +135,7 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
         service_account_name=spec.service_account_name
         or tpl.service_account_name
         or config.spec.service_account_name,
-        caches=caches,
+        caches=[*caches, adapters.mount] if adapters else caches,
         run_as=_run_as(config),
     )
 
