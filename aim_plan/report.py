@@ -137,6 +137,11 @@ def _summary(plan: Plan, obj: Obj) -> dict[str, Any]:
         )
         out["template"] = template.get("name")
         out["templateReady"] = ready.get("message", "")
+        out["adapters"] = [
+            f"{a.get('name')} {a.get('state')}"
+            for a in status.get("adapters") or []
+            if isinstance(a, dict)
+        ]
     key = (obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta["name"])
     if obj["kind"] in SERVICE_KINDS:
         out["notChosen"] = [
@@ -172,6 +177,8 @@ def text(report: dict[str, Any]) -> str:
             reason = f" {c['reason']}" if c.get("reason") else ""
             message = f": {c['message']}" if c.get("message") else ""
             lines.append(f"  {c['type']}={c['status']}{reason}{message}")
+        if s.get("adapters"):
+            lines.append(f"  adapters: {', '.join(s['adapters'])}")
         if s["composes"]:
             lines.append(f"  composes: {', '.join(s['composes'])}")
         lines += [f"  event {e}" for e in s.get("events") or []]

@@ -19,6 +19,7 @@ from typing import Any, Final
 from aim_plan.dryrun import described
 from aim_plan.load import Obj, key_of
 from aim_plan.world import World, uid_for
+from function.build.adapters import SYNC_CONTAINER
 from function.build.job import CONTAINER as DISCOVERY
 from function.build.storage import DOWNLOAD_CONTAINER, SIZE_CHECK_CONTAINER, VERIFY_CONTAINER
 from function.kube.jobs import JOB_NAME_LABEL, JobState, job_state, terminated
@@ -41,7 +42,8 @@ def kubelet_runs_job(world: World, job: Obj) -> bool:
     AIM_PRECISION), completed from the first matching recommended deployment of the model's
     `imageMetadata` (or the image's labels, read by `aim_plan.dryrun`), and the model it
     downloads; a download and its check succeed; a size check fails, as the plan reads no hub
-    or bucket. Returns whether it acted (once per Job).
+    or bucket; a service's adapter staging stages every adapter it is given (the plan has no
+    files to check). Returns whether it acted (once per Job).
     """
     if job_state(job) is not JobState.RUNNING:
         return False
@@ -53,6 +55,10 @@ def kubelet_runs_job(world: World, job: Obj) -> bool:
         code, message = _dry_run(world, containers[0], world.dry_run_images.get(key_of(job)))
     elif container == SIZE_CHECK_CONTAINER:
         code, message = 1, NO_SIZE
+    elif container == SYNC_CONTAINER:
+        env = {e.get("name"): e.get("value") for e in containers[0].get("env") or []}
+        wanted = json.loads(str(env.get("AIM_ADAPTERS") or "[]"))
+        message = json.dumps({"staged": len(wanted), "removed": 0, "failed": {}})
     elif container == VERIFY_CONTAINER:
         uri = next((str(c["args"][0]) for c in inits if c.get("name") == DOWNLOAD_CONTAINER), "")
         message = json.dumps(

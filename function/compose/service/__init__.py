@@ -112,7 +112,9 @@ def compose_service(observed: Observed) -> Composition:
     comp.requirements += route.requirements
 
     fronts = [h for h in (wake.health, route.health) if h is not None]
-    upstream = [config_health, models.health, templates.health, *fronts]
+    # A dynamic service serves while an adapter is still staged: said, but not its headline.
+    counted, told = lora.reported()
+    upstream = [config_health, models.health, templates.health, *fronts, *counted]
     failed = worst(upstream) is State.FAILED
     models = _held_model(observed, models, upstream)
     isvc, isvc_health = _inference_service(
@@ -138,10 +140,7 @@ def compose_service(observed: Observed) -> Composition:
     if caches.health is not None:
         healths.append(caches.health)
     healths += fronts
-    # A dynamic service serves while an adapter is still staged: said, but not its headline.
-    told = [] if lora.health is None or lora.counts_for_headline else [lora.health.to_condition()]
-    if lora.health is not None and lora.counts_for_headline:
-        healths.append(lora.health)
+    healths += counted
 
     # Routing that is on but broken keeps the route it had, unless that route is the problem;
     # routing turned off removes it.

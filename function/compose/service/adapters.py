@@ -49,7 +49,7 @@ from function.kube.parse import parse_status
 from function.rules import labels, naming
 from function.rules.merge import secret_names
 from function.rules.runtimeconfig import RuntimeConfig
-from function.rules.status import ConditionType, Health, Reason, State
+from function.rules.status import Condition, ConditionType, Health, Reason, State
 
 DISK: Final = "adapter-disk"
 """Composition-resource name of the adapter disk."""
@@ -83,6 +83,14 @@ class AdapterOutcome:
     staged: str | None = None
     counts_for_headline: bool = True
     """False for what a running dynamic service is still staging: it serves meanwhile."""
+
+    def reported(self) -> tuple[list[Health], list[Condition]]:
+        """The health that counts toward the service's headline, or the condition told beside."""
+        if self.health is None:
+            return [], []
+        if self.counts_for_headline:
+            return [self.health], []
+        return [], [self.health.to_condition()]
 
 
 @dataclass(frozen=True)
