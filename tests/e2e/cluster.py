@@ -164,6 +164,12 @@ class SimulatedCluster:
             if uri.startswith("hf://"):
                 return 0, json.dumps({"method": "huggingface-sha256", "files": 1, "bytes": 1})
             return 0, json.dumps({"method": "none", "reason": "s3:// publishes no checksums"})
+        if name == "stage":
+            # A service's adapter staging: every adapter it is given is taken as the PEFT files
+            # the script checks for (no volume holds bytes here; the script itself runs on real
+            # directories in tests/unit/builders and on the real node in test_node.py).
+            wanted = json.loads(_literal_env(container.get("env") or [])["AIM_ADAPTERS"])
+            return 0, json.dumps({"staged": len(wanted), "removed": 0, "failed": {}})
         return 1, f"the simulated node does not know container {name}"
 
     def _report_progress(self, pod: Mapping[str, Any]) -> None:

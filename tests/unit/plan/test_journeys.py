@@ -312,3 +312,38 @@ def test_a_choice_that_cannot_be_explained_does_not_end_the_report(
     assert service["notChosen"] == [
         {"name": "(not explained)", "kind": "", "why": "RuntimeError: a bug in the explanation"}
     ]
+
+
+def test_the_adapters_journey_plans_both_services_running_with_their_adapters(
+    tmp_path: Path,
+) -> None:
+    """The LoRA journey, the model's labels given: the static service Running with both
+    adapters Staged (the plan's kubelet stages what it is given) and the rank cap of the
+    higher; the playground, whose adapters ended empty, Running with none; the page lists each
+    service's adapters."""
+    journey = tmp_path / "lora-adapters"
+    shutil.copytree(JOURNEYS / "lora-adapters", journey)
+    path = journey / "01-model.yaml"
+    model = yaml.safe_load(path.read_text())
+    model["spec"]["imageMetadata"] = {
+        "model": {
+            "canonicalName": LLAMA_31_8B.model_id,
+            "recommendedDeployments": [p.deployment() for p in LLAMA_31_8B.recommends],
+        }
+    }
+    path.write_text(yaml.safe_dump(model))
+    report = plan(str(journey))
+    assert report["converged"]
+    services = {s["metadata"]["name"]: s for s in objects(report, "AIMService")}
+    static = services["llama-assistant"]["status"]
+    assert static["status"] == "Running"
+    assert [(a["name"], a["state"]) for a in static["adapters"]] == [
+        ("support-tone", "Staged"),
+        ("legal-terms", "Staged"),
+    ]
+    assert static["adapterMaxRank"] == 32
+    assert services["llama-playground"]["status"]["status"] == "Running"
+    assert "adapters" not in services["llama-playground"]["status"]
+    assert not objects(report, "Job")  # staged: the Jobs are gone, the sets in status
+    page = CliRunner().invoke(cli, ["plan", str(journey), "--gpu-node", "MI300X", "--offline"])
+    assert "  adapters: support-tone Staged, legal-terms Staged" in page.output.splitlines()
