@@ -16,10 +16,11 @@ import ipaddress
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import grpc
 import pytest
@@ -39,11 +40,16 @@ from devtools.cluster.kube import Credentials, Kube, KubeError, wait_for
 from devtools.cluster.node import NODE_NAME, Node
 from devtools.cluster.oci import File, write_archive
 from devtools.cluster.registry import PASSWORD, USER, Registry
+from devtools.cluster.timing import TIMES
 from devtools.pkg.image import Image
 from devtools.tools import ROOT, Tools
+from function.api.cache import DEFAULT_DOWNLOAD_IMAGE
 from function.api.meta import Manifest
 from function.compose.cache import compose_model_cache
 from function.compose.cache.steps import DOWNLOAD_JOB, PVC, REPORT, SIZE_CHECK_JOB
+from function.compose.service import INFERENCE_SERVICE, compose_service
+from function.compose.service.adapters import DISK as ADAPTER_DISK
+from function.compose.service.adapters import JOB_PREFIX as ADAPTER_JOB_PREFIX
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.contract import Composition, Observed
 from function.settings import Settings
@@ -897,3 +903,214 @@ def test_a_download_image_the_registry_refuses_fails_the_cache_naming_it(
     assert "401 Unauthorized" in known.message
     assert "pull secrets in use: none" in known.message
     assert verdict.status["status"] == "Failed"
+
+
+# --- a service's LoRA adapters, staged by the composed Job and read by a running pod -----------
+
+ADAPTER_FILES: Final = {
+    "adapter_config.json": json.dumps({"r": 8, "peft_type": "LORA"}).encode(),
+    "adapter_model.safetensors": b"\x07" * 2048,
+}
+LISTER = """
+import os, sys, time
+while True:
+    seen = sorted(
+        f"{name}:{','.join(sorted(os.listdir('/adapters/' + name)))}"
+        for name in os.listdir("/adapters")
+    )
+    print("adapters " + (" ".join(seen) or "-"), flush=True)
+    time.sleep(0.5)
+"""
+
+
+ADAPTER_CLASS: Final = "node-local-adapters"
+
+
+def host_claim(kube: Kube, name: str, path: Path) -> None:
+    """A volume on the node's disk at `path` for the claim `name` in `NS` (no provisioner)."""
+    path.chmod(0o777)  # written by the Job's non-root user
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"{NS}-{name}"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": ADAPTER_CLASS,
+                "claimRef": {"namespace": NS, "name": name},
+                "hostPath": {"path": str(path)},
+            },
+        }
+    )
+
+
+def adapter_world() -> list[dict[str, Any]]:
+    """A Ready model whose labels name Org/Base, an Available template, the adapter `tone`
+    whose cache is the claim `tone-cache`, and a runtime config whose storage class the
+    service's adapter disk takes."""
+    api = "aim.silogen.ai/v1alpha1"
+    return [
+        {
+            "apiVersion": api,
+            "kind": "AIMClusterRuntimeConfig",
+            "metadata": {"name": "default"},
+            "spec": {"defaultStorageClassName": ADAPTER_CLASS},
+        },
+        {
+            "apiVersion": api,
+            "kind": "AIMClusterModel",
+            "metadata": {"name": "base"},
+            "spec": {"image": "aim.local/base:1"},
+            "status": {
+                "status": "Ready",
+                "imageMetadata": {"model": {"canonicalName": "Org/Base"}},
+            },
+        },
+        {
+            "apiVersion": api,
+            "kind": "AIMClusterServiceTemplate",
+            "metadata": {"name": "base-tpl"},
+            "spec": {"modelName": "base", "hardware": {"gpu": {"requests": 1, "model": "MI300X"}}},
+            "status": {"status": "Available"},
+        },
+        {
+            "apiVersion": api,
+            "kind": "AIMModelCache",
+            "metadata": {"name": "tone", "namespace": NS, "uid": "uid-tone"},
+            "spec": {
+                "type": "adapter",
+                "sourceUri": "hf://acme/tone",
+                "compatibleWith": ["Org/Base"],
+            },
+            "status": {"status": "Available", "persistentVolumeClaim": "tone-cache"},
+        },
+    ]
+
+
+def stage(
+    kube: Kube, xr: dict[str, Any], made: dict[str, Any]
+) -> tuple[dict[str, Any], Composition]:
+    """Compose the service, create what is new as Crossplane would, run its staging Job on the
+    node to the end, and compose again with what the Job left: the XR with that status."""
+    comp = loop.reconcile(compose_service, Observed(xr, resources=made), adapter_world())
+    for key, desired in comp.resources.items():
+        if key not in made and key != INFERENCE_SERVICE:
+            kube.create(dict(desired.manifest))
+            made[key] = dict(desired.manifest)
+    [job_key] = [k for k in comp.resources if k.startswith(ADAPTER_JOB_PREFIX)]
+    t0 = time.monotonic()
+    job = wait_job_finished(kube, made[job_key]["metadata"]["name"])
+    wanted = len(xr["spec"].get("adapters") or [])
+    TIMES[f"adapters: a staging Job of {wanted}, created to finished"] = time.monotonic() - t0
+    made[job_key] = job  # as Crossplane observes it from now on
+    pods = job_pods(kube, job["metadata"]["name"])
+    xr = {**xr, "status": comp.status}
+    comp = loop.reconcile(
+        compose_service, Observed(xr, resources=dict(made)), [*adapter_world(), *pods]
+    )
+    return {**xr, "status": comp.status}, comp
+
+
+def test_a_dynamic_services_adapters_are_staged_on_its_disk_and_a_running_pod_sees_them_come_and_go(
+    cluster: tuple[ControlPlane, Node], aim_images: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The staging Job exactly as a dynamic service composes it runs the real script in a
+    storage initializer built as KServe's is (the image the composer names, loaded on the
+    node): it copies the adapter from its cache's volume onto the service's disk. A pod that
+    mounts the disk as the composed InferenceService does (its `live/` read-only at
+    /adapters, another user than the Job's) lists the adapter's files; when the service drops
+    the adapter, the next Job removes it and the same pod, never restarted, sees it gone.
+
+    Simulated: nothing on the node; the adapter's cache is filled by hand (its download is
+    a model cache's, tested above), and KServe is played by the listing pod."""
+    plane, node = cluster
+    kube = plane.admin
+    node.load(storage_initializer_image(f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}", aim_images))
+    source = tmp_path_factory.mktemp("adapter-source")
+    for name, data in ADAPTER_FILES.items():
+        (source / name).write_bytes(data)
+    host_claim(kube, "tone-cache", source)
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "tone-cache", "namespace": NS},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": ADAPTER_CLASS,
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+    )
+    disk = tmp_path_factory.mktemp("adapter-disk")
+    xr: dict[str, Any] = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": "lora", "namespace": NS, "uid": "uid-lora"},
+        "spec": {
+            "model": {"ref": "base"},
+            "template": {"name": "base-tpl"},
+            "adapterMode": "dynamic",
+            "adapters": [{"name": "tone"}],
+            "adapterRuntime": {"diskSize": "1Gi"},  # the volume's size
+        },
+    }
+    first = loop.reconcile(compose_service, Observed(xr), adapter_world())
+    disk_claim: Any = first.resources[ADAPTER_DISK].manifest
+    claim = str(disk_claim["metadata"]["name"])
+    host_claim(kube, claim, disk)
+    made: dict[str, Any] = {}
+
+    xr, comp = stage(kube, xr, made)
+    assert xr["status"]["adapters"] == [{"name": "tone", "state": "Staged"}]
+    assert {f: (disk / "live" / "tone" / f).read_bytes() for f in ADAPTER_FILES} == ADAPTER_FILES
+    isvc: Any = comp.resources[INFERENCE_SERVICE].manifest
+    predictor = isvc["spec"]["predictor"]
+    [mount] = [
+        m for m in predictor["containers"][0]["volumeMounts"] if m["mountPath"] == "/adapters"
+    ]
+    [volume] = [v for v in predictor["volumes"] if v["name"] == mount["name"]]
+    reader = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "adapter-reader", "namespace": NS},
+        "spec": {
+            "securityContext": {"runAsUser": 2000, "runAsGroup": 2000},
+            "containers": [
+                {
+                    "name": "lister",
+                    "image": f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}",
+                    "command": ["python3", "-c", LISTER],
+                    "securityContext": RESTRICTED,
+                    "volumeMounts": [mount],
+                }
+            ],
+            "volumes": [volume],
+        },
+    }
+    kube.apply(reader)
+
+    def listed() -> str:
+        lines = node.pod_log(NS, "adapter-reader", "lister").splitlines()
+        return lines[-1] if lines else ""
+
+    wait_for(
+        "the pod to list tone's files",
+        lambda: listed() == "adapters tone:adapter_config.json,adapter_model.safetensors",
+        explain=listed,
+    )
+    uid = (kube.get("v1", "Pod", "adapter-reader", NS) or {})["metadata"]["uid"]
+
+    staged = xr["status"]["adaptersStaged"]
+    xr = {**xr, "spec": {**xr["spec"], "adapters": []}}
+    xr, comp = stage(kube, xr, made)
+    assert xr["status"].get("adapters") is None
+    assert xr["status"]["adaptersStaged"] not in {None, staged}  # the empty set, staged
+    wait_for("the pod to see tone gone", lambda: listed() == "adapters -", explain=listed)
+    pod = kube.get("v1", "Pod", "adapter-reader", NS) or {}
+    assert pod["metadata"]["uid"] == uid
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+    assert sorted(p.name for p in disk.iterdir()) == [".staged", ".staging", ".trash", "live"]
+    assert [*(disk / ".staging").iterdir(), *(disk / ".trash").iterdir()] == []
+    kube.delete("v1", "Pod", "adapter-reader", NS)
