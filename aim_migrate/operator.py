@@ -525,8 +525,10 @@ def service(doc: Obj, report: Report, _: OperatorContext) -> Kind:
         "env",
         "imagePullSecrets",
         "serviceAccountName",
+        "adapterMode",
     ):
         f.carry(key)
+    service_adapters(f, report)
     overrides = f.take("overrides")
     if overrides is not None:
         o = Fields(overrides, "spec.overrides", report)
@@ -742,9 +744,36 @@ def cache_mode(f: Fields, report: Report, *, default_shared: bool = True) -> Non
         report.not_carried.append(f"spec.mode: {_show(mode)}; no counterpart")
 
 
+def service_adapters(f: Fields, report: Report) -> None:
+    """A service's LoRA adapters, each by the name of its artifact (an adapter cache here).
+
+    The rank cap carries over; the staging disk is the service's own here.
+    """
+    adapters = f.take("adapters")
+    if isinstance(adapters, list):
+        out: list[JsonValue] = []
+        for i, item in enumerate(adapters):
+            a = Fields(item, f"spec.adapters[{i}]", report)
+            a.carry("name")
+            a.warn_drop("kind", "an adapter here is always an AIMModelCache of type adapter")
+            out.append(a.finish("an adapter"))
+        f.out["adapters"] = out
+    runtime = f.take("adapterRuntime")
+    if runtime is not None:
+        r = Fields(runtime, "spec.adapterRuntime", report)
+        r.carry("maxRank")
+        f.out["adapterRuntime"] = r.finish("spec.adapterRuntime")
+
+
 def model_cache(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     """AIMModelCache (older releases) and AIMArtifact (newer): both become AIMModelCache."""
     f = _spec(doc, report)
+    if f.src.get("type") == "adapter":
+        f.drop(
+            "modelId",
+            "clients ask for an adapter here by its cache's name (the service's "
+            "spec.adapters[].name)",
+        )
     for key in (
         "sourceUri",
         "modelId",
@@ -753,8 +782,21 @@ def model_cache(doc: Obj, report: Report, _: OperatorContext) -> Kind:
         "env",
         "imagePullSecrets",
         "runtimeConfigName",
+        "type",
+        "compatibleWith",
+        "rank",
     ):
         f.carry(key)
+    f.drop(
+        "parentArtifact",
+        "an adapter here names the base models it fits: set spec.compatibleWith to the "
+        "parent's modelId",
+    )
+    f.warn_drop(
+        "adapterDisk",
+        "each service here stages its adapters onto a disk of its own (size it with the "
+        "service's spec.adapterRuntime.diskSize)",
+    )
     f.warn_drop(
         "modelDownloadImage",
         "the operator's downloader image runs its own scripts; model caches here run their "

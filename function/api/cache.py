@@ -152,6 +152,11 @@ class ModelCacheSpec(ApiModel):
                 "an adapter (spec.type: adapter) names the models it fits in "
                 "spec.compatibleWith; spec.compatibleWith and spec.rank are for adapters only",
             ),
+            rule(
+                "self.type != 'adapter' || !has(self.modelId)",
+                "spec.modelId is a model's mount path; clients ask for an adapter by the "
+                "cache's name",
+            ),
         ),
     }
 

@@ -669,6 +669,18 @@ INVALID = [
         "spec.rank must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512",
     ),
     Refusal(
+        "cache-adapter-with-model-id",
+        "an adapter has no mount path of its own: clients ask for it by the cache's name",
+        "AIMModelCache",
+        {
+            "sourceUri": "hf://acme/tone-lora",
+            "type": "adapter",
+            "compatibleWith": ["meta-llama/Llama-3.1-8B"],
+            "modelId": "acme/tone",
+        },
+        "spec.modelId is a model's mount path",
+    ),
+    Refusal(
         "cache-adapter-bad-model-id",
         "compatibleWith holds model ids, org/name",
         "AIMModelCache",

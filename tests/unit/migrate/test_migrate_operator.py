@@ -73,17 +73,35 @@ CASES = [
     ),
     OperatorCase(
         "service-scale-to-zero",
-        "an operator 0.2.6 service: minReplicas 0 (scale to zero) and hostnames carry over; LoRA "
-        "adapters have no counterpart yet and are named",
+        "an operator 0.2.6 service: minReplicas 0 (scale to zero), hostnames, the adapter mode, "
+        "the adapters (by name: their artifacts become adapter caches) and the rank cap carry "
+        "over; an adapter's kind has no place (always an adapter cache here)",
         "service-scale-to-zero.yaml",
         "AIMService",
         {
             "model": {"ref": "llama-3-8b"},
             "minReplicas": 0,
             "maxReplicas": 2,
+            "adapterMode": "dynamic",
+            "adapters": [{"name": "support-tone"}],
+            "adapterRuntime": {"maxRank": 64},
             "routing": {"enabled": True, "hostnames": ["chat.ml-team.example.com"]},
         },
-        not_carried=("spec.adapterMode", "spec.adapters"),
+        warned=("spec.adapters[0].kind",),
+    ),
+    OperatorCase(
+        "adapter-artifact",
+        "an operator 0.2.5+ adapter artifact becomes an adapter cache; its parentArtifact (the "
+        "exact mode) is named with the fix, compatibleWith and rank carry",
+        "adapter-artifact.yaml",
+        "AIMModelCache",
+        {
+            "sourceUri": "hf://acme/llama-3-8b-support-tone",
+            "type": "adapter",
+            "compatibleWith": ["meta-llama/Llama-3.1-8B-Instruct"],
+            "rank": 16,
+        },
+        not_carried=("spec.modelId", "spec.parentArtifact"),
     ),
     OperatorCase(
         "service-custom",
