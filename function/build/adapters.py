@@ -19,8 +19,7 @@ from typing import Final
 from pydantic import JsonValue
 
 from function.api.meta import Manifest
-from function.build.pod import restricted_container_security, restricted_pod_security
-from function.build.storage import RUN_AS
+from function.build.storage import job_manifest
 
 SYNC_CONTAINER: Final = "stage"
 SYNC_SCRIPT: Final = resources.files("function.build").joinpath("adapter_sync.py").read_text()
@@ -31,7 +30,6 @@ LIVE_DIR: Final = "live"
 MOUNT_PATH: Final = "/adapters"
 """Where the inference container finds its adapters: AIM_ADAPTER_SOURCE."""
 BACKOFF_LIMIT: Final = 2
-TTL_AFTER_FINISHED_S: Final = 3600
 
 
 @dataclass(frozen=True)
@@ -75,32 +73,20 @@ def build_adapter_job(  # noqa: PLR0913 - one keyword per field of the manifest 
         mounts.append({"name": volume, "mountPath": f"{SOURCES_PATH}/{a.name}", "readOnly": True})
         claim: Manifest = {"claimName": a.claim, "readOnly": True}
         volumes.append({"name": volume, "persistentVolumeClaim": claim})
-    pod_spec: Manifest = {
-        "restartPolicy": "Never",
-        "automountServiceAccountToken": False,
-        "securityContext": restricted_pod_security(RUN_AS),
-        "containers": [
-            {
-                "name": SYNC_CONTAINER,
-                "image": image,
-                "command": ["python3", "-c", SYNC_SCRIPT, DISK_PATH],
-                "env": env,
-                "volumeMounts": mounts,
-                "terminationMessagePolicy": "FallbackToLogsOnError",
-                "securityContext": restricted_container_security(),
-            }
-        ],
-        "volumes": volumes,
+    container: Manifest = {
+        "name": SYNC_CONTAINER,
+        "image": image,
+        "command": ["python3", "-c", SYNC_SCRIPT, DISK_PATH],
+        "env": env,
+        "volumeMounts": mounts,
     }
-    if pull_secrets:
-        pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-        "spec": {
-            "backoffLimit": BACKOFF_LIMIT,
-            "ttlSecondsAfterFinished": TTL_AFTER_FINISHED_S,
-            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
-        },
-    }
+    return job_manifest(
+        name,
+        namespace=namespace,
+        labels=labels,
+        container=container,
+        volumes=volumes,
+        pull_secrets=pull_secrets,
+        service_account=None,
+        backoff_limit=BACKOFF_LIMIT,
+    )

@@ -112,7 +112,7 @@ def build_download_job(  # noqa: PLR0913 - one keyword per field of the manifest
         sidecar = download_report.sidecar(report, image=image, directory=MOUNT_PATH)
         # The sidecar first: it starts before the download and runs until the check ends.
         extra = {"shareProcessNamespace": True, "initContainers": [sidecar, container]}
-    return _job(
+    return job_manifest(
         name,
         namespace=namespace,
         labels=labels,
@@ -145,7 +145,7 @@ def build_size_check_job(  # noqa: PLR0913 - one keyword per field of the manife
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],  # noqa: S108 - an emptyDir
     }
     volumes: list[JsonValue] = [{"name": "tmp", "emptyDir": {}}]
-    return _job(
+    return job_manifest(
         name,
         namespace=namespace,
         labels=labels,
@@ -157,7 +157,7 @@ def build_size_check_job(  # noqa: PLR0913 - one keyword per field of the manife
     )
 
 
-def _job(  # noqa: PLR0913 - the parts the two Jobs differ in
+def job_manifest(  # noqa: PLR0913 - the parts the cache and adapter Jobs differ in
     name: str,
     *,
     namespace: str,
@@ -169,6 +169,7 @@ def _job(  # noqa: PLR0913 - the parts the two Jobs differ in
     backoff_limit: int,
     pod: Manifest | None = None,
 ) -> Manifest:
+    """A Job of one hardened container (non-root, `restricted`, no token) run once."""
     pod_spec: Manifest = {
         **(pod or {}),
         "restartPolicy": "Never",

@@ -55,6 +55,24 @@ def loads(text: str | bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> J
     return value
 
 
+TERMINATION_MESSAGE_BYTES: Final = 4096
+"""The most of a container's termination message the kubelet keeps."""
+
+
+def termination_object(message: str | None) -> dict[str, JsonValue] | None:
+    """The JSON object a Job's container left as its termination message, else None.
+
+    None for no message, one that is not JSON, too long or too deep, or not an object.
+    """
+    if not message:
+        return None
+    try:
+        value = loads(message.encode(), max_bytes=TERMINATION_MESSAGE_BYTES)
+    except JsonTextError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def last_list(text: str, *, max_bytes: int, max_attempts: int = 256) -> list[JsonValue] | None:
     """The last non-empty JSON list in `text`, with log lines or other noise around it.
 

@@ -92,13 +92,8 @@ def _words(value: JsonValue) -> str | None:
 
 def verdict(message: str | None) -> Verification | str | None:
     """The verify container's verdict: a Verification, the error it reported, or None."""
-    if not message:
-        return None
-    try:
-        value = jsontext.loads(message.encode(), max_bytes=4096)
-    except jsontext.JsonTextError:
-        return None
-    if not isinstance(value, dict):
+    value = jsontext.termination_object(message)
+    if value is None:
         return None
     error = value.get("error")
     if isinstance(error, str):

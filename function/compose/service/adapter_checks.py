@@ -187,13 +187,8 @@ def judged(checked: Sequence[Checked], message: str | None) -> list[Checked]:
 
 def _refused(message: str | None) -> dict[str, str] | None:
     """The adapters the Job refused, by name; None when its message says nothing readable."""
-    if not message:
-        return None
-    try:
-        value = jsontext.loads(message.encode(), max_bytes=4096)
-    except jsontext.JsonTextError:
-        return None
-    refused = value.get("failed") if isinstance(value, dict) else None
+    value = jsontext.termination_object(message)
+    refused = value.get("failed") if value is not None else None
     if not isinstance(refused, dict):
         return None
     return {str(k)[:253]: str(v)[:200] for k, v in refused.items()}

@@ -42,9 +42,9 @@ from function.compose.service import adapter_checks
 from function.compose.service.adapter_checks import Checked
 from function.compose.service.template import Template
 from function.kube.contract import Desired, Observed, Requirement
-from function.kube.jobs import JobState, job_state, pod_message, pods_requirement
+from function.kube.jobs import JOB_NAME_LABEL, JobState, job_state, pod_message
 from function.kube.lookup import Listing
-from function.kube.objects import name_of
+from function.kube.objects import labels_of, name_of
 from function.kube.parse import parse_status
 from function.rules import labels, naming
 from function.rules.merge import secret_names
@@ -138,12 +138,17 @@ def _caches(namespace: str) -> Listing:
 
 
 def requirements(spec: AIMServiceSpec, observed: Observed) -> list[Requirement]:
-    """The namespace's model caches, and the pods of the staging Job, while there is one."""
+    """The namespace's model caches, and the pods of the service's staging Jobs.
+
+    The pods are asked for by the labels every staging Job's pods carry, whichever Jobs
+    exist: an old Job on its way out beside the new one must not hide the new one's verdict.
+    """
     if not enabled(spec):
         return []
-    jobs = sorted(k for k in observed.resources if k.startswith(JOB_PREFIX))
-    pods = pods_requirement(observed, jobs[-1], PODS, observed.namespace) if jobs else []
-    return [_caches(observed.namespace).requirement(), *pods]
+    pods = Requirement(
+        PODS, "v1", "Pod", namespace=observed.namespace, match_labels=_job_labels(observed)
+    )
+    return [_caches(observed.namespace).requirement(), pods]
 
 
 def resolve(  # noqa: PLR0913 - the inputs of one decision
@@ -215,7 +220,7 @@ def _stage(
     job = build_adapter_job(
         name=naming.derived_name([isvc_name, "adapters"], [digest], max_length=63),
         namespace=observed.namespace,
-        labels={**_labels(observed), "app.kubernetes.io/component": "adapters"},
+        labels=_job_labels(observed),
         image=DEFAULT_DOWNLOAD_IMAGE,  # python3, which the staging script needs
         disk=name_of(plan.desired[DISK].manifest),
         adapters=stageable,
@@ -225,7 +230,7 @@ def _stage(
     current = jobs.get(job_key)
     plan.desired[job_key] = job_or_kept(job, current, ready=False)
     state = job_state(current) if current is not None else None
-    pods = observed.required.get(PODS)
+    pods = tuple(p for p in observed.required.get(PODS) or () if _job_of(p) == name_of(job))
     if state is JobState.COMPLETE:
         message = pod_message(pods, SYNC_CONTAINER, "Succeeded")
         return plan.outcome(adapter_checks.judged(plan.checked, message), digest)
@@ -285,7 +290,7 @@ def _disk(
     return build_pvc(
         name=naming.derived_name([isvc_name, "adapters"], max_length=63),
         namespace=observed.namespace,
-        labels={**_labels(observed), "app.kubernetes.io/component": "adapters"},
+        labels=_labels(observed),
         size=str(size),
         storage_class=storage_class,
     )
@@ -301,4 +306,18 @@ def _runtime_env(spec: AIMServiceSpec, max_rank: int) -> dict[str, str]:
 
 
 def _labels(observed: Observed) -> dict[str, str]:
-    return {**labels.MANAGED_BY, labels.SERVICE: labels.value(observed.name)}
+    return {
+        **labels.MANAGED_BY,
+        labels.SERVICE: labels.value(observed.name),
+        "app.kubernetes.io/component": "adapters",
+    }
+
+
+def _job_labels(observed: Observed) -> dict[str, str]:
+    """The labels of the service's staging Jobs, which their pods carry too."""
+    return {**_labels(observed), "app.kubernetes.io/name": "aim-adapter-staging"}
+
+
+def _job_of(pod: Manifest) -> str | None:
+    name = labels_of(pod).get(JOB_NAME_LABEL)
+    return name if isinstance(name, str) else None

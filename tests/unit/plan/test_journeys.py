@@ -46,11 +46,12 @@ def conditions(obj: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {c["type"]: (c["status"], c["reason"]) for c in obj["status"]["conditions"]}
 
 
-def cluster_model_with_labels(tmp_path: Path) -> Path:
-    """The cluster-model journey, with the image's labels (what the e2e registry serves) given
-    as spec.imageMetadata, the way a user plans a model offline."""
-    shutil.copytree(JOURNEYS / "cluster-model", tmp_path / "cluster-model")
-    path = tmp_path / "cluster-model" / "01-model.yaml"
+def with_llama_labels(tmp_path: Path, journey: str) -> Path:
+    """A copy of a journey whose 01-model.yaml (Llama 3.1 8B's image) is given the image's
+    labels (what the e2e registry serves) as spec.imageMetadata, the way a user plans a model
+    offline."""
+    shutil.copytree(JOURNEYS / journey, tmp_path / journey)
+    path = tmp_path / journey / "01-model.yaml"
     model = yaml.safe_load(path.read_text())
     model["spec"]["imageMetadata"] = {
         "model": {
@@ -60,6 +61,11 @@ def cluster_model_with_labels(tmp_path: Path) -> Path:
     }
     path.write_text(yaml.safe_dump(model))
     return path.parent
+
+
+def cluster_model_with_labels(tmp_path: Path) -> Path:
+    """The cluster-model journey, the image's labels given."""
+    return with_llama_labels(tmp_path, "cluster-model")
 
 
 def test_the_cluster_model_journey_plans_to_the_service_running_on_the_latency_template(
@@ -321,17 +327,7 @@ def test_the_adapters_journey_plans_both_services_running_with_their_adapters(
     adapters Staged (the plan's kubelet stages what it is given) and the rank cap of the
     higher; the playground, whose adapters ended empty, Running with none; the page lists each
     service's adapters."""
-    journey = tmp_path / "lora-adapters"
-    shutil.copytree(JOURNEYS / "lora-adapters", journey)
-    path = journey / "01-model.yaml"
-    model = yaml.safe_load(path.read_text())
-    model["spec"]["imageMetadata"] = {
-        "model": {
-            "canonicalName": LLAMA_31_8B.model_id,
-            "recommendedDeployments": [p.deployment() for p in LLAMA_31_8B.recommends],
-        }
-    }
-    path.write_text(yaml.safe_dump(model))
+    journey = with_llama_labels(tmp_path, "lora-adapters")
     report = plan(str(journey))
     assert report["converged"]
     services = {s["metadata"]["name"]: s for s in objects(report, "AIMService")}

@@ -114,9 +114,22 @@ class Cluster:
         _, job = self.job()
         job["status"] = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
         said = verdict if isinstance(verdict, str) else json.dumps(verdict or ok(0))
-        pod = simulated.discovery_pod(job, "Succeeded", message=said)
-        pod["status"]["containerStatuses"][0]["name"] = "stage"
-        self.pool.append(pod)
+        self.pool.append(job_pod(job, "Succeeded", said))
+
+
+def job_pod(job: Any, phase: str, message: str) -> Any:
+    """The Job's pod as the Job controller labels it and the kubelet leaves it."""
+    pod = simulated.discovery_pod(job, phase, message=message)
+    pod["metadata"]["labels"].update(job["spec"]["template"]["metadata"]["labels"])
+    pod["status"]["containerStatuses"][0]["name"] = "stage"
+    return pod
+
+
+def job_env(job: Any) -> dict[str, Any]:
+    """The staging container's variables, the adapter list decoded."""
+    [container] = job["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    return {**env, "AIM_ADAPTERS": json.loads(env["AIM_ADAPTERS"])}
 
 
 def ok(staged: int) -> dict[str, Any]:
@@ -146,9 +159,8 @@ def test_a_static_service_starts_once_its_adapters_are_staged_and_serves_them_fr
     assert mounts == {"/adapter-disk": False, "/sources/tone": True, "/sources/legal": True}
     claims = {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]}
     assert claims == {disk["metadata"]["name"], "tone-cache", "legal-cache"}
-    job_env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
-    assert [a["name"] for a in json.loads(job_env["AIM_ADAPTERS"])] == ["tone", "legal"]
-    assert job_env["AIM_ADAPTER_MAX_RANK"] == "64"
+    assert [a["name"] for a in job_env(job)["AIM_ADAPTERS"]] == ["tone", "legal"]
+    assert job_env(job)["AIM_ADAPTER_MAX_RANK"] == "64"
 
     cluster.finish_job(ok(2))
     comp = cluster.reconcile()
@@ -276,9 +288,7 @@ def test_a_failed_staging_job_fails_the_service_with_its_log() -> None:
     cluster.reconcile()
     _, job = cluster.job()
     job["status"] = {"failed": 3, "conditions": [{"type": "Failed", "status": "True"}]}
-    pod = simulated.discovery_pod(job, "Failed", message="the adapter disk: Read-only file system")
-    pod["status"]["containerStatuses"][0]["name"] = "stage"
-    cluster.pool.append(pod)
+    cluster.pool.append(job_pod(job, "Failed", "the adapter disk: Read-only file system"))
     comp = cluster.reconcile()
     assert conditions(comp)["AdaptersReady"] == ("False", "AdapterStagingFailed")
     assert "Read-only file system" in message(comp, "AdaptersReady")
@@ -308,10 +318,7 @@ def test_a_dynamic_service_gains_and_loses_adapters_without_touching_its_inferen
     assert status(comp)["status"] == headline  # it serves while the adapter is staged
     assert conditions(comp)["AdaptersReady"] == ("False", "AdaptersStaging")
     _, job = cluster.job()
-    job_env = {
-        e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
-    }
-    assert [a["name"] for a in json.loads(job_env["AIM_ADAPTERS"])] == ["tone"]
+    assert [a["name"] for a in job_env(job)["AIM_ADAPTERS"]] == ["tone"]
     cluster.finish_job(ok(1))
     comp = cluster.reconcile()
     assert isvc_of(comp) == isvc
@@ -320,10 +327,7 @@ def test_a_dynamic_service_gains_and_loses_adapters_without_touching_its_inferen
     cluster.xr = {**cluster.xr, "spec": {**cluster.xr["spec"], "adapters": []}}
     comp = cluster.reconcile()
     _, job = cluster.job()
-    job_env = {
-        e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
-    }
-    assert json.loads(job_env["AIM_ADAPTERS"]) == []
+    assert job_env(job)["AIM_ADAPTERS"] == []
     assert isvc_of(comp) == isvc
 
 
@@ -346,10 +350,7 @@ def test_a_dynamic_service_leaves_out_an_adapter_over_its_rank_cap_and_serves_th
     cluster = Cluster(service("tone", "big", mode="dynamic"), caches)
     comp = cluster.reconcile()
     _, job = cluster.job()
-    job_env = {
-        e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
-    }
-    assert [a["name"] for a in json.loads(job_env["AIM_ADAPTERS"])] == ["tone"]
+    assert [a["name"] for a in job_env(job)["AIM_ADAPTERS"]] == ["tone"]
     cluster.finish_job(ok(1))
     comp = cluster.reconcile()
     assert INFERENCE_SERVICE in comp.resources
@@ -364,3 +365,23 @@ def test_a_service_without_adapters_composes_nothing_for_them() -> None:
     assert DISK not in comp.resources
     assert "AdaptersReady" not in conditions(comp)
     assert "adapters" not in status(comp)
+
+
+def test_the_verdict_is_read_from_the_pods_of_the_job_of_the_set_not_an_older_jobs() -> None:
+    """An older staging Job on its way out (deleted but not gone, its pod saying it refused the
+    adapter) beside the new Job: the new Job's pod decides, whatever order the Jobs come in."""
+    cluster = Cluster(service(mode="dynamic"), world(adapter("tone")))
+    cluster.reconcile()
+    old_key, old = cluster.job()
+    cluster.finish_job(ok(0))
+    cluster.reconcile()
+    cluster.xr = {**cluster.xr, "spec": {**cluster.xr["spec"], "adapters": [{"name": "tone"}]}}
+    cluster.reconcile()
+    cluster.finish_job(ok(1))
+    refused = {"staged": 0, "removed": 0, "failed": {"tone": "an old verdict"}}
+    stale = {**old, "metadata": {**old["metadata"], "name": "zzz-old"}}
+    cluster.pool.insert(0, job_pod(stale, "Succeeded", json.dumps(refused)))
+    done = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+    cluster.resources["adapter-job-zzzzzzzz"] = {**stale, "status": done}
+    comp = cluster.reconcile()
+    assert status(comp)["adapters"] == [{"name": "tone", "state": "Staged"}], old_key
