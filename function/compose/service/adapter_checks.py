@@ -28,8 +28,9 @@ from function.errors import InvalidSpecError
 from function.kube.objects import name_of, uid_of
 from function.kube.parse import parse_spec, parse_status
 from function.rules import jsontext
-from function.rules.status import Reason
+from function.rules.status import ConditionType, Health, Reason
 
+CONDITION: Final = ConditionType.ADAPTERS_READY
 DEFAULT_RANK: Final = 16
 """The rank of an adapter whose cache declares none (the AIM operator assumes the same)."""
 
@@ -49,11 +50,26 @@ class Checked:
         return self.status.name
 
 
+class SeveralModelsError(ValueError):
+    """The template serves several model sources: which one would adapters fit?"""
+
+
 def base_model_id(model: Model | None, template: Template | None) -> str | None:
-    """The id of the model the service serves (`org/name`), as adapters name it."""
+    """The id of the model the service serves (`org/name`), as adapters name it.
+
+    Raises:
+        SeveralModelsError: the template lists several model sources.
+    """
     sources = (template.spec.model_sources if template else None) or (
         model.spec.model_sources if model else None
     )
+    if sources and len(sources) > 1:
+        ids = ", ".join(s.model_id for s in sources)
+        msg = (
+            f"spec.adapters: the template serves several model sources ({ids}); adapters "
+            "need a template of one model"
+        )
+        raise SeveralModelsError(msg)
     if sources:
         return sources[0].model_id
     if model is None:
@@ -192,3 +208,30 @@ def _refused(message: str | None) -> dict[str, str] | None:
     if not isinstance(refused, dict):
         return None
     return {str(k)[:253]: str(v)[:200] for k, v in refused.items()}
+
+
+def health(checked: Sequence[Checked], *, dynamic: bool, waiting: bool, disk: str = "") -> Health:
+    """The worst of the adapters: a wrong one, then one missing, then staging, else staged."""
+    by_state = {s: [c for c in checked if c.status.state is s] for s in AdapterState}
+    if wrong := by_state[AdapterState.FAILED]:
+        message = "; ".join(c.status.message or c.name for c in wrong)
+        reason = wrong[0].reason or Reason.ADAPTER_REJECTED
+        if dynamic:
+            served = len(by_state[AdapterState.STAGED])
+            return CONDITION.degraded(reason, f"{message} (left out; {served} others served)")
+        return CONDITION.failed(reason, message)
+    if missing := by_state[AdapterState.PENDING]:
+        message = "; ".join(c.status.message or c.name for c in missing)
+        return CONDITION.pending(missing[0].reason or Reason.ADAPTER_NOT_READY, message)
+    if staging := by_state[AdapterState.STAGING]:
+        after = " once the staging under way ends" if waiting else ""
+        names = ", ".join(c.name for c in staging)
+        return CONDITION.progressing(
+            Reason.ADAPTERS_STAGING, f"staging {names} onto the adapter disk{after}{disk}"
+        )
+    if not checked:
+        return CONDITION.ready(
+            Reason.ADAPTERS_STAGED, "no adapters yet: those added to spec.adapters are loaded"
+        )
+    names = ", ".join(c.name for c in checked)
+    return CONDITION.ready(Reason.ADAPTERS_STAGED, f"serving {names} from the adapter disk")

@@ -46,10 +46,11 @@ from function.kube.jobs import JOB_NAME_LABEL, JobState, job_state, pod_message
 from function.kube.lookup import Listing
 from function.kube.objects import labels_of, name_of
 from function.kube.parse import parse_status
+from function.kube.views import string_at
 from function.rules import labels, naming
 from function.rules.merge import secret_names
 from function.rules.runtimeconfig import RuntimeConfig
-from function.rules.status import Condition, ConditionType, Health, Reason, State
+from function.rules.status import Condition, Health, Reason, State
 
 DISK: Final = "adapter-disk"
 """Composition-resource name of the adapter disk."""
@@ -59,7 +60,7 @@ PODS: Final = "adapter-pods"
 DEFAULT_DISK_SIZE: Final = "10Gi"
 DEFAULT_DYNAMIC_MAX_RANK: Final = 32
 """The AIM runtime's own default."""
-_CONDITION: Final = ConditionType.ADAPTERS_READY
+_CONDITION: Final = adapter_checks.CONDITION
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ class _Plan:
     """The digest of the set the status recorded as staged."""
     pull_secrets: list[str]
     """For the download image the Job runs: the runtime config's."""
+    disk_note: str = ""
+    """Why staging may wait on the disk: it exists but is not bound."""
 
     def outcome(
         self, checked: Sequence[Checked], staged: str | None, *, waiting: bool = False
@@ -113,7 +116,9 @@ class _Plan:
         """The condition the adapters' states add up to, and whether the server may start."""
         states = {c.status.state for c in checked}
         ready = staged is not None and (self.dynamic or states <= {AdapterState.STAGED})
-        health = _health(checked, dynamic=self.dynamic, waiting=waiting)
+        health = adapter_checks.health(
+            checked, dynamic=self.dynamic, waiting=waiting, disk=self.disk_note
+        )
         counts = not self.dynamic or health.state in {State.FAILED, State.DEGRADED}
         return AdapterOutcome(
             health,
@@ -164,7 +169,10 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
     if not enabled(spec):
         return AdapterOutcome()
     listed = _caches(observed.namespace).items(observed.required)
-    base = adapter_checks.base_model_id(model, template)
+    try:
+        base = adapter_checks.base_model_id(model, template)
+    except adapter_checks.SeveralModelsError as e:
+        return AdapterOutcome(_CONDITION.failed(Reason.ADAPTER_INCOMPATIBLE, str(e)), ready=False)
     if listed is None or base is None or config is None:
         what = "the namespace's model caches" if listed is None else "the model's id"
         return AdapterOutcome(
@@ -192,6 +200,7 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
         dynamic,
         previous.adapters_staged,
         secret_names(config.spec.image_pull_secrets),
+        _unbound(observed, name_of(disk)),
     )
     return _stage(observed, plan, isvc_name, previous)
 
@@ -252,33 +261,6 @@ def _stage(
     return plan.outcome(plan.checked, plan.previous)
 
 
-def _health(checked: Sequence[Checked], *, dynamic: bool, waiting: bool) -> Health:
-    """The worst of the adapters: a wrong one, then one missing, then staging, else staged."""
-    by_state = {s: [c for c in checked if c.status.state is s] for s in AdapterState}
-    if wrong := by_state[AdapterState.FAILED]:
-        message = "; ".join(c.status.message or c.name for c in wrong)
-        reason = wrong[0].reason or Reason.ADAPTER_REJECTED
-        if dynamic:
-            served = len(by_state[AdapterState.STAGED])
-            return _CONDITION.degraded(reason, f"{message} (left out; {served} others served)")
-        return _CONDITION.failed(reason, message)
-    if missing := by_state[AdapterState.PENDING]:
-        message = "; ".join(c.status.message or c.name for c in missing)
-        return _CONDITION.pending(missing[0].reason or Reason.ADAPTER_NOT_READY, message)
-    if staging := by_state[AdapterState.STAGING]:
-        after = " once the staging under way ends" if waiting else ""
-        names = ", ".join(c.name for c in staging)
-        return _CONDITION.progressing(
-            Reason.ADAPTERS_STAGING, f"staging {names} onto the adapter disk{after}"
-        )
-    if not checked:
-        return _CONDITION.ready(
-            Reason.ADAPTERS_STAGED, "no adapters yet: those added to spec.adapters are loaded"
-        )
-    names = ", ".join(c.name for c in checked)
-    return _CONDITION.ready(Reason.ADAPTERS_STAGED, f"serving {names} from the adapter disk")
-
-
 def _disk(
     observed: Observed, spec: AIMServiceSpec, config: RuntimeConfig, isvc_name: str
 ) -> Manifest:
@@ -294,6 +276,15 @@ def _disk(
         size=str(size),
         storage_class=storage_class,
     )
+
+
+def _unbound(observed: Observed, name: str) -> str:
+    """What to say of a disk that exists but is not bound: usually no ReadWriteMany class."""
+    current = observed.resources.get(DISK)
+    phase = string_at(current, "status", "phase") if current is not None else "Bound"
+    if phase == "Bound":
+        return ""
+    return f" (PVC {name} is {phase or 'being created'}; it needs a ReadWriteMany storage class)"
 
 
 def _runtime_env(spec: AIMServiceSpec, max_rank: int) -> dict[str, str]:

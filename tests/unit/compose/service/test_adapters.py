@@ -385,3 +385,29 @@ def test_the_verdict_is_read_from_the_pods_of_the_job_of_the_set_not_an_older_jo
     cluster.resources["adapter-job-zzzzzzzz"] = {**stale, "status": done}
     comp = cluster.reconcile()
     assert status(comp)["adapters"] == [{"name": "tone", "state": "Staged"}], old_key
+
+
+def test_a_template_of_several_models_refuses_adapters_naming_them() -> None:
+    """Adapters fit one base model: on a template that serves several model sources the service
+    fails naming them, and nothing is composed for the adapters."""
+    caches = world(adapter("tone"))
+    caches[1]["spec"]["modelSources"] = [
+        {"modelId": BASE, "sourceUri": f"hf://{BASE}"},
+        {"modelId": "Org/Draft", "sourceUri": "hf://Org/Draft"},
+    ]
+    comp = Cluster(service("tone"), caches).reconcile()
+    assert conditions(comp)["AdaptersReady"] == ("False", "AdapterIncompatible")
+    assert f"several model sources ({BASE}, Org/Draft)" in message(comp, "AdaptersReady")
+    assert status(comp)["status"] == "Failed"
+    assert DISK not in comp.resources
+
+
+def test_staging_that_waits_on_an_unbound_disk_says_it_needs_read_write_many() -> None:
+    """The adapter disk exists but stays Pending (no ReadWriteMany class can provide it): the
+    condition says so while staging waits, rather than only "staging"."""
+    cluster = Cluster(service("tone"), world(adapter("tone")))
+    cluster.reconcile()
+    cluster.resources[DISK]["status"] = {"phase": "Pending"}
+    comp = cluster.reconcile()
+    assert conditions(comp)["AdaptersReady"] == ("False", "AdaptersStaging")
+    assert "is Pending; it needs a ReadWriteMany storage class" in message(comp, "AdaptersReady")
