@@ -3,8 +3,9 @@
 Each call resolves the runtime config, the model and the template from what Crossplane fetched,
 then composes what those allow: an AIMModel or a derived AIMServiceTemplate when the service needs
 one, the InferenceService once the model is Ready and the template Available, the HTTPRoute
-when routing is on, and the HTTPScaledObject that wakes a service at `minReplicas: 0`. Every step
-reports a condition; the worst decides `status.status`.
+when routing is on, the HTTPScaledObject that wakes a service at `minReplicas: 0`, and the disk
+and staging Job of its LoRA adapters (`adapters.py`). Every step reports a condition; the worst
+decides `status.status`.
 
 Two rules keep users' workloads safe. A service that is Failed creates nothing new (the user has
 to fix something first). And an object that exists is never dropped from the desired state just

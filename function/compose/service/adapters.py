@@ -119,6 +119,12 @@ class _Plan:
         health = adapter_checks.health(
             checked, dynamic=self.dynamic, waiting=waiting, disk=self.disk_note
         )
+        if not self.dynamic and self.previous is not None and health.state is State.PENDING:
+            # A static server that started with its set still serves it: an adapter whose
+            # cache has gone since degrades it, as a lost model cache does.
+            health = _CONDITION.degraded(
+                health.reason, f"{health.message} (the server keeps the adapters it started with)"
+            )
         counts = not self.dynamic or health.state in {State.FAILED, State.DEGRADED}
         return AdapterOutcome(
             health,

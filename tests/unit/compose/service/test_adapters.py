@@ -411,3 +411,19 @@ def test_staging_that_waits_on_an_unbound_disk_says_it_needs_read_write_many() -
     comp = cluster.reconcile()
     assert conditions(comp)["AdaptersReady"] == ("False", "AdaptersStaging")
     assert "is Pending; it needs a ReadWriteMany storage class" in message(comp, "AdaptersReady")
+
+
+def test_a_static_service_whose_adapter_cache_went_is_degraded_not_pending() -> None:
+    """After the server started with its adapters, one's cache is deleted: the service serves
+    on with what it loaded, Degraded and naming the adapter, its InferenceService kept."""
+    cluster = Cluster(service("tone"), world(adapter("tone")))
+    cluster.reconcile()
+    cluster.finish_job(ok(1))
+    running = cluster.reconcile()
+    isvc = isvc_of(running)
+    cluster.pool = [o for o in cluster.pool if o["kind"] != "AIMModelCache"]
+    comp = cluster.reconcile()
+    assert status(comp)["status"] == "Degraded"
+    assert conditions(comp)["AdaptersReady"] == ("False", "AdapterNotFound")
+    assert "the server keeps the adapters it started with" in message(comp, "AdaptersReady")
+    assert isvc_of(comp) == isvc
