@@ -1,5 +1,9 @@
 """Every benchmark runs in its smoke mode, so one that breaks fails the suite instead of rotting.
 
+All but the cold-start benchmark run here; it starts a node, and one host runs one node at a
+time, so its smoke run is among the end-to-end modules that start their own
+(tests/e2e/test_coldstart_benchmark.py), before the platform's node exists.
+
 The figures of a smoke run mean nothing (a few calls each); what is checked is that the
 benchmark starts what it measures, gets through every row, and prints the comparison with its
 baseline that its docstring promises.
@@ -62,19 +66,6 @@ BENCHMARKS = [
         "whether it converged with every service Running (issue 34's bound is 1,000 in a minute)",
         "plan.py",
         ("baseline: 1 service", "3 services", "yes (3/3)", "10 services", "yes (10/10)"),
-    ),
-    Bench(
-        "coldstart",
-        "a workload at zero woken by a request through the KEDA HTTP add-on on a real node, "
-        "beside the same pod scaled up by hand, and the overhead between them",
-        "coldstart.py",
-        (
-            "baseline: scaled to Ready",
-            "wake: request to answered",
-            "overhead: wake answered - baseline Ready",
-        ),
-        timeout_s=600,
-        never=("INCOMPLETE",),
     ),
     Bench(
         "scale",

@@ -55,6 +55,7 @@ def platform(
 # host at a time (docs/e2e.md), and the platform lives until the session ends.
 OWN_NODE: Final = frozenset(
     {
+        "test_coldstart_benchmark.py",
         "test_function_runtime.py",
         "test_journey_node.py",
         "test_kserve.py",
