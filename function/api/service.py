@@ -273,6 +273,11 @@ class AIMServiceSpec(ApiModel):
                 "default): recreate the service, or create it with spec.adapterMode: dynamic",
             ),
             rule(
+                "!has(self.adapterRuntime) || has(self.adapters) || self.adapterMode == 'dynamic'",
+                "spec.adapterRuntime sizes the disk adapters are staged on: list spec.adapters, "
+                "or set spec.adapterMode: dynamic, or remove it",
+            ),
+            rule(
                 "!has(self.adapterRuntime) || !has(self.adapterRuntime.maxRank)"
                 " || self.adapterMode == 'dynamic'",
                 "spec.adapterRuntime.maxRank is for dynamic mode: in static mode the server "

@@ -709,6 +709,13 @@ INVALID = [
         "spec.adapterRuntime.maxRank is for dynamic mode",
     ),
     Refusal(
+        "svc-adapter-runtime-without-adapters",
+        "a static service with no adapters has no adapter disk: its size would be ignored",
+        "AIMService",
+        {"model": {"ref": "llama"}, "adapterRuntime": {"diskSize": "20Gi"}},
+        "spec.adapterRuntime sizes the disk adapters are staged on",
+    ),
+    Refusal(
         "svc-max-rank-odd",
         "a cap vLLM cannot start with",
         "AIMService",
