@@ -12,16 +12,12 @@ baseline that its docstring promises.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
+from tests.benchmarks.run import run_benchmark
 from tests.cases import Case, table
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -94,14 +90,7 @@ BENCHMARKS = [
 @pytest.mark.timeout(max(b.timeout_s for b in BENCHMARKS) + 60)
 def test_the_benchmark_runs_in_its_smoke_mode(case: Bench) -> None:
     """The benchmark exits 0 and prints its rows and its baseline."""
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / case.script), "--smoke"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=case.timeout_s,
-        check=False,
-    )
+    run = run_benchmark(case.script, "--smoke", timeout_s=case.timeout_s)
     assert run.returncode == 0, f"{case.reason}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     for line in case.prints:
         assert line in run.stdout, f"{case.reason}: {line!r} not printed\n{run.stdout[-3000:]}"
@@ -112,14 +101,7 @@ def test_the_benchmark_runs_in_its_smoke_mode(case: Bench) -> None:
 def test_run_function_refuses_too_few_calls_saying_why() -> None:
     """`--calls 1` leaves one latency per row, too few for percentiles: argparse's usage error
     (exit 2) naming the least it takes, not a StatisticsError after the servers have started."""
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run_function.py"), "--calls", "1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    run = run_benchmark("run_function.py", "--calls", "1", timeout_s=60)
     assert run.returncode == 2, run.stderr
     assert "--calls must be a whole number of at least 2" in run.stderr
 
@@ -128,14 +110,7 @@ def test_model_source_counts_the_images_past_max_models() -> None:
     """The plain listing row (10 x 500 tags, maxModels 100) creates 100 models and counts the
     other 4,900 as omitted: a sync that lost status.modelsOmitted, or named past the cap, shows
     here even in smoke mode."""
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "model_source.py"), "--smoke"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    run = run_benchmark("model_source.py", "--smoke", timeout_s=120)
     assert run.returncode == 0, run.stderr[-3000:]
     row = re.search(r"^listing\s+10 x 500\s+\S+\s+\S+\s+(\S+)\s+(\S+)$", run.stdout, re.MULTILINE)
     assert row is not None, run.stdout

@@ -7,10 +7,7 @@ names from under it. tests/e2e/conftest.py runs this module before the platform 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from devtools.tools import ROOT
+from tests.benchmarks.run import run_benchmark
 
 ROWS = (
     "baseline: scaled to Ready",
@@ -24,14 +21,7 @@ ROWS = (
 def test_the_cold_start_benchmark_runs_in_its_smoke_mode() -> None:
     """One round: a workload at zero woken through the add-on beside the same pod scaled up by
     hand; it exits 0 and prints every row of its table, the baseline's among them."""
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "coldstart.py"), "--smoke"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    run = run_benchmark("coldstart.py", "--smoke", timeout_s=600)
     assert run.returncode == 0, f"{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     for row in ROWS:
         assert row in run.stdout, f"{row!r} not printed\n{run.stdout[-3000:]}"
