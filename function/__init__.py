@@ -3,7 +3,7 @@
 Its packages are layers; each imports only the layers below it (tests/unit/repo/test_layers.py
 checks every import, those inside functions and `TYPE_CHECKING` blocks too):
 
-    api < rules < errors, settings < build < registry < kube < compose < server
+    api < rules < errors, settings < build < registry < kube < compose < server, responder
 
 - `api`: the AIM API's types (the XRDs are generated from them) and `Manifest`, the plain form in
   which every layer passes Kubernetes objects.
@@ -19,4 +19,6 @@ checks every import, those inside functions and `TYPE_CHECKING` blocks too):
   composer contract (`kube/contract.py`).
 - `compose`: one composer per AIM kind, and the runtime config lookup they share.
 - `server`: the gRPC server, its workers and metrics; nothing imports it.
+- `responder`: `aim-wake-responder`, a program of its own in the same image: the 503 with
+  `Retry-After` that a request held past its service's wake timeout gets.
 """

@@ -517,7 +517,9 @@ class ServiceHosts:
     def lines(self) -> list[str]:
         """Hosts lines: a Service's ClusterIP, or each ready endpoint of a headless Service.
 
-        Crossplane's function Services are headless: gRPC balances over the pods itself.
+        Crossplane's function Services are headless: gRPC balances over the pods itself. An
+        ExternalName Service naming another Service (`<name>.<namespace>.svc.cluster.local`)
+        gets that one's address, which cluster DNS would reach by its CNAME.
         """
         ready: dict[tuple[str, str], list[str]] = {}
         for eps in self._admin.list("discovery.k8s.io/v1", "EndpointSlice"):
@@ -526,12 +528,23 @@ class ServiceHosts:
                 if service and endpoint.get("conditions", {}).get("ready"):
                     key = (eps["metadata"]["namespace"], service)
                     ready.setdefault(key, []).extend(endpoint.get("addresses", []))
+        services = self._admin.list("v1", "Service")
+        cluster_ips = {
+            f"{svc['metadata']['name']}.{svc['metadata']['namespace']}.svc.cluster.local": ip
+            for svc in services
+            if (ip := svc.get("spec", {}).get("clusterIP")) and ip != "None"
+        }
         out: list[str] = []
-        for svc in self._admin.list("v1", "Service"):
+        for svc in services:
             name, ns = svc["metadata"]["name"], svc["metadata"]["namespace"]
             names = " ".join([f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"])
-            ip = svc.get("spec", {}).get("clusterIP")
-            addresses = ready.get((ns, name), []) if ip == "None" else [ip] if ip else []
+            spec = svc.get("spec", {})
+            ip = spec.get("clusterIP")
+            if spec.get("type") == "ExternalName":
+                target = cluster_ips.get(str(spec.get("externalName", "")).rstrip("."))
+                addresses = [target] if target else []
+            else:
+                addresses = ready.get((ns, name), []) if ip == "None" else [ip] if ip else []
             out.extend(f"{address} {names}" for address in addresses)
         return sorted(out)
 

@@ -163,9 +163,10 @@ def running(
     *,
     env: Mapping[str, str] | None = None,
     mounts: Sequence[tuple[Path, str]] = (),
+    entrypoint: Sequence[str] | None = None,
 ) -> Iterator[Container]:
-    """Start the image's entrypoint with `args` under runc; kill and delete it on exit."""
-    _configure(bundle, args, env or {}, mounts, entrypoint=None)
+    """Start `entrypoint` (else the image's) with `args` under runc; kill and delete it on exit."""
+    _configure(bundle, args, env or {}, mounts, entrypoint=entrypoint)
     container = Container(bundle.path.name, bundle.path.parent / f"{bundle.path.name}.log")
     with container.log.open("w") as log:
         proc = subprocess.run(

@@ -192,6 +192,7 @@ class ServiceReference(ApiModel):
 DEFAULT_INTERCEPTOR = ServiceReference(
     name="keda-add-ons-http-interceptor-proxy", namespace="keda", port=8080
 )
+DEFAULT_RESPONDER = ServiceReference(name="aim-wake-responder", namespace="aim-system", port=8080)
 
 
 class ClusterScaleToZero(ScaleToZeroDefaults):
@@ -202,7 +203,20 @@ class ClusterScaleToZero(ScaleToZeroDefaults):
         description=(
             "How long the request that wakes a service is held for its pod to turn ready "
             f"(default `{DEFAULT_WAKE_TIMEOUT}`): enough for the image pull and the model load "
-            "from its cache. Past it the client gets the interceptor's 502 and should retry."
+            "from its cache. Past it the request goes to `responder`, which answers 503 with "
+            "`Retry-After`."
+        ),
+    )
+    responder: ServiceReference | None = Field(
+        default=None,
+        description=(
+            "The Service that answers a request held past `wakeTimeout`: 503 with "
+            "`Retry-After`, which OpenAI clients retry (default "
+            f"`{DEFAULT_RESPONDER.namespace}/{DEFAULT_RESPONDER.name}:{DEFAULT_RESPONDER.port}`, "
+            "the function image's `aim-wake-responder` as package/wake-responder.yaml runs it). "
+            "Each service at `minReplicas: 0` names it by an ExternalName Service "
+            "`<name>.<namespace>.svc.cluster.local`, which the interceptor dials. Not running: "
+            "the interceptor answers 502 instead."
         ),
     )
     interceptor: ServiceReference | None = Field(

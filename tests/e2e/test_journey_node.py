@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
+import yaml
 
 from devtools.cluster.aimimage import stub_image
 from devtools.cluster.converge import (
@@ -48,7 +49,7 @@ from devtools.cluster.oci import write_archive
 from devtools.cluster.platform import PUBLIC_REGISTRY, SYSTEM_NAMESPACE, aim
 from devtools.cluster.timing import TIMES
 from devtools.pkg.image import Image
-from devtools.tools import Tools
+from devtools.tools import ROOT, Tools
 from function.rules.labels import SERVICE as AIM_SERVICE_LABEL
 from tests.e2e.target import ClusterPlatform, Target, attach, chat_through_service, own_cluster
 
@@ -395,6 +396,120 @@ def scaling_story(kube: Kube, namespace: str, service: str) -> str:
     return "\n".join(parts)
 
 
+def grant_the_interceptor(kube: Kube, namespace: str) -> None:
+    """What the platform does per team: let its routes name the interceptor, in its namespace."""
+    kube.apply(
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1beta1",
+            "kind": "ReferenceGrant",
+            "metadata": {"name": f"routes-of-{namespace}", "namespace": "keda"},
+            "spec": {
+                "from": [
+                    {
+                        "group": "gateway.networking.k8s.io",
+                        "kind": "HTTPRoute",
+                        "namespace": namespace,
+                    }
+                ],
+                "to": [{"group": "", "kind": "Service"}],
+            },
+        }
+    )
+
+
+def run_the_wake_responder(platform: ClusterPlatform) -> None:
+    """What the platform does once: package/wake-responder.yaml with the Function package's
+    image, as docs/scale-to-zero.md says; until its pods are ready."""
+    kube = platform.kube
+    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE}})
+    for obj in yaml.safe_load_all((ROOT / "package" / "wake-responder.yaml").read_text()):
+        if obj["kind"] == "Deployment":
+            [container] = obj["spec"]["template"]["spec"]["containers"]
+            container["image"] = platform.published.function
+        kube.apply(obj)
+
+    def ready() -> bool:
+        found = kube.get("apps/v1", "Deployment", "aim-wake-responder", SYSTEM_NAMESPACE) or {}
+        status = found.get("status", {})
+        return bool(status.get("readyReplicas")) and status["readyReplicas"] == status.get(
+            "replicas"
+        )
+
+    wait_for("the wake responder's pods to be ready", ready, timeout_s=180)
+
+
+def gateway_answer(url: str, timeout_s: float = 60) -> tuple[int, dict[str, str], bytes, float]:
+    """A chat completion through the Gateway: its status, headers, body and seconds taken."""
+    body = {"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]}
+    request = urllib.request.Request(  # noqa: S310 - the test's own loopback Gateway
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
+    )
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
+            return int(response.status), dict(response.headers), response.read(), 0.0
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read(), time.monotonic() - start
+
+
+@pytest.mark.timeout(600)
+def test_a_waking_request_past_the_wake_timeout_gets_503_with_retry_after(
+    target_cluster: ClusterPlatform,
+) -> None:
+    """A service at zero whose predictor never turns ready (its server exits at start), under a
+    runtime config whose wake timeout is 5 s: the request through the real Gateway wakes it, is
+    held those 5 s by the interceptor, and is then failed over to the platform's wake responder
+    (the function image's `aim-wake-responder`, by the ExternalName Service the function
+    composed), whose 503 with `Retry-After` and an OpenAI-style error comes back to the client
+    instead of the interceptor's bare 502.
+
+    Simulated: the GPUs, as above. Real: Traefik, KServe, KEDA and its HTTP add-on, the
+    responder's pods."""
+    platform = target_cluster
+    kube, gateway = platform.kube, routable(platform)
+    if platform.keda_http is None:
+        pytest.skip("the target cluster runs no KEDA HTTP add-on: only the tier's own does")
+    run_the_wake_responder(platform)
+    ns = platform.team_namespace("team-slow")
+    grant_the_interceptor(kube, ns)
+    quick = {"scaleToZero": {"wakeTimeout": "5s"}}
+    kube.apply(aim("AIMClusterRuntimeConfig", "quick-wake", None, quick))
+    spec = {
+        "model": {"ref": "small"},
+        "resources": SMALL,
+        "minReplicas": 0,
+        "maxReplicas": 1,
+        "runtimeConfigName": "quick-wake",
+        "routing": {"enabled": True, "gatewayRef": gateway.parent_ref},
+        "env": [{"name": "AIM_STUB_EXIT", "value": "no GPU in this test"}],
+    }
+    kube.apply(aim("AIMService", "broken", ns, spec))
+    wait_condition(platform, "AIMService", "broken", ns, "ScaleToZeroReady", "True", "WakeReady")
+    wait_condition(
+        platform, "AIMService", "broken", ns, "HTTPRouteReady", "True", "HTTPRouteAccepted"
+    )
+    isvc = aim_service_isvc(kube, ns, "broken")
+    found = kube.get(AIM, "AIMService", "broken", ns) or {}
+    url = f"{gateway.url}{found['status']['routing']['path']}/v1/chat/completions"
+
+    # Accepted, Traefik may still take a moment to serve the route: a 404 at once till then.
+    answers: list[tuple[int, dict[str, str], bytes, float]] = []
+
+    def answered() -> bool:
+        answers.append(gateway_answer(url))
+        return answers[-1][0] != 404
+
+    wait_for("the Gateway to carry the route", answered, timeout_s=60, explain=lambda: str(answers))
+    status, headers, body, taken = answers[-1]
+    assert status == 503, (status, body)
+    assert headers.get("Retry-After") == "30", headers
+    error = json.loads(body)["error"]
+    assert error["code"] == 503
+    assert f"{ns}/{isvc}-predictor" in error["message"], error
+    assert 5 <= taken < 60, f"held for the runtime config's 5 s, then answered: {taken:.1f} s"
+    TIMES["scale to zero: held past a 5 s wake timeout, to the 503"] = taken
+
+
 @pytest.mark.timeout(900)  # the cluster's start is paid by the module's first test
 def test_a_service_at_zero_answers_the_request_that_wakes_it(
     target_cluster: ClusterPlatform,
@@ -412,20 +527,7 @@ def test_a_service_at_zero_answers_the_request_that_wakes_it(
     if platform.keda_http is None:
         pytest.skip("the target cluster runs no KEDA HTTP add-on: only the tier's own does")
     ns = platform.team_namespace("team-idle")
-    # The platform lets the team's routes name the interceptor's Service, in its namespace.
-    kube.apply(
-        {
-            "apiVersion": "gateway.networking.k8s.io/v1beta1",
-            "kind": "ReferenceGrant",
-            "metadata": {"name": f"routes-of-{ns}", "namespace": "keda"},
-            "spec": {
-                "from": [
-                    {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": ns}
-                ],
-                "to": [{"group": "", "kind": "Service"}],
-            },
-        }
-    )
+    grant_the_interceptor(kube, ns)
     routing = {"enabled": True, "gatewayRef": gateway.parent_ref}
     spec = {"routing": routing, "scaleToZero": {"idleAfter": "10s"}}
     kube.apply(aim("AIMRuntimeConfig", "default", ns, spec))

@@ -6,9 +6,11 @@ mounts for a Function (a Secret with tls.crt, tls.key and ca.crt, named by TLS_S
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -171,3 +173,32 @@ def test_the_image_refuses_a_client_without_a_certificate(
         with pytest.raises(grpc.RpcError) as err:
             stub.RunFunction(fnv1.RunFunctionRequest(), timeout=10)
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_the_image_runs_the_wake_responder_as_package_wake_responder_yaml_says(
+    runtime_image: Image, tmp_path: Path
+) -> None:
+    """The platform runs the same image with another command; that command must be in it, run
+    as the image's user, and answer a request 503 with Retry-After."""
+    manifest = yaml.safe_load_all((ROOT / "package" / "wake-responder.yaml").read_text())
+    [deployment] = [m for m in manifest if m["kind"] == "Deployment"]
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    port = free_port()
+    own = unpack(runtime_image, tmp_path / "responder")  # a second container of its own name
+    with running(
+        own,
+        ["--listen", f"127.0.0.1:{port}", "--retry-after", "5"],
+        entrypoint=container["command"],
+    ) as responder:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("POST", "/v1/chat/completions", body=b"{}")
+                answer = conn.getresponse()
+                break
+            except ConnectionError:
+                assert time.monotonic() < deadline, responder.log_tail()
+                time.sleep(0.2)
+        assert answer.status == 503, responder.log_tail()
+        assert answer.getheader("Retry-After") == "5"

@@ -41,7 +41,12 @@ from function.compose.service.template import (
     Alternative,
     catalog_requirements,
 )
-from function.compose.service.wake import HTTP_SCALED_OBJECT, WakeOutcome, plan_wake
+from function.compose.service.wake import (
+    HTTP_SCALED_OBJECT,
+    WAKE_RESPONDER,
+    WakeOutcome,
+    plan_wake,
+)
 from function.errors import InvalidSpecError
 from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.counted import TemplateSelected
@@ -61,6 +66,7 @@ __all__ = [
     "INFERENCE_SERVICE",
     "MODEL",
     "TEMPLATE_CACHE",
+    "WAKE_RESPONDER",
     "Alternative",
     "catalog_requirements",
     "compose_service",
@@ -154,7 +160,7 @@ def compose_service(observed: Observed) -> Composition:
         INFERENCE_SERVICE: isvc,
         HTTP_ROUTE: route.desired or kept_route,
         # It scales the InferenceService's Deployment: not before there is one to scale.
-        HTTP_SCALED_OBJECT: wake.desired if isvc is not None else None,
+        **(wake.desired if isvc is not None else {}),
         **lora.desired,
     }
     for key, value in desired.items():

@@ -6,6 +6,9 @@ add-on's interceptor, with the Host rewritten to one naming the predictor: the i
 the request, the add-on's scaler tells KEDA, KEDA scales the predictor's Deployment to one pod,
 and the interceptor holds the request until that pod is ready (up to the platform's
 `scaleToZero.wakeTimeout`) and forwards it. The client gets the model's answer, not a 503.
+A request still waiting past that bound is failed over to the platform's wake responder (by an
+ExternalName Service in the service's namespace, since the add-on dials failovers there), whose
+503 with `Retry-After` OpenAI clients retry, where the interceptor alone would answer a bare 502.
 
 KServe runs such a predictor with its `external` autoscaler class (it makes no autoscaler and
 leaves the replica count to KEDA); the add-on's operator makes the KEDA ScaledObject from the
@@ -16,17 +19,19 @@ requests, not on metrics.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 from function.api.runtimeconfig import (
     DEFAULT_IDLE_AFTER,
     DEFAULT_INTERCEPTOR,
+    DEFAULT_RESPONDER,
     DEFAULT_WAKE_TIMEOUT,
 )
 from function.api.service import AIMServiceSpec
 from function.build.gateway import PREDICTOR_PORT, Waker
-from function.build.kedahttp import build_http_scaled_object
+from function.build.kedahttp import build_external_name_service, build_http_scaled_object
 from function.build.kserve import Scaling
 from function.kube import views
 from function.kube.contract import Desired, Observed
@@ -39,16 +44,18 @@ from function.rules.text import cut
 
 HTTP_SCALED_OBJECT: Final = "http-scaled-object"
 """Composition-resource name of the HTTPScaledObject."""
+WAKE_RESPONDER: Final = "wake-responder"
+"""Composition-resource name of the ExternalName Service naming the platform's wake responder."""
 
 _CONDITION = ConditionType.SCALE_TO_ZERO_READY
 
 
 @dataclass(frozen=True)
 class WakeOutcome:
-    """Scale to zero's health (None for a service that does not), its object, the route's waker."""
+    """Scale to zero's health (None for a service that does not), its objects, the route's waker."""
 
     health: Health | None = None
-    desired: Desired | None = None
+    desired: Mapping[str, Desired] = field(default_factory=dict)
     waker: Waker | None = None
 
 
@@ -86,15 +93,23 @@ def plan_wake(  # noqa: PLR0913 - the inputs of one decision
     predictor = f"{isvc_name}-predictor"
     platform = config.platform_scale_to_zero if config else None
     interceptor = (platform.interceptor if platform else None) or DEFAULT_INTERCEPTOR
+    responder = (platform.responder if platform else None) or DEFAULT_RESPONDER
     host = f"{predictor}.{observed.namespace}"
+    owned = {
+        **labels.MANAGED_BY,
+        "app.kubernetes.io/component": "scale-to-zero",
+        labels.SERVICE: labels.value(observed.name),
+    }
+    waking = build_external_name_service(
+        name=f"{isvc_name}-waking",
+        namespace=observed.namespace,
+        labels=owned,
+        target=f"{responder.name}.{responder.namespace}.svc.cluster.local",
+    )
     manifest = build_http_scaled_object(
         name=predictor,
         namespace=observed.namespace,
-        labels={
-            **labels.MANAGED_BY,
-            "app.kubernetes.io/component": "scale-to-zero",
-            labels.SERVICE: labels.value(observed.name),
-        },
+        labels=owned,
         host=host,
         deployment=predictor,
         service=predictor,
@@ -108,11 +123,16 @@ def plan_wake(  # noqa: PLR0913 - the inputs of one decision
         response_header_seconds=(
             _seconds(request_timeout, DEFAULT_WAKE_TIMEOUT) if request_timeout else None
         ),
+        failover=(f"{isvc_name}-waking", responder.port),
     )
     health = _health(observed, predictor)
     return WakeOutcome(
         health,
-        Desired(manifest, ready=health.state is State.READY),
+        {
+            HTTP_SCALED_OBJECT: Desired(manifest, ready=health.state is State.READY),
+            # A name, ready once it exists: nothing reports on an ExternalName Service.
+            WAKE_RESPONDER: Desired(waking, ready=True),
+        },
         Waker(interceptor.name, interceptor.namespace, interceptor.port, host),
     )
 

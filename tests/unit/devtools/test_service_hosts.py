@@ -11,8 +11,16 @@ import pytest
 from devtools.cluster.node import ServiceHosts
 
 
+def external(name: str, target: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "c"},
+        "spec": {"type": "ExternalName", "externalName": target},
+    }
+
+
 class FakeApi:
-    """A Service with a ClusterIP, a headless one with a ready and an unready endpoint."""
+    """A Service with a ClusterIP, a headless one with a ready and an unready endpoint, and two
+    ExternalName Services: one naming the first Service, one a name outside the cluster."""
 
     def list(self, api_version: str, kind: str) -> list[dict[str, Any]]:
         del api_version
@@ -20,6 +28,8 @@ class FakeApi:
             return [
                 {"metadata": {"name": "web", "namespace": "a"}, "spec": {"clusterIP": "10.96.0.7"}},
                 {"metadata": {"name": "fn", "namespace": "b"}, "spec": {"clusterIP": "None"}},
+                external("alias", "web.a.svc.cluster.local."),
+                external("elsewhere", "example.com"),
             ]
         endpoints = [
             {"addresses": ["10.244.0.3"], "conditions": {"ready": True}},
@@ -35,8 +45,18 @@ def test_names_resolve_to_a_cluster_ip_or_a_headless_services_ready_pods() -> No
     lines = ServiceHosts(FakeApi()).lines()  # type: ignore[arg-type]
     assert lines == [
         "10.244.0.3 fn.b fn.b.svc fn.b.svc.cluster.local",
+        "10.96.0.7 alias.c alias.c.svc alias.c.svc.cluster.local",
         "10.96.0.7 web.a web.a.svc web.a.svc.cluster.local",
     ]
+
+
+def test_an_external_name_resolves_as_cluster_dns_would_resolve_its_cname() -> None:
+    """A wake responder is named in each team's namespace by an ExternalName Service: its name
+    gives the named Service's ClusterIP (the absolute name's dot or not); a name outside the
+    cluster, which only real DNS resolves, gives no line."""
+    lines = ServiceHosts(FakeApi()).lines()  # type: ignore[arg-type]
+    assert "10.96.0.7 alias.c alias.c.svc alias.c.svc.cluster.local" in lines
+    assert not [line for line in lines if "elsewhere" in line]
 
 
 def test_the_hosts_file_is_put_back_even_after_a_killed_run(

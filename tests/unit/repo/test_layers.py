@@ -76,6 +76,13 @@ LAYERS = [
         "top, imported by nothing in function/",
         7,
     ),
+    Layer(
+        "responder",
+        "the wake responder is a program of its own that ships in the same image (the 503 a "
+        "request held past its wake timeout gets); it needs nothing of the function's, and "
+        "nothing imports it",
+        7,
+    ),
 ]
 LEVEL = {layer.id: layer.level for layer in LAYERS}
 

@@ -38,6 +38,7 @@ def test_crossplane_rbac_covers_what_the_function_composes_and_reads() -> None:
         ("http.keda.sh", "httpscaledobjects"),
         ("", "configmaps"),
         ("", "serviceaccounts"),
+        ("", "services"),
         ("rbac.authorization.k8s.io", "rolebindings"),
     ]:
         assert {"create", "update", "delete", "watch"} <= granted[composed]

@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from function.compose.service import HTTP_ROUTE, HTTP_SCALED_OBJECT, INFERENCE_SERVICE
+from function.compose.service import (
+    HTTP_ROUTE,
+    HTTP_SCALED_OBJECT,
+    INFERENCE_SERVICE,
+    WAKE_RESPONDER,
+)
 from function.kube.contract import Composition
 from tests.cases import Case, table
 from tests.unit.compose.service.test_compose_service import (
@@ -152,6 +157,49 @@ def test_the_platform_names_the_interceptor() -> None:
     )
 
 
+def test_a_request_held_past_the_wake_timeout_goes_to_the_wake_responder() -> None:
+    """Past its bound a waiting request is failed over, not answered 502: the add-on dials a
+    failover in the HTTPScaledObject's namespace, so a Service there names the platform's
+    responder (by default the one package/wake-responder.yaml runs), on the responder's port,
+    after the same wait as the platform's wake timeout."""
+    comp = reconcile(service(**TO_ZERO), [platform(), *WORLD])
+    waking = manifest(comp, WAKE_RESPONDER)
+    isvc_name = PREDICTOR.removesuffix("-predictor")
+    assert waking["metadata"]["name"] == f"{isvc_name}-waking"
+    assert waking["metadata"]["namespace"] == NS
+    assert waking["spec"] == {
+        "type": "ExternalName",
+        "externalName": "aim-wake-responder.aim-system.svc.cluster.local",
+    }
+    assert comp.resources[WAKE_RESPONDER].ready, "nothing reports on it: ready once it exists"
+    assert manifest(comp, HTTP_SCALED_OBJECT)["spec"]["coldStartTimeoutFailoverRef"] == {
+        "service": f"{isvc_name}-waking",
+        "port": 8080,
+        "timeoutSeconds": 600,
+    }, "the add-on waits timeoutSeconds (default 30), not conditionWait, once a failover is set"
+
+
+def test_the_platform_names_the_wake_responder() -> None:
+    """A responder run elsewhere, on another port, with a shorter wake timeout."""
+    responder = {"name": "answers", "namespace": "platform", "port": 9000}
+    comp = reconcile(
+        service(**TO_ZERO),
+        [platform(scaleToZero={"responder": responder, "wakeTimeout": "2m"}), *WORLD],
+    )
+    assert manifest(comp, WAKE_RESPONDER)["spec"]["externalName"] == (
+        "answers.platform.svc.cluster.local"
+    )
+    failover = manifest(comp, HTTP_SCALED_OBJECT)["spec"]["coldStartTimeoutFailoverRef"]
+    assert (failover["port"], failover["timeoutSeconds"]) == (9000, 120)
+
+
+def test_a_service_with_pods_always_names_no_wake_responder() -> None:
+    """Only a service at zero can be woken; one at `minReplicas: 1` composes neither object."""
+    comp = reconcile(service(minReplicas=1, maxReplicas=2), [platform(), *WORLD])
+    assert WAKE_RESPONDER not in comp.resources
+    assert HTTP_SCALED_OBJECT not in comp.resources
+
+
 @dataclass(frozen=True)
 class RefusalCase(Case):
     spec: dict[str, Any]
@@ -182,6 +230,7 @@ def test_a_service_that_cannot_wake_is_refused_before_anything_is_made(case: Ref
     assert status(comp)["status"] == "Failed"
     assert INFERENCE_SERVICE not in comp.resources
     assert HTTP_SCALED_OBJECT not in comp.resources
+    assert WAKE_RESPONDER not in comp.resources
 
 
 def add_on(ready: str, message: str = "") -> Any:
