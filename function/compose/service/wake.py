@@ -35,6 +35,7 @@ from function.build.kedahttp import build_external_name_service, build_http_scal
 from function.build.kserve import Scaling
 from function.kube import views
 from function.kube.contract import Desired, Observed
+from function.kube.objects import name_of
 from function.rules import labels
 from function.rules.durations import duration_seconds
 from function.rules.pods import MAX_QUOTE
@@ -69,27 +70,12 @@ def plan_wake(  # noqa: PLR0913 - the inputs of one decision
     isvc_name: str,
     request_timeout: str | None,
 ) -> WakeOutcome:
-    """The HTTPScaledObject and the route's waker of a service at `minReplicas: 0`."""
+    """The HTTPScaledObject, the responder's name and the route's waker of a service at zero."""
     if not scaling.to_zero:
         return WakeOutcome()
-    if spec.auto_scaling is not None:
-        return WakeOutcome(
-            _CONDITION.failed(
-                Reason.SCALE_TO_ZERO_WITH_METRICS,
-                "spec.minReplicas 0 scales on requests through the Gateway, not on "
-                "spec.autoScaling's metrics; remove spec.autoScaling, or set spec.minReplicas "
-                "to at least 1",
-            )
-        )
-    if not routed:
-        return WakeOutcome(
-            _CONDITION.failed(
-                Reason.ROUTING_REQUIRED_FOR_SCALE_TO_ZERO,
-                "spec.minReplicas 0 needs routing: only a request through the Gateway can wake "
-                "a service with no pod; enable spec.routing (or its runtime config's), or set "
-                "spec.minReplicas to at least 1",
-            )
-        )
+    refused = _refusal(spec, routed=routed)
+    if refused is not None:
+        return WakeOutcome(refused)
     predictor = f"{isvc_name}-predictor"
     platform = config.platform_scale_to_zero if config else None
     interceptor = (platform.interceptor if platform else None) or DEFAULT_INTERCEPTOR
@@ -106,6 +92,7 @@ def plan_wake(  # noqa: PLR0913 - the inputs of one decision
         labels=owned,
         target=f"{responder.name}.{responder.namespace}.svc.cluster.local",
     )
+    wake_timeout = (platform.wake_timeout if platform else None) or DEFAULT_WAKE_TIMEOUT
     manifest = build_http_scaled_object(
         name=predictor,
         namespace=observed.namespace,
@@ -116,14 +103,11 @@ def plan_wake(  # noqa: PLR0913 - the inputs of one decision
         port=PREDICTOR_PORT,
         max_replicas=scaling.max_replicas,
         scaledown_seconds=_seconds(_idle_after(spec, config), DEFAULT_IDLE_AFTER),
-        condition_wait_seconds=_seconds(
-            (platform.wake_timeout if platform else None) or DEFAULT_WAKE_TIMEOUT,
-            DEFAULT_WAKE_TIMEOUT,
-        ),
+        condition_wait_seconds=_seconds(wake_timeout, DEFAULT_WAKE_TIMEOUT),
         response_header_seconds=(
             _seconds(request_timeout, DEFAULT_WAKE_TIMEOUT) if request_timeout else None
         ),
-        failover=(f"{isvc_name}-waking", responder.port),
+        failover=(name_of(waking), responder.port),
     )
     health = _health(observed, predictor)
     return WakeOutcome(
@@ -135,6 +119,25 @@ def plan_wake(  # noqa: PLR0913 - the inputs of one decision
         },
         Waker(interceptor.name, interceptor.namespace, interceptor.port, host),
     )
+
+
+def _refusal(spec: AIMServiceSpec, *, routed: bool) -> Health | None:
+    """Why a service at zero could never be woken, naming the field and the fix; else None."""
+    if spec.auto_scaling is not None:
+        return _CONDITION.failed(
+            Reason.SCALE_TO_ZERO_WITH_METRICS,
+            "spec.minReplicas 0 scales on requests through the Gateway, not on "
+            "spec.autoScaling's metrics; remove spec.autoScaling, or set spec.minReplicas "
+            "to at least 1",
+        )
+    if not routed:
+        return _CONDITION.failed(
+            Reason.ROUTING_REQUIRED_FOR_SCALE_TO_ZERO,
+            "spec.minReplicas 0 needs routing: only a request through the Gateway can wake "
+            "a service with no pod; enable spec.routing (or its runtime config's), or set "
+            "spec.minReplicas to at least 1",
+        )
+    return None
 
 
 def _idle_after(spec: AIMServiceSpec, config: RuntimeConfig | None) -> str:
