@@ -16,6 +16,11 @@
 // loop); $AIM_STUB_ALLOCATE_MIB mebibytes are touched before serving (killed under a lower
 // memory limit).
 //
+// Adapters: $AIM_ADAPTER_SOURCE (the AIM runtime's contract; /adapters as an InferenceService
+// mounts a service's adapter disk) is read at every `GET /v1/models`, and each directory in it
+// is listed as a model whose parent is the base model, as vLLM lists the LoRA adapters it serves:
+// a dynamic service's adapters come and go there without a restart.
+//
 // Real AIM images carry a GPU inference server; none can run without AMD GPUs, so the tests put
 // this program in a small Debian image (devtools/cluster/aimimage.py) with the AIM labels instead.
 package main
@@ -126,7 +131,7 @@ func serve(port int) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
-		reply(w, map[string]any{"object": "list", "data": []any{map[string]any{"id": "Org/Small", "object": "model"}}})
+		reply(w, map[string]any{"object": "list", "data": models(os.Getenv("AIM_ADAPTER_SOURCE"))})
 	})
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, _ *http.Request) {
 		reply(w, map[string]any{
@@ -145,4 +150,34 @@ func serve(port int) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// maxAdapters bounds the listing as the runtime's AIM_ADAPTER_MAX_COUNT would.
+const maxAdapters = 64
+
+// models is the base model, then each adapter directory under source (none when it is unset or
+// unreadable), by name.
+func models(source string) []any {
+	out := []any{map[string]any{"id": "Org/Small", "object": "model"}}
+	if source == "" {
+		return out
+	}
+	entries, err := os.ReadDir(source)
+	if err != nil {
+		return out
+	}
+	for _, entry := range entries {
+		if len(out) > maxAdapters {
+			break
+		}
+		if entry.IsDir() {
+			out = append(out, map[string]any{
+				"id":     entry.Name(),
+				"object": "model",
+				"parent": "Org/Small",
+				"root":   source + "/" + entry.Name(),
+			})
+		}
+	}
+	return out
 }

@@ -63,8 +63,14 @@ class Repo:
 
 
 FILES: Final = {"config.json": b'{"architectures": ["Small"]}', "model.safetensors": b"\x00" * 4096}
+ADAPTER_FILES: Final = {
+    "adapter_config.json": json.dumps({"r": 8, "peft_type": "LORA"}).encode(),
+    "adapter_model.safetensors": b"\x07" * 2048,
+}
+"""A LoRA adapter of rank 8, as PEFT saves one."""
 REPOS: Final = {
     "Org/Small": Repo(FILES, private=True),
+    "Org/Small-Tone-LoRA": Repo(ADAPTER_FILES),
     "Org/Corrupt": Repo(FILES, corrupt=True),
     "Org/Stall": Repo({"model.safetensors": b"\x00" * (1 << 20)}, stalls=True),
 }

@@ -30,7 +30,7 @@ from devtools.cluster.kedahttp import KedaHttp, Timeouts, start_keda_http
 from devtools.cluster.kserve import start_kserve
 from devtools.cluster.kube import Kube, KubeError
 from devtools.cluster.kubeconfig import credentials
-from devtools.cluster.node import NODE_CONTROLLERS, start_node
+from devtools.cluster.node import NODE_CONTROLLERS, Node, start_node
 from devtools.cluster.platform import (
     E2E_RECHECKS,
     PUBLIC_REGISTRY,
@@ -82,6 +82,9 @@ class Target:
     """A Gateway a real implementation serves, and the URL this host reaches it at."""
     keda_http: KedaHttp | None = None
     """The KEDA HTTP add-on, which wakes services at `minReplicas: 0`."""
+    own_node: Node | None = None
+    """The tier's node, where the tier made the cluster: its address (which its pods reach) and
+    its disk, for node-local volumes; None on a cluster of yours."""
 
     @staticmethod
     def from_env(env: Mapping[str, str]) -> Target | None:
@@ -112,6 +115,7 @@ class ClusterPlatform:
     pod_log: PodLog | None = None
     gateway: Gateway | None = None
     keda_http: KedaHttp | None = None
+    own_node: Node | None = None
 
     def team_namespace(self, name: str) -> str:
         """A namespace for an application team, enforcing `restricted`."""
@@ -208,6 +212,7 @@ def attach(
         pod_log,
         target.gateway,
         target.keda_http,
+        target.own_node,
     )
 
 
@@ -251,6 +256,7 @@ def own_cluster(tools: Tools, crds: Path, root: Path) -> Iterator[tuple[Target, 
                 registry.at(node.ip),
                 gateway=gateway,
                 keda_http=keda_http,
+                own_node=node,
             )
             yield target, node.pod_log
 

@@ -25,7 +25,7 @@ import os
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -33,7 +33,7 @@ from typing import Any, Final
 import pytest
 import yaml
 
-from devtools.cluster.aimimage import stub_image
+from devtools.cluster.aimimage import storage_initializer_image, stub_image
 from devtools.cluster.converge import (
     AIM,
     ISVC,
@@ -44,13 +44,15 @@ from devtools.cluster.converge import (
     wait_status,
 )
 from devtools.cluster.gateway import CONTROLLER, Gateway
-from devtools.cluster.kube import Kube, condition, wait_for
+from devtools.cluster.kube import Kube, KubeError, condition, wait_for
 from devtools.cluster.oci import write_archive
 from devtools.cluster.platform import PUBLIC_REGISTRY, SYSTEM_NAMESPACE, aim
 from devtools.cluster.timing import TIMES
 from devtools.pkg.image import Image
 from devtools.tools import ROOT, Tools
+from function.api.cache import DEFAULT_DOWNLOAD_IMAGE
 from function.rules.labels import SERVICE as AIM_SERVICE_LABEL
+from tests.e2e.hubmirror import hugging_face_mirror
 from tests.e2e.target import ClusterPlatform, Target, attach, chat_through_service, own_cluster
 
 REPOSITORY: Final = "org/small"
@@ -568,3 +570,143 @@ def test_a_service_at_zero_answers_the_request_that_wakes_it(
         explain=lambda: scaling_story(kube, ns, "sleepy"),
     )
     assert len(predictor_pods(kube, ns, "awake")) == 1
+
+
+NODE_RWX: Final = "node-rwx"
+"""The storage class of the node-local volumes below: the tier's ReadWriteMany stand-in."""
+
+
+def node_rwx_volumes(kube: Kube, root: Path, names: list[str]) -> None:
+    """ReadWriteMany volumes on the node's disk, of class `node-rwx`, for the real volume binder
+    to bind claims of that class to (the node has no provisioner; a cluster's NFS or CephFS
+    class would make them)."""
+    for name in names:
+        path = root / name
+        path.mkdir(parents=True)
+        path.chmod(0o777)  # written by the download's and the staging's non-root users
+        kube.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": name},
+                "spec": {
+                    "capacity": {"storage": "2Gi"},
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": NODE_RWX,
+                    "persistentVolumeReclaimPolicy": "Retain",
+                    "hostPath": {"path": str(path)},
+                },
+            }
+        )
+
+
+def served_models(kube: Kube, namespace: str, isvc: str, seen: list[str]) -> list[str] | None:
+    """The ids the predictor's server lists at /v1/models, through KServe's Service by the API
+    server's service proxy; None (the reason in `seen`) while it does not answer."""
+    path = f"/api/v1/namespaces/{namespace}/services/{isvc}-predictor:80/proxy/v1/models"
+    try:
+        listed = kube.request("GET", path).body
+    except (KubeError, OSError) as e:
+        seen.append(f"{type(e).__name__}: {e}")
+        return None
+    return [str(m["id"]) for m in listed["data"]]
+
+
+@pytest.mark.timeout(900)
+def test_a_dynamic_service_on_kserve_gains_and_loses_an_adapter_without_a_restart(
+    target_cluster: ClusterPlatform, aim_images: Path, tmp_path: Path
+) -> None:
+    """A LoRA adapter published on a Hugging Face mirror becomes an AIMModelCache of type
+    adapter: the real volume binder binds its claim, its download Job runs a storage
+    initializer built as KServe's is, and it turns Available. A dynamic service on the base
+    model runs as KServe's Deployment with its adapter disk mounted at /adapters; when the
+    service lists the adapter, a staging Job copies it onto the disk and the running server
+    lists it at /v1/models; when the service drops it, it is gone from the listing. The
+    predictor's pod is the same pod throughout (same uid, no restart), and the InferenceService
+    is never changed.
+
+    Simulated: the GPUs, as above, the inference engine (the stand-in server lists the adapter
+    directories it sees, as vLLM lists the adapters it loaded) and the Hub (a mirror on the
+    node's address). Real: Crossplane, KServe, the kubelet, the volume binder, the Jobs."""
+    platform = target_cluster
+    kube, node = platform.kube, platform.own_node
+    if node is None:
+        pytest.skip(
+            "needs a ReadWriteMany storage class and a Hub mirror its pods reach: only the "
+            "tier's own node has node-local volumes"
+        )
+    routable(platform)  # the cluster model `small`, Ready
+    node.load(storage_initializer_image(f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}", aim_images))
+    node_rwx_volumes(kube, tmp_path, ["adapter-cache", "adapter-disk"])
+    ns = platform.team_namespace("team-lora")
+    with hugging_face_mirror(node.ip) as endpoint:
+        cache = {
+            "type": "adapter",
+            "sourceUri": "hf://Org/Small-Tone-LoRA",
+            "compatibleWith": ["Org/Small"],
+            "rank": 8,
+            "size": "1Gi",
+            "storageClassName": NODE_RWX,
+            "env": [{"name": "HF_ENDPOINT", "value": endpoint}],
+        }
+        kube.apply(aim("AIMModelCache", "tone", ns, cache))
+        wait_status(platform, "AIMModelCache", "tone", ns, "Available", timeout_s=240)
+
+    service = {
+        "model": {"ref": "small"},
+        "resources": SMALL,
+        "adapterMode": "dynamic",
+        "adapterRuntime": {"diskSize": "1Gi", "storageClassName": NODE_RWX},
+    }
+    kube.apply(aim("AIMService", "lora", ns, service))
+    wait_status(platform, "AIMService", "lora", ns, "Running", timeout_s=300)
+    isvc_name = aim_service_isvc(kube, ns, "lora")
+    isvc = kube.get(ISVC, "InferenceService", isvc_name, ns) or {}
+    [pod] = predictor_pods(kube, ns, "lora")
+    seen: list[str] = []
+
+    def listing(want: list[str]) -> Callable[[], bool]:
+        def listed() -> bool:
+            got = served_models(kube, ns, isvc_name, seen)
+            seen.append(f"listed {got}")
+            return got == want
+
+        return listed
+
+    def story() -> str:
+        found = (kube.get(AIM, "AIMService", "lora", ns) or {}).get("status", {})
+        jobs = {
+            j["metadata"]["name"]: j.get("status", {}).get("conditions")
+            for j in kube.list("batch/v1", "Job", ns)
+        }
+        adapters = {k: found.get(k) for k in ("adapters", "adaptersStaged", "conditions")}
+        return f"{seen[-3:]}\nservice: {adapters}\njobs: {jobs}"
+
+    wait_for("the server to list the base model alone", listing(["Org/Small"]), explain=story)
+
+    t0 = time.monotonic()
+    kube.apply(aim("AIMService", "lora", ns, {**service, "adapters": [{"name": "tone"}]}))
+    wait_condition(platform, "AIMService", "lora", ns, "AdaptersReady", "True", "AdaptersStaged")
+    wait_for(
+        "the running server to list the adapter",
+        listing(["Org/Small", "tone"]),
+        timeout_s=60,
+        explain=story,
+    )
+    TIMES["adapters: listed by the service, to served by its running pod"] = time.monotonic() - t0
+
+    kube.apply(aim("AIMService", "lora", ns, {**service, "adapters": []}))
+    wait_for(
+        "the running server to list the base model alone again",
+        listing(["Org/Small"]),
+        timeout_s=180,
+        explain=story,
+    )
+    [same] = predictor_pods(kube, ns, "lora")
+    assert same["metadata"]["uid"] == pod["metadata"]["uid"], "the pod was replaced"
+    assert all(c.get("restartCount") == 0 for c in same["status"]["containerStatuses"])
+    after = kube.get(ISVC, "InferenceService", isvc_name, ns) or {}
+    assert (after["metadata"]["uid"], after["metadata"]["generation"]) == (
+        isvc["metadata"]["uid"],
+        isvc["metadata"]["generation"],
+    ), "the InferenceService was changed: KServe would have rolled its pods"

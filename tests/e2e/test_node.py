@@ -54,7 +54,7 @@ from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.contract import Composition, Observed
 from function.settings import Settings
 from tests.cases import Case, table
-from tests.e2e.hubmirror import FILES, TOKEN, hugging_face_mirror
+from tests.e2e.hubmirror import ADAPTER_FILES, FILES, TOKEN, hugging_face_mirror
 from tests.e2e.journey import docker_config
 from tests.e2e.nodeplane import AIM_IMAGE, NS, node_cluster
 from tests.unit import loop
@@ -907,10 +907,6 @@ def test_a_download_image_the_registry_refuses_fails_the_cache_naming_it(
 
 # --- a service's LoRA adapters, staged by the composed Job and read by a running pod -----------
 
-ADAPTER_FILES: Final = {
-    "adapter_config.json": json.dumps({"r": 8, "peft_type": "LORA"}).encode(),
-    "adapter_model.safetensors": b"\x07" * 2048,
-}
 LISTER = """
 import os, sys, time
 while True:

@@ -229,9 +229,17 @@ def health(checked: Sequence[Checked], *, dynamic: bool, waiting: bool, disk: st
         return CONDITION.progressing(
             Reason.ADAPTERS_STAGING, f"staging {names} onto the adapter disk{after}{disk}"
         )
-    if not checked:
-        return CONDITION.ready(
-            Reason.ADAPTERS_STAGED, "no adapters yet: those added to spec.adapters are loaded"
-        )
     names = ", ".join(c.name for c in checked)
-    return CONDITION.ready(Reason.ADAPTERS_STAGED, f"serving {names} from the adapter disk")
+    if waiting:
+        # Nothing left to copy, but another set's Job is writing the disk: not there yet.
+        return CONDITION.progressing(
+            Reason.ADAPTERS_STAGING,
+            f"bringing the adapter disk to {names or 'no adapters'} once the staging under way "
+            f"ends{disk}",
+        )
+    said = (
+        f"serving {names} from the adapter disk"
+        if checked
+        else "no adapters yet: those added to spec.adapters are loaded"
+    )
+    return CONDITION.ready(Reason.ADAPTERS_STAGED, said)

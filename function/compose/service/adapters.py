@@ -223,10 +223,16 @@ def _stage(
     for s in stageable:
         inputs += [s.name, s.key, s.rank]
     digest = naming.hash_suffix(inputs, 16)
-    if plan.previous == digest:
-        return plan.outcome(adapter_checks.recorded(plan.checked, previous), digest)
     jobs = {k: v for k, v in observed.resources.items() if k.startswith(JOB_PREFIX)}
     job_key = f"{JOB_PREFIX}{digest[:8]}"
+    # The recorded set is the disk's only while no Job of another set has written it since: a
+    # set changed back while its successor's Job runs (or before its end is recorded) is
+    # staged again after that Job, not taken as already there.
+    restaging = plan.previous == digest
+    if restaging and all(
+        k == job_key and job_state(v) is JobState.COMPLETE for k, v in jobs.items()
+    ):
+        return plan.outcome(adapter_checks.recorded(plan.checked, previous), digest)
     running = [k for k, v in jobs.items() if k != job_key and job_state(v) is JobState.RUNNING]
     if running:
         # One Job writes the disk at a time: the next set waits for the one staging now.
@@ -264,7 +270,7 @@ def _stage(
         return AdapterOutcome(
             health, plan.desired, plan.run, ready=False, statuses=statuses, max_rank=plan.max_rank
         )
-    return plan.outcome(plan.checked, plan.previous)
+    return plan.outcome(plan.checked, plan.previous, waiting=restaging)
 
 
 def _disk(

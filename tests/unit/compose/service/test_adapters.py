@@ -343,6 +343,39 @@ def test_a_dynamic_service_stages_the_next_set_only_after_the_running_job() -> N
     assert "once the staging under way ends" in message(comp, "AdaptersReady")
 
 
+def test_a_set_changed_back_while_its_successor_stages_is_staged_again() -> None:
+    """Found on a real node: the empty set staged, `tone` added (its Job starts), then removed
+    again before that Job was seen to finish. The wanted set is the one recorded, but the disk
+    is the running Job's: the Job is kept to its end, and then the wanted set is staged again,
+    not taken as already there (the server kept serving `tone`)."""
+    cluster = Cluster(service(mode="dynamic"), world(adapter("tone")))
+    cluster.reconcile()
+    cluster.finish_job(ok(0))
+    cluster.reconcile()
+    empty = status(cluster.reconcile())["adaptersStaged"]
+    assert not [k for k in cluster.resources if k.startswith(JOB_PREFIX)]  # done: dropped
+
+    cluster.xr = {**cluster.xr, "spec": {**cluster.xr["spec"], "adapters": [{"name": "tone"}]}}
+    cluster.reconcile()
+    adding, _ = cluster.job()
+    cluster.xr = {**cluster.xr, "spec": {**cluster.xr["spec"], "adapters": []}}
+    comp = cluster.reconcile()
+    assert [k for k in comp.resources if k.startswith(JOB_PREFIX)] == [adding], (
+        "the Job under way is kept, not deleted halfway"
+    )
+    assert conditions(comp)["AdaptersReady"] == ("False", "AdaptersStaging")
+
+    cluster.finish_job(ok(1))
+    comp = cluster.reconcile()
+    again, job = cluster.job()
+    assert again != adding
+    assert job_env(job)["AIM_ADAPTERS"] == [], "the empty set, staged again over tone"
+    cluster.finish_job({"staged": 0, "removed": 1, "failed": {}})
+    comp = cluster.reconcile()
+    assert status(comp)["adaptersStaged"] == empty
+    assert conditions(comp)["AdaptersReady"] == ("True", "AdaptersStaged")
+
+
 def test_a_dynamic_service_leaves_out_an_adapter_over_its_rank_cap_and_serves_the_rest() -> None:
     """Dynamic mode caps ranks (default 32): an adapter above is refused before staging and the
     service is Degraded, naming the cap; the other adapter is staged."""
