@@ -83,6 +83,34 @@ def target_cluster(
         yield platform
 
 
+def holds_a_gpu(pod: dict[str, Any]) -> bool:
+    """Whether a pod that is not finished asks for an AMD GPU."""
+    asks = any(
+        "amd.com/gpu" in (c.get("resources") or {}).get("limits", {})
+        for c in pod["spec"]["containers"]
+    )
+    return asks and pod.get("status", {}).get("phase") not in {"Succeeded", "Failed"}
+
+
+@pytest.fixture(autouse=True)
+def gpus_given_back(target_cluster: ClusterPlatform) -> Iterator[None]:
+    """After each test, its services are deleted and their pods gone: the node advertises 8
+    GPUs, as one MI300X node has, and the module's services together would hold more, so a
+    test run after the others (the order is random) would wait for a GPU forever."""
+    yield
+    kube = target_cluster.kube
+    for svc in kube.list(AIM, "AIMService"):
+        kube.delete(AIM, "AIMService", svc["metadata"]["name"], svc["metadata"]["namespace"])
+    wait_for(
+        "the deleted services' pods to give their GPUs back",
+        lambda: not [p for p in kube.list("v1", "Pod") if holds_a_gpu(p)],
+        timeout_s=180,
+        explain=lambda: str(
+            [p["metadata"]["name"] for p in kube.list("v1", "Pod") if holds_a_gpu(p)]
+        ),
+    )
+
+
 def kubelet_ran_pod(kube: Kube, namespace: str, prefix: str) -> bool:
     """Whether a kubelet reported starting a pod named `prefix...` in `namespace` (its events
     outlive the pod, and any cluster keeps them)."""
