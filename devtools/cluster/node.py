@@ -606,3 +606,26 @@ def wait_ready_node(admin: Kube, capacity: Mapping[str, str], timeout_s: float =
         # resources it does not manage.
         status = {"capacity": dict(capacity), "allocatable": dict(capacity)}
         admin.patch_status("v1", "Node", NODE_NAME, None, {"status": status})
+
+
+def node_local_volume(kube: Kube, name: str, path: Path, storage_class: str) -> None:
+    """A ReadWriteMany PersistentVolume of `storage_class` on the node's disk at `path`.
+
+    The real volume binder binds a claim of that class to it: the node has no provisioner, where
+    a cluster's NFS or CephFS class would make such volumes.
+    """
+    path.chmod(0o777)  # written by Jobs of non-root users, as `restricted` requires
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": name},
+            "spec": {
+                "capacity": {"storage": "2Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": storage_class,
+                "persistentVolumeReclaimPolicy": "Retain",
+                "hostPath": {"path": str(path)},
+            },
+        }
+    )

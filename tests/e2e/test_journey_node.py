@@ -45,6 +45,7 @@ from devtools.cluster.converge import (
 )
 from devtools.cluster.gateway import CONTROLLER, Gateway
 from devtools.cluster.kube import Kube, KubeError, condition, wait_for
+from devtools.cluster.node import node_local_volume
 from devtools.cluster.oci import write_archive
 from devtools.cluster.platform import PUBLIC_REGISTRY, SYSTEM_NAMESPACE, aim
 from devtools.cluster.timing import TIMES
@@ -601,31 +602,7 @@ def test_a_service_at_zero_answers_the_request_that_wakes_it(
 
 
 NODE_RWX: Final = "node-rwx"
-"""The storage class of the node-local volumes below: the tier's ReadWriteMany stand-in."""
-
-
-def node_rwx_volumes(kube: Kube, root: Path, names: list[str]) -> None:
-    """ReadWriteMany volumes on the node's disk, of class `node-rwx`, for the real volume binder
-    to bind claims of that class to (the node has no provisioner; a cluster's NFS or CephFS
-    class would make them)."""
-    for name in names:
-        path = root / name
-        path.mkdir(parents=True)
-        path.chmod(0o777)  # written by the download's and the staging's non-root users
-        kube.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": name},
-                "spec": {
-                    "capacity": {"storage": "2Gi"},
-                    "accessModes": ["ReadWriteMany"],
-                    "storageClassName": NODE_RWX,
-                    "persistentVolumeReclaimPolicy": "Retain",
-                    "hostPath": {"path": str(path)},
-                },
-            }
-        )
+"""The storage class of the node-local volumes the adapters' claims bind to."""
 
 
 def served_models(kube: Kube, namespace: str, isvc: str, seen: list[str]) -> list[str] | None:
@@ -665,7 +642,9 @@ def test_a_dynamic_service_on_kserve_gains_and_loses_an_adapter_without_a_restar
         )
     routable(platform)  # the cluster model `small`, Ready
     node.load(storage_initializer_image(f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}", aim_images))
-    node_rwx_volumes(kube, tmp_path, ["adapter-cache", "adapter-disk"])
+    for name in ("adapter-cache", "adapter-disk"):
+        (tmp_path / name).mkdir()
+        node_local_volume(kube, name, tmp_path / name, NODE_RWX)
     ns = platform.team_namespace("team-lora")
     with hugging_face_mirror(node.ip) as endpoint:
         cache = {

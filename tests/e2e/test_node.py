@@ -37,7 +37,7 @@ from devtools.cluster.aimimage import (
 )
 from devtools.cluster.controlplane import SERVICE_RANGE, ControlPlane
 from devtools.cluster.kube import Credentials, Kube, KubeError, wait_for
-from devtools.cluster.node import NODE_NAME, Node
+from devtools.cluster.node import NODE_NAME, Node, node_local_volume
 from devtools.cluster.oci import File, write_archive
 from devtools.cluster.registry import PASSWORD, USER, Registry
 from devtools.cluster.timing import TIMES
@@ -556,25 +556,6 @@ def model_cache(
     }
 
 
-def node_local_volume(kube: Kube, name: str, path: Path) -> None:
-    """A PersistentVolume on the node's disk for the `node-local` class (no provisioner here)."""
-    path.chmod(0o777)  # the download runs as a non-root user, as `restricted` requires
-    kube.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolume",
-            "metadata": {"name": name},
-            "spec": {
-                "capacity": {"storage": "2Gi"},
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "node-local",
-                "persistentVolumeReclaimPolicy": "Retain",
-                "hostPath": {"path": str(path)},
-            },
-        }
-    )
-
-
 def snooping_storage_initializer(work: Path) -> oci.Image:
     """The storage initializer with `SNOOP` run before its entrypoint."""
     plain = storage_initializer_image(SNOOPING_STORAGE_INITIALIZER, work)
@@ -659,7 +640,7 @@ def test_a_model_cache_downloads_into_a_volume_the_binder_bound_and_reports_its_
     node.load(snooping_storage_initializer(aim_images))
     install_download_progress_role(kube)
     volume = tmp_path_factory.mktemp("volume")
-    node_local_volume(kube, "node-local", volume)
+    node_local_volume(kube, "node-local", volume, "node-local")
     with hugging_face_mirror(node.ip) as endpoint:
         cache = model_cache(
             "org-small", SNOOPING_STORAGE_INITIALIZER, endpoint, env=(hub_token,), size="1Gi"
@@ -756,7 +737,9 @@ def test_a_download_that_does_not_match_the_hub_s_hashes_fails_the_cache(
     Simulated: the Hub (a mirror)."""
     plane, node = cluster
     kube = plane.admin
-    node_local_volume(kube, "node-local-corrupt", tmp_path_factory.mktemp("corrupt-volume"))
+    node_local_volume(
+        kube, "node-local-corrupt", tmp_path_factory.mktemp("corrupt-volume"), "node-local"
+    )
     with hugging_face_mirror(node.ip) as endpoint:
         cache = model_cache(
             "org-corrupt", storage_initializer, endpoint, repo="Org/Corrupt", size="1Gi"
@@ -788,7 +771,9 @@ def test_a_download_that_stops_growing_is_stopped_and_the_cache_says_it_stalled(
     plane, node = cluster
     kube = plane.admin
     install_download_progress_role(kube)
-    node_local_volume(kube, "node-local-stall", tmp_path_factory.mktemp("stall-volume"))
+    node_local_volume(
+        kube, "node-local-stall", tmp_path_factory.mktemp("stall-volume"), "node-local"
+    )
     settings = Settings(download_stall_s=4)
     with hugging_face_mirror(node.ip) as endpoint:
         cache = model_cache(
