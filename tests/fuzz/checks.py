@@ -269,18 +269,25 @@ def foreign_jobs_counted(request: Mapping[str, Any], response: Mapping[str, Any]
         return []
     listed = request.get("requiredResources", {})
     uids = {
-        (item.get("resource", {}).get("metadata") or {}).get("uid")
+        _metadata(item).get("uid")
         for key in _SLOT_TEMPLATES
         for item in listed.get(key, {}).get("items", [])
     }
     controllers = set()
     for item in listed.get(_SLOT_JOBS, {}).get("items", []):
-        refs = (item.get("resource", {}).get("metadata") or {}).get("ownerReferences")
+        refs = _metadata(item).get("ownerReferences")
         for ref in refs if isinstance(refs, list) else []:
             if isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid") in uids:
                 controllers.add(ref.get("uid"))
     most = len(controllers)
     return [f"{n} discovery Jobs counted, but templates control {most}" for n in counts if n > most]
+
+
+def _metadata(item: Any) -> dict[str, Any]:
+    """A listed object's metadata, or {} where the drawn (hostile) object has none that is a map."""
+    resource = item.get("resource") if isinstance(item, dict) else None
+    meta = resource.get("metadata") if isinstance(resource, dict) else None
+    return meta if isinstance(meta, dict) else {}
 
 
 def cluster_models_the_platform_did_not_ask(

@@ -179,6 +179,19 @@ def test_foreign_jobs_counted_is_flagged(case: Slots) -> None:
     assert bool(found) == case.flagged, case.reason
 
 
+def test_a_listed_job_whose_metadata_is_no_map_is_no_controller_and_no_crash() -> None:
+    """The tier draws hostile listed objects: a Job whose metadata is a list (as one full run
+    drew) counts as controlled by nothing, so a slot it takes is flagged; the check does not
+    fail on it."""
+    request = slot_request(owned=True)
+    jobs = request["requiredResources"]["discovery-slots-jobs"]["items"]
+    jobs[0]["resource"]["metadata"] = ["not", "a", "map"]
+    jobs[1]["resource"] = "not an object"
+    assert checks.foreign_jobs_counted(request, slot_response(1)) == [
+        "1 discovery Jobs counted, but templates control 0"
+    ]
+
+
 def cluster_config_call(scope: str | None, *, had: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """A cluster runtime config's request (its own scope; an AIMClusterModel composed before, or
     not) and a response composing that model."""
