@@ -242,7 +242,8 @@ def _platform_route_policy(request: Mapping[str, Any]) -> bool:
     for answer in request.get("requiredResources", {}).values():
         for item in answer.get("items", []):
             obj = item.get("resource", {})
-            routing = (obj.get("spec") or {}).get("routing")
+            spec = obj.get("spec")  # drawn: hostile, maybe no map
+            routing = spec.get("routing") if isinstance(spec, dict) else None
             if (
                 obj.get("kind") == "AIMClusterRuntimeConfig"
                 and isinstance(routing, dict)
