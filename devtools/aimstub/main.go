@@ -9,7 +9,8 @@
 // AIM images up to 0.10 do (metadata.gpu, gpu_count), or `accelerator` as newer ones do
 // (metadata.accelerator_model, accelerator_count, accelerator_type and the runtime's other
 // fields). A newer image reads only AIM_ACCELERATOR_MODEL and AIM_ACCELERATOR_COUNT here, and
-// with no GPU to detect fails without them, so a discovery Job that does not set them fails too.
+// with no GPU to detect finds no profile without them. No profile is what AIM's runtime says
+// it: `[]` on stdout and exit code 0, the reason on stderr.
 //
 // Serving fails on demand, as a broken inference server would, for the tests of what a service
 // reports about its pods: $AIM_STUB_EXIT is printed and the server exits with code 3 (a crash
@@ -27,6 +28,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -59,6 +61,12 @@ func main() {
 			os.Exit(2)
 		}
 		out, err := dryRun(os.Getenv("AIM_STUB_SCHEMA"))
+		var none noProfile
+		if errors.As(err, &none) {
+			fmt.Fprintln(os.Stderr, none)
+			fmt.Print("[]")
+			return
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -75,6 +83,11 @@ func main() {
 	}
 }
 
+// noProfile is a dry-run's answer that none of the image's profiles fits its inputs.
+type noProfile string
+
+func (n noProfile) Error() string { return string(n) }
+
 // dryRun is what `dry-run --format=json` prints in the schema named (see the package comment).
 func dryRun(schema string) (string, error) {
 	switch schema {
@@ -86,13 +99,13 @@ func dryRun(schema string) (string, error) {
 	}
 	model := os.Getenv("AIM_ACCELERATOR_MODEL")
 	if model == "" {
-		return "", fmt.Errorf("no accelerator detected and AIM_ACCELERATOR_MODEL is unset")
+		return "", noProfile("no accelerator detected and AIM_ACCELERATOR_MODEL is unset")
 	}
 	if !strings.EqualFold(model, "MI300X") {
-		return "", fmt.Errorf("no profile for AIM_ACCELERATOR_MODEL=%s (this image has MI300X)", model)
+		return "", noProfile("no profile for AIM_ACCELERATOR_MODEL=" + model + " (this image has MI300X)")
 	}
 	if count := os.Getenv("AIM_ACCELERATOR_COUNT"); count != "" && count != "1" {
-		return "", fmt.Errorf("no profile for AIM_ACCELERATOR_COUNT=%s (this image has 1)", count)
+		return "", noProfile("no profile for AIM_ACCELERATOR_COUNT=" + count + " (this image has 1)")
 	}
 	var result []map[string]any
 	if err := json.Unmarshal([]byte(profiles), &result); err != nil {

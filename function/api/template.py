@@ -190,6 +190,13 @@ class DiscoveryState(ApiModel):
     completed: bool | None = Field(
         default=None, description="Whether discovery succeeded for these inputs."
     )
+    no_profile: bool | None = Field(
+        default=None,
+        description=(
+            "Whether the image has no profile for these inputs; discovery runs again only when "
+            "they change."
+        ),
+    )
 
 
 class TemplateStatus(ObservedStatus):

@@ -145,6 +145,10 @@ def parse_result(message: str, *, limit: int) -> Result:
             f"than the {limit} a termination message holds, even cut to its first profile; "
             "lower the image's log level or select one profile (spec.profileId)",
         )
+    if whole == []:
+        # What AIM's runtime prints, exit code 0, when none of its profiles fits the inputs
+        # (and its log, which says why, goes to stderr).
+        raise ResultError(Reason.DISCOVERY_NO_PROFILE, "the dry-run printed [], no profile")
     if not profiles:
         raise ResultError(
             Reason.DISCOVERY_OUTPUT_INVALID,

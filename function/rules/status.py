@@ -190,6 +190,8 @@ class Reason(StrEnum):
     DISCOVERY_BACKOFF = "AwaitingDiscoveryRetry"
     DISCOVERY_OUTPUT_INVALID = "DiscoveryOutputInvalid"
     DISCOVERY_OUTPUT_TOO_LARGE = "DiscoveryOutputTooLarge"
+    DISCOVERY_NO_PROFILE = "DiscoveryNoProfile"
+    """The image's dry-run printed `[]`: none of its profiles fits the template's inputs."""
     DISCOVERY_IMAGE_PULL = "DiscoveryImagePullFailed"
     UNKNOWN_ACCELERATOR = "UnknownAccelerator"
     """Discovery's profile names an accelerator that is no AMD GPU in `function.rules.gpu`."""

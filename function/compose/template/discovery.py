@@ -4,6 +4,7 @@ The lifecycle, one step per call, all state in `status.discovery`:
 no Job -> wait for a free slot among the cluster's discovery Jobs (`slots`) -> create it (Pending)
 -> running (Progressing) -> succeeded: parse the result into
 `status.modelSources` and `status.profile`, mark discovery complete and drop the Job (Available)
+-> or no profile fits (the dry-run printed `[]`): failed, with no retry until the inputs change
 -> or failed: count the attempt once, keep the Job for inspection until the backoff window ends,
 then drop it; the next call creates the next attempt's Job under a new name. A change of the
 inputs (model image, metric, precision, GPU, profile) resets the attempts and discovers again.
@@ -110,6 +111,15 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
     )
     if state.spec_hash != fingerprint:
         state = DiscoveryState(spec_hash=fingerprint)
+    if state.no_profile:
+        # The runtime's choice follows from the image and these inputs alone: running it again
+        # would print the same `[]`, so only a change of the inputs (a new fingerprint) retries.
+        return DiscoveryOutcome(
+            ConditionType.DISCOVERED.failed(
+                Reason.DISCOVERY_NO_PROFILE, state.last_failure_reason or _no_profile(spec, model)
+            ),
+            state=state,
+        )
     if state.completed and status.model_sources:
         return DiscoveryOutcome(
             ConditionType.DISCOVERED.ready(Reason.DISCOVERY_COMPLETE, _found(status.model_sources)),
@@ -165,11 +175,24 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
             state=replace_state(state, job=name),
             requirements=tuple(slots.requirements(observed)),
         )
-    return _observe(observed, current, job, replace_state(state, job=name), namespace)
+    return _observe(
+        observed,
+        current,
+        job,
+        replace_state(state, job=name),
+        namespace,
+        no_profile=_no_profile(spec, model),
+    )
 
 
-def _observe(  # noqa: PLR0911 - one return per state of the Job
-    observed: Observed, current: Manifest, job: Manifest, state: DiscoveryState, namespace: str
+def _observe(  # noqa: PLR0911, PLR0913 - one return per state of the Job
+    observed: Observed,
+    current: Manifest,
+    job: Manifest,
+    state: DiscoveryState,
+    namespace: str,
+    *,
+    no_profile: str,
 ) -> DiscoveryOutcome:
     name = name_of(current)
     pods = observed.required.get(PODS)
@@ -196,6 +219,14 @@ def _observe(  # noqa: PLR0911 - one return per state of the Job
         try:
             result = discovery.parse_result(message, limit=TERMINATION_MESSAGE_LIMIT)
         except discovery.ResultError as e:
+            if e.reason is Reason.DISCOVERY_NO_PROFILE:
+                # Kept until status records it, as a result is (below): no second run.
+                message = f"Job {name}: {no_profile}"
+                return DiscoveryOutcome(
+                    ConditionType.DISCOVERED.failed(e.reason, message),
+                    job=keep(current, ready=True),
+                    state=replace_state(state, no_profile=True, last_failure_reason=message),
+                )
             return _failed(
                 observed,
                 current=current,
@@ -378,6 +409,23 @@ def _backoff_message(state: DiscoveryState, retry: datetime) -> str:
     return (
         f"attempt {state.attempts} failed ({state.last_failure_reason}); the next attempt starts "
         f"at {retry.isoformat()}"
+    )
+
+
+def _no_profile(spec: ClusterServiceTemplateSpec, model: Model) -> str:
+    gpu = spec.hardware.gpu if spec.hardware else None
+    inputs = ", ".join(
+        [
+            f"GPU {gpu.model or 'any'} x {gpu.requests or 'any'}" if gpu else "no GPU given",
+            f"metric {spec.metric or 'any'}",
+            f"precision {spec.precision or 'any'}",
+            *([f"profile {spec.profile_id}"] if spec.profile_id else []),
+        ]
+    )
+    return (
+        f"image {model.spec.image} has no profile for {inputs} (its dry-run printed an empty "
+        "list); choose a GPU count, metric and precision the image lists (its "
+        "com.amd.aim.model.recommendedDeployments label), and discovery runs again"
     )
 
 

@@ -427,7 +427,12 @@ OUTPUT_CASES = [
         "Traceback (most recent call last): boom",
         "DiscoveryOutputInvalid",
     ),
-    OutputCase("empty-list", "a dry-run that found no profile", "[]", "DiscoveryOutputInvalid"),
+    OutputCase(
+        "empty-list-in-noise",
+        "an empty list found among other text is no runtime's answer, which prints it alone",
+        "WARNING something\n[]",
+        "DiscoveryOutputInvalid",
+    ),
     OutputCase(
         "no-models",
         "a profile without models would be a template with nothing to serve",
@@ -454,6 +459,37 @@ def test_a_result_that_does_not_fit_is_a_failed_attempt(case: OutputCase) -> Non
     assert conditions(comp)["Discovered"] == ("False", case.want), case.reason
     assert tree(comp.status)["discovery"]["attempts"] == 1
     assert "modelSources" not in comp.status  # never a template without its sources
+
+
+def test_an_image_with_no_profile_for_the_inputs_fails_once_and_is_not_retried() -> None:
+    """AIM's runtime prints `[]` and exits 0 when no profile fits (aim-build's dry-run): that is
+    DiscoveryNoProfile naming the inputs, not unreadable output, and since the same inputs give
+    the same answer, no Job runs again until they change."""
+    xr, job = started()
+    pool = [*WORLD, pod(job, "Succeeded", message="[]\n")]
+    comp = compose(xr, pool, resources={DISCOVERY_JOB: complete_job(job)})
+
+    assert comp.status["status"] == "Failed"
+    assert conditions(comp)["Discovered"] == ("False", "DiscoveryNoProfile")
+    said = message(comp, "Discovered")
+    for part in (IMAGE, "GPU MI300X x 1", "metric latency", "precision fp8"):
+        assert part in said, said
+    assert tree(comp.status)["discovery"]["noProfile"] is True
+    assert comp.resources[DISCOVERY_JOB].ready  # kept until status holds the answer
+
+    # Recorded: the Job goes, and hours later no attempt starts.
+    xr = step(xr, comp)
+    later = compose(xr, pool, now=T0 + timedelta(hours=5))
+    assert DISCOVERY_JOB not in later.resources
+    assert conditions(later)["Discovered"] == ("False", "DiscoveryNoProfile")
+    assert message(later, "Discovered") == said
+
+    # Other inputs are another question: a new Job asks it.
+    xr = step(xr, later)
+    xr["spec"] = {**xr["spec"], "precision": "fp16"}
+    asked = compose(xr, now=T0 + timedelta(hours=5))
+    assert job_of(asked)["metadata"]["name"] != job["metadata"]["name"]
+    assert "noProfile" not in tree(asked.status)["discovery"]
 
 
 def test_a_huge_job_failure_message_is_quoted_cut() -> None:
