@@ -3,17 +3,19 @@
 `com.amd.aim.*` labels are read first, the legacy `org.amd.silogen.*` next, and the standard
 `org.opencontainers.image.*` ones too.
 
-Publishers write the recommended deployments by hand, so their parsing is forgiving where that
-is unambiguous (Python-style single quotes, objects listed without brackets) and exact otherwise:
+Publishers write the recommended deployments by hand, or with AMD's label generator, which
+writes a list of objects as Python prints it; so their parsing is forgiving where that is
+unambiguous (a Python literal, single quotes, objects listed without brackets) and exact otherwise:
 a label that still does not parse is an error naming the label, never a silently empty list.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Final
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from function.api.model import ImageMetadata, ModelMetadata, OciMetadata, RecommendedDeployment
 from function.rules import jsontext
@@ -138,16 +140,12 @@ def recommended_deployments(label: str, text: str) -> list[RecommendedDeployment
     Raises:
         LabelError: it is not a list of deployment objects after the lenient fixes.
     """
-    body = text.strip().replace("'", '"')
+    body = text.strip()
     if not body:
         return []
     if not body.startswith("["):
         body = f"[{body}]"
-    try:
-        items = jsontext.loads(body, max_bytes=MAX_LABEL_BYTES)
-    except jsontext.JsonTextError as e:
-        msg = f"label {label}: not a list of deployments: it {e}"
-        raise LabelError(msg) from None
+    items = _listed(label, body)
     deployments = []
     for index, item in enumerate(items if isinstance(items, list) else [None]):
         if not isinstance(item, dict):
@@ -162,6 +160,48 @@ def recommended_deployments(label: str, text: str) -> list[RecommendedDeployment
             msg = f"label {label}: deployment [{index}].{where}: {first['msg']}"
             raise LabelError(msg) from None
     return deployments
+
+
+def _listed(label: str, body: str) -> JsonValue:
+    """The label's value: JSON, a Python literal, or JSON in single quotes, in that order.
+
+    AMD's label generator (aim-build) writes a list of objects as Python prints it: single
+    quotes, `True`, `None`, and double quotes around a text holding an apostrophe.
+    """
+    try:
+        return jsontext.loads(body, max_bytes=MAX_LABEL_BYTES)
+    except jsontext.JsonTextError:
+        pass
+    value = _python_literal(body)
+    if value is not None:
+        return value
+    try:
+        return jsontext.loads(body.replace("'", '"'), max_bytes=MAX_LABEL_BYTES)
+    except jsontext.JsonTextError as e:
+        msg = f"label {label}: not a list of deployments: it {e}"
+        raise LabelError(msg) from None
+
+
+def _python_literal(text: str) -> JsonValue:
+    # Bounded before parsing: Python's parser recurses on nesting, and a label is anyone's text.
+    if len(text) > MAX_LABEL_BYTES or jsontext.nesting(text) > jsontext.MAX_DEPTH:
+        return None
+    try:
+        return _json(ast.literal_eval(text))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _json(value: object) -> JsonValue:
+    """A Python literal as the JSON value it spells; ValueError for what JSON has no word for."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, list | tuple):
+        return [_json(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _json(v) for k, v in value.items()}
+    msg = f"{type(value).__name__} is no JSON value"
+    raise ValueError(msg)
 
 
 def _aim_label(labels: Mapping[str, str], suffix: str) -> tuple[str, str] | None:

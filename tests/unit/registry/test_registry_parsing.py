@@ -225,6 +225,17 @@ LENIENT_CASES = [
         "keys newer images add are ignored, not refused",
         "{'gpuModel': 'MI300X', 'gpuCount': 1, 'tensorParallel': 1}",
     ),
+    TextCase(
+        "python-repr-apostrophe",
+        "AMD's label generator prints Python's repr: a text with an apostrophe is double-quoted "
+        "and the rest single-quoted, which swapping quotes would break",
+        "[{'gpuModel': 'MI300X', 'gpuCount': 1, 'description': \"MI300X's fastest\"}]",
+    ),
+    TextCase(
+        "python-repr-constants",
+        "...and its True and None, which are no JSON",
+        "[{'gpuModel': 'MI300X', 'gpuCount': 1, 'precision': None, 'default': True}]",
+    ),
 ]
 
 
@@ -239,6 +250,16 @@ GARBAGE_CASES = [
     TextCase("unquoted", "neither JSON nor Python", "[{gpuModel: MI300X}]"),
     TextCase("numbers", "a list of something other than deployments", "[1, 2]"),
     TextCase("wrong-type", "a count that is not a number", "[{'gpuCount': 'one'}]"),
+    TextCase(
+        "python-set",
+        "a Python literal JSON has no word for is not read as a list",
+        "[{'gpuModel': 'MI300X', 'gpuCount': {1, 2}}]",
+    ),
+    TextCase(
+        "python-deep",
+        "nesting past the bound is refused before Python's parser recurses into it",
+        "[" * 5000 + "]" * 5000,
+    ),
 ]
 
 
