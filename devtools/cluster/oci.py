@@ -44,6 +44,8 @@ class Image:
     env: Sequence[str] = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",)
     labels: Mapping[str, str] = field(default_factory=dict)
     base: Path | None = None
+    working_dir: str = ""
+    """Where a relative entrypoint is found (`./entrypoint.py` in AMD's AIM images)."""
 
 
 def _layer(files: Mapping[str, File], base: Path | None) -> bytes:
@@ -103,6 +105,7 @@ def write_archive(image: Image, path: Path) -> str:
             "Env": list(image.env),
             "Entrypoint": list(image.entrypoint),
             "Labels": dict(image.labels),
+            **({"WorkingDir": image.working_dir} if image.working_dir else {}),
         },
         "rootfs": {"type": "layers", "diff_ids": [f"sha256:{hashlib.sha256(layer).hexdigest()}"]},
     }

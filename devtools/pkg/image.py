@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import subprocess
+import tarfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -92,13 +93,37 @@ def unpack(image: Image, path: Path) -> Bundle:
     return Bundle(path, image)
 
 
-def _configure(
+def from_archive(archive: Path, layout: Path) -> Image:
+    """The image in an OCI archive (devtools/cluster/oci.py writes them), laid out at `layout`."""
+    layout.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(layout, filter="data")
+    index = json.loads((layout / "index.json").read_text())
+    [manifest] = index["manifests"]
+    return Image(layout, manifest["annotations"]["org.opencontainers.image.ref.name"], archive)
+
+
+@dataclass(frozen=True)
+class Pod:
+    """What a pod's spec adds to an image's process.
+
+    Its user, its writable volumes (host directory or file, path in the container), and whether
+    it has a network of its own.
+    """
+
+    user: tuple[int, int] | None = None
+    volumes: Sequence[tuple[Path, str]] = ()
+    own_network: bool = False
+
+
+def _configure(  # noqa: PLR0913 - a container's process is made of all of these
     bundle: Bundle,
     args: Sequence[str],
     env: Mapping[str, str],
     mounts: Sequence[tuple[Path, str]],
     *,
     entrypoint: Sequence[str] | None,
+    pod: Pod = Pod(),
 ) -> None:
     spec_path = bundle.path / "config.json"
     spec = json.loads(spec_path.read_text())
@@ -109,16 +134,27 @@ def _configure(
     if entrypoint is None:
         entrypoint = [*image.get("Entrypoint", []), *(image.get("Cmd") or [])]
     process["args"] = [*entrypoint, *args]
-    process["env"] = [*image.get("Env", []), *(f"{k}={v}" for k, v in env.items())]
+    # A container's variable replaces the image's of the same name, as the kubelet's do (a
+    # repeated name would leave the choice to each program's reading of its environment).
+    merged = dict(e.partition("=")[::2] for e in image.get("Env", []))
+    process["env"] = [f"{k}={v}" for k, v in {**merged, **env}.items()]
+    if pod.user is not None:
+        process["user"] = {"uid": pod.user[0], "gid": pod.user[1]}
     spec["mounts"] = [
         *(m for m in spec["mounts"] if m["type"] != "bind"),
         *(
             {"destination": dest, "type": "bind", "source": str(src), "options": ["rbind", "ro"]}
             for src, dest in mounts
         ),
+        *(
+            {"destination": dest, "type": "bind", "source": str(src), "options": ["rbind", "rw"]}
+            for src, dest in pod.volumes
+        ),
     ]
-    # The host's network, so the test reaches the server on loopback (a pod would have its own).
-    spec["linux"]["namespaces"] = [n for n in spec["linux"]["namespaces"] if n["type"] != "network"]
+    if not pod.own_network:
+        # The host's network, so the test reaches a server on loopback (a pod has its own).
+        namespaces = spec["linux"]["namespaces"]
+        spec["linux"]["namespaces"] = [n for n in namespaces if n["type"] != "network"]
     spec_path.write_text(json.dumps(spec))
 
 
@@ -127,10 +163,18 @@ def _runc(bundle: Bundle, *args: str) -> list[str]:
 
 
 def run_once(
-    bundle: Bundle, entrypoint: Sequence[str], *, timeout_s: float = 60
+    bundle: Bundle,
+    entrypoint: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    pod: Pod = Pod(),
+    timeout_s: float = 60,
 ) -> subprocess.CompletedProcess[str]:
-    """Run one command in the image to completion (runc run), as the image's user."""
-    _configure(bundle, [], {}, [], entrypoint=entrypoint)
+    """Run one command in the image to completion (runc run).
+
+    As the image's user, unless `pod` names another.
+    """
+    _configure(bundle, [], env or {}, [], entrypoint=entrypoint, pod=pod)
     name = f"{bundle.path.name}-once"
     try:
         return subprocess.run(

@@ -1,0 +1,192 @@
+"""AMD's own AIM images, built here from aim-build's source the way its Dockerfiles layer them.
+
+Every other AIM image the tests run is a stand-in (devtools/aimstub). These are AMD's code: the
+`aim-runtime` entrypoint that selects a profile and prints the dry-run discovery reads, the
+model's profiles, and OCI labels made by AMD's own label generator from the model's
+metadata.yaml. The source is test data that is not part of this project (github.com/
+amd-enterprise-ai/aim-build, MIT): it is read where it lies, never copied in, and the tests that
+need it skip, saying which variable names it, where it is absent.
+
+What differs from AMD's build, because it needs a GPU or Docker: the parent image is Debian
+bookworm's Python 3.11 (AMD's is ROCm's vLLM image with 3.12), the requirements are installed as
+wheels only, and LMCache, which is built against ROCm and which the runtime does not import, is
+left out. The base and the model's layer are one layer here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from devtools.cluster.aimimage import PYTHON
+from devtools.cluster.oci import File, Image
+from devtools.tools import ROOT, HarnessError, run_script, run_tool
+
+SOURCES: Final = {
+    "0.9": ("AIM_BUILD_SRC", ROOT.parent / "shared" / "vendor" / "aim-build-0.9"),
+    "2026": ("AIM_BUILD_2026_SRC", ROOT.parent / "shared" / "vendor" / "aim-build-2026"),
+}
+"""aim-build's trees by release: the variable that names one, and where it is looked for else."""
+PACKAGES: Final = f"python3-minimal,libpython{PYTHON}-stdlib,ca-certificates,dash,coreutils"
+"""Python, and the shell and tools discovery's wrapper script needs (sh, cat, wc, mv)."""
+SITE_PACKAGES: Final = "usr/lib/python3/dist-packages"
+WORKSPACE: Final = "/workspace"
+RUNTIME: Final = f"{WORKSPACE}/aim-runtime"
+ENTRYPOINT: Final = ("./entrypoint.py",)
+"""Relative, as AMD's images have it: it works only from the image's WorkingDir."""
+CONSOLE_SCRIPT: Final = "/usr/local/bin/aim-runtime"
+LABEL_TIME: Final = "2026-01-01T00:00:00Z"
+"""The labels' creation time, fixed so the same source gives the same image."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """An aim-build tree found on disk."""
+
+    release: str
+    path: Path
+
+
+def source(release: str) -> Source | str:
+    """The aim-build tree of `release`, or why it cannot be used (a test's skip reason)."""
+    variable, default = SOURCES[release]
+    path = Path(os.environ.get(variable) or default)
+    if not (path / "src" / "entrypoint.py").is_file():
+        return f"aim-build {release} source not found at {path}; set {variable} to a checkout"
+    return Source(release, path)
+
+
+def runtime_root_filesystem(src: Source, work: Path) -> Path:
+    """Debian's Python with the runtime's pinned requirements, under `work` (once: reused).
+
+    The requirements file is read from the source at build time and keys the directory, so
+    another release's pins get their own.
+    """
+    requirements = src.path / "requirements" / "requirements.txt"
+    key = hashlib.sha256(requirements.read_bytes() + PACKAGES.encode()).hexdigest()[:12]
+    rootfs = work / f"aim-runtime-rootfs-{key}"
+    done = rootfs / ".complete"
+    if done.exists():
+        return rootfs
+    run_script("debian-extract", PACKAGES, str(rootfs))
+    uv = run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh").split()[-1]
+    run_tool(
+        [uv, "pip", "install", "--quiet", "--only-binary", ":all:",
+         "--target", rootfs / SITE_PACKAGES, "--python-version", PYTHON,
+         "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
+        "uv pip install (aim-build's requirements)",
+    )  # fmt: skip
+    (rootfs / "tmp").mkdir(mode=0o1777, exist_ok=True)
+    (rootfs / "tmp").chmod(0o1777)
+    done.write_text(key)
+    return rootfs
+
+
+def _tree(src: Path, to: str) -> dict[str, File]:
+    return {
+        f"{to}/{f.relative_to(src)}": File(
+            f.read_bytes(), 0o755 if os.access(f, os.X_OK) else 0o644
+        )
+        for f in sorted(src.rglob("*"))
+        if f.is_file() and "__pycache__" not in f.parts
+    }
+
+
+def model_image(
+    name: str, src: Source, model: str, *, labels: Mapping[str, str], work: Path
+) -> Image:
+    """The AIM image of `model` (`<org>/<name>`, a directory of the source's profiles/).
+
+    As AMD's Dockerfile.aim-base and Dockerfile.aim layer it: the runtime under
+    /workspace/aim-runtime with its general profiles and schemas, `./entrypoint.py` in
+    /workspace, the `aim-runtime` console script, then the model's profiles, `AIM_ID` and no
+    fallback to general profiles.
+    """
+    profiles = src.path / "profiles" / model
+    if not profiles.is_dir():
+        msg = f"{src.path} has no profiles for {model}"
+        raise HarnessError(msg)
+    files = {
+        **_tree(src.path / "src", f"{RUNTIME}/src"),
+        **_tree(src.path / "schemas", f"{RUNTIME}/schemas"),
+        **_tree(src.path / "profiles" / "general", f"{RUNTIME}/profiles/general"),
+        **_tree(profiles, f"{RUNTIME}/profiles/{model}"),
+        f"{WORKSPACE}/entrypoint.py": File(
+            (src.path / "src" / "entrypoint.py").read_bytes(), 0o755
+        ),
+        f"{WORKSPACE}/model-cache/.keep": File(b""),
+        # What `pip install --no-deps .` writes for the project's `aim-runtime = entrypoint:main`.
+        CONSOLE_SCRIPT: File(
+            f"#!/usr/bin/python{PYTHON}\nimport sys\nfrom entrypoint import main\n"
+            "sys.exit(main())\n".encode(),
+            0o755,
+        ),
+    }
+    return Image(
+        name,
+        files,
+        entrypoint=ENTRYPOINT,
+        user="",
+        env=(
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "PYTHONUNBUFFERED=1",
+            f"PYTHONPATH={RUNTIME}/src",
+            f"HF_HOME={WORKSPACE}/model-cache",
+            f"HF_DATASETS_CACHE={WORKSPACE}/model-cache",
+            "HF_HUB_DISABLE_TELEMETRY=1",
+            f"AIM_BASE_IMAGE_REF={name.rsplit(':', 1)[0]}-base",
+            f"AIM_ID={model}",
+            "AIM_ALLOW_GENERAL_PROFILE_FALLBACK=false",
+        ),
+        labels=labels,
+        base=runtime_root_filesystem(src, work),
+        working_dir=WORKSPACE,
+    )
+
+
+def generated_labels(
+    metadata: Path, generator: Source, *, model: str, version: str
+) -> dict[str, str]:
+    """The OCI labels AMD's generator (aim-build's `aim_utils.generate_labels`) makes.
+
+    From a model's metadata.yaml, as aim-build's CI passes them to `docker build --label`.
+
+    Run in a child process, so AMD's modules never enter this one's import path. Read as the
+    generator's dict, not its `key=value` text, whose values may hold newlines.
+    """
+    org, model_name = model.split("/", 1)
+    program = (
+        "import json, sys\nfrom aim_utils.generate_labels import generate_labels\n"
+        "json.dump(generate_labels(sys.argv[1]), sys.stdout)\n"
+    )
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(generator.path / "src"),
+        "LABELS_SERVER_URL": "https://github.com",
+        "LABELS_REPOSITORY": "amd-enterprise-ai/aim-build",
+        "LABELS_VERSION_NUMBER": version,
+        "LABELS_ORG": org,
+        "LABELS_MODEL_NAME": model_name,
+        "LABELS_SHA": "0" * 40,
+        "LABELS_TIMESTAMP": LABEL_TIME,
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", program, str(metadata)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    if proc.returncode != 0:
+        msg = f"aim-build's label generator failed on {metadata}: {proc.stderr.strip()[-2000:]}"
+        raise HarnessError(msg)
+    labels = json.loads(proc.stdout)
+    return {str(k): str(v) for k, v in labels.items()}
