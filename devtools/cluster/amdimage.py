@@ -99,10 +99,38 @@ def _tree(src: Path, to: str) -> dict[str, File]:
     }
 
 
-def model_image(
-    name: str, src: Source, model: str, *, labels: Mapping[str, str], work: Path
+def gpu_standins() -> dict[str, File]:
+    """What stands in for the GPU in a serving test, at the module names the runtime uses.
+
+    The vLLM server the runtime launches and the AMD SMI library it detects GPUs with
+    (`vllm_standin.py`, `amdsmi_standin.py`).
+    """
+    here = Path(__file__).parent
+    site = f"/{SITE_PACKAGES}"
+    empty = File(b"")
+    return {
+        f"{site}/amdsmi/__init__.py": File((here / "amdsmi_standin.py").read_bytes()),
+        f"{site}/vllm/__init__.py": empty,
+        f"{site}/vllm/entrypoints/__init__.py": empty,
+        f"{site}/vllm/entrypoints/openai/__init__.py": empty,
+        f"{site}/vllm/entrypoints/openai/api_server.py": File(
+            (here / "vllm_standin.py").read_bytes()
+        ),
+    }
+
+
+def model_image(  # noqa: PLR0913 - an image's name, source, model, labels and additions
+    name: str,
+    src: Source,
+    model: str,
+    *,
+    labels: Mapping[str, str],
+    work: Path,
+    extra: Mapping[str, File] | None = None,
 ) -> Image:
     """The AIM image of `model` (`<org>/<name>`, a directory of the source's profiles/).
+
+    `extra` files are added on top (`gpu_standins()` for a serving test).
 
     As AMD's Dockerfile.aim-base and Dockerfile.aim layer it: the runtime under
     /workspace/aim-runtime with its general profiles and schemas, `./entrypoint.py` in
@@ -128,6 +156,7 @@ def model_image(
             "sys.exit(main())\n".encode(),
             0o755,
         ),
+        **(extra or {}),
     }
     return Image(
         name,

@@ -201,16 +201,20 @@ class Container:
 
 
 @contextlib.contextmanager
-def running(
+def running(  # noqa: PLR0913 - what a container is started with
     bundle: Bundle,
     args: Sequence[str] = (),
     *,
     env: Mapping[str, str] | None = None,
     mounts: Sequence[tuple[Path, str]] = (),
     entrypoint: Sequence[str] | None = None,
+    pod: Pod = Pod(),
 ) -> Iterator[Container]:
-    """Start `entrypoint` (else the image's) with `args` under runc; kill and delete it on exit."""
-    _configure(bundle, args, env or {}, mounts, entrypoint=entrypoint)
+    """Start `entrypoint` (else the image's) with `args` under runc; kill and delete it on exit.
+
+    `mounts` are read-only; `pod` adds what a pod's spec would (user, writable volumes).
+    """
+    _configure(bundle, args, env or {}, mounts, entrypoint=entrypoint, pod=pod)
     container = Container(bundle.path.name, bundle.path.parent / f"{bundle.path.name}.log")
     with container.log.open("w") as log:
         proc = subprocess.run(

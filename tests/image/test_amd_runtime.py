@@ -14,6 +14,9 @@ say which variable names it.
 
 from __future__ import annotations
 
+import http.client
+import json
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,9 +25,11 @@ from typing import Any
 import pytest
 import yaml
 
-from devtools.cluster import amdimage
+from devtools.cluster import amdimage, amdsmi_standin, vllm_standin
 from devtools.cluster.oci import write_archive
-from devtools.pkg.image import Bundle, Pod, from_archive, run_once, unpack
+from devtools.pkg.image import Bundle, Pod, from_archive, run_once, running, unpack
+from devtools.tools import port_open
+from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.contract import Composition, Observed
 from function.registry.labels import image_metadata
@@ -61,7 +66,10 @@ def bundle(labels: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
     src = _source("0.9")
     work = tmp_path_factory.mktemp("amd")
     archive = work / "image.tar"
-    write_archive(amdimage.model_image(IMAGE, src, MODEL, labels=labels, work=work), archive)
+    image = amdimage.model_image(
+        IMAGE, src, MODEL, labels=labels, work=work, extra=amdimage.gpu_standins()
+    )
+    write_archive(image, archive)
     return unpack(from_archive(archive, work / "layout"), work / "bundle")
 
 
@@ -204,3 +212,101 @@ def test_a_gpu_count_the_image_has_no_profile_for_is_no_profile(
     status, reason, message = found.condition("Discovered")
     assert (status, reason) == ("False", "DiscoveryNoProfile"), message
     assert "GPU MI300X x 8" in message
+
+
+def predictor(labels: dict[str, str], discovered: Discovered) -> Any:
+    """The InferenceService the function composes for a caching service on the discovered
+    template, its model cache Available."""
+    tpl = {**template(1, "fp16"), "status": discovered.composition.status}
+    cache = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMModelCache",
+        "metadata": {"name": "qwen3-weights", "namespace": NS},
+        "spec": {"sourceUri": f"hf://{MODEL}"},
+        "status": {"status": "Available", "persistentVolumeClaim": "qwen3-weights-cache"},
+    }
+    service: Any = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": "chat", "namespace": NS, "uid": "uid-chat"},
+        "spec": {"model": {"ref": "qwen3"}, "template": {"name": "qwen3-lat"}, "cacheModel": True},
+    }
+    pool = [model_object(labels), tpl, cache]
+    comp = loop.reconcile(compose_service, Observed(service, now=T0), pool)
+    return comp.resources[INFERENCE_SERVICE].manifest
+
+
+def get(port: int, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    """A request to the predictor on loopback: status and JSON body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        if body is None:
+            connection.request("GET", path)
+        else:
+            headers = {"Content-Type": "application/json"}
+            connection.request("POST", path, json.dumps(body), headers)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        connection.close()
+
+
+def test_the_predictor_runs_amds_runtime_on_the_cached_weights(
+    bundle: Bundle, labels: dict[str, str], tmp_path: Path
+) -> None:
+    """The InferenceService's container, as composed (env, user, the cache mounted read-only
+    where the runtime looks), runs AMD's `serve`: on the GPU the node gives it (one MI300X, from
+    the AMD SMI stand-in) it selects the profile discovery found and launches the engine (the
+    vLLM stand-in) on the weights in our cache mount, with the profile's arguments and env, on
+    the port and under the model name the route sends."""
+    found = discover(bundle, labels, template(1, "fp16"), tmp_path)
+    isvc = predictor(labels, found)
+    spec = isvc["spec"]["predictor"]
+    [container] = spec["containers"]
+    [port] = [p["containerPort"] for p in container["ports"]]
+    if port_open(port):
+        pytest.fail(f"port {port}, the predictor's, is taken on this host: free it to run this")
+    [cache_mount] = [
+        m for m in container["volumeMounts"] if m["mountPath"].startswith("/workspace/cache/")
+    ]
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    (weights / "config.json").write_text('{"architectures": ["Qwen3ForCausalLM"]}')
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    # The device plugin's part: the one GPU the pod asked for (simulated, see amdsmi_standin.py).
+    assert container["resources"]["limits"]["amd.com/gpu"] in (1, "1")
+    env[amdsmi_standin.VARIABLE] = "74a1"
+    user = spec["securityContext"]["runAsUser"]
+    with running(
+        bundle,
+        container.get("args", []),
+        entrypoint=container.get("command"),
+        env=env,
+        mounts=[(weights, cache_mount["mountPath"])],
+        pod=Pod(user=(user, spec["securityContext"].get("runAsGroup", user))),
+    ) as served:
+        deadline = time.monotonic() + 120
+        while not port_open(port):
+            assert time.monotonic() < deadline, served.log_tail()
+            time.sleep(0.2)
+        status, launch = get(port, "/stand-in/launch")
+        chat = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+        answered, reply = get(port, "/v1/chat/completions", chat)
+        log = served.log_tail()
+
+    src = _source("0.9")
+    profile = yaml.safe_load(
+        (src.path / "profiles" / MODEL / "vllm-mi300x-fp16-tp1-latency.yaml").read_text()
+    )
+    assert status == 200, log
+    flags = vllm_standin.parse(launch["argv"])
+    assert flags["model"] == [cache_mount["mountPath"]]  # our cache, not a Hub download
+    assert flags["port"] == [str(port)]
+    assert flags["served-model-name"] == [MODEL]
+    for key, value in profile["engine_args"].items():
+        want = [] if value is None else [str(value)]
+        assert flags[key.replace("_", "-")] == want, key
+    for key, value in profile["env_vars"].items():
+        assert launch["env"][key] == str(value), key
+    assert launch["uid"] == user
+    assert (answered, reply["model"]) == (200, MODEL), reply
