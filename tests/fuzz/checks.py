@@ -2,6 +2,10 @@
 
 Each check returns the problems it found (empty: none), phrased so a failing example reads as a
 bug report. The `restricted` Pod Security check lives in tests/podsecurity.py.
+
+Requests carry drawn, hostile objects, and a composed object may keep what it observed: a check
+reads every part of them through `_map` and `_list`, so a value that is not the map (or list) it
+should be counts as absent, and the check judges the rest instead of failing on it.
 """
 
 from __future__ import annotations
@@ -26,12 +30,39 @@ _LABEL_NAMED: Final = frozenset({"Job"})
 _DNS_1035_NAMED: Final = frozenset({"InferenceService"})
 
 
+def _map(value: Any) -> Mapping[str, Any]:
+    """`value` where it is a map; an empty one where it is anything else."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """`value` where it is a list; an empty one where it is anything else."""
+    return value if isinstance(value, list) else []
+
+
+def _at(value: Any, *keys: str) -> Any:
+    """`value[k1][k2]...`, or None where a step is missing or no map."""
+    for key in keys:
+        value = _map(value).get(key)
+    return value
+
+
+def _resources(message: Mapping[str, Any], *where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each named resource of the map at `where` (`desired.resources`, `observed.resources`)."""
+    for key, item in _map(_at(message, *where)).items():
+        yield key, _map(_map(item).get("resource"))
+
+
+def _messages(response: Mapping[str, Any], part: str) -> list[str]:
+    """The messages of the response's conditions or results (`part`)."""
+    said = [_map(c).get("message") for c in _list(response.get(part))]
+    return [m for m in said if isinstance(m, str)]
+
+
 def internal_errors(response: Mapping[str, Any]) -> list[str]:
     """Results that report a bug of ours rather than a problem with the input."""
     return [
-        r.get("message", "")
-        for r in response.get("results", [])
-        if "internal error" in r.get("message", "") or "this is a bug" in r.get("message", "")
+        m for m in _messages(response, "results") if "internal error" in m or "this is a bug" in m
     ]
 
 
@@ -41,7 +72,7 @@ MAX_STATUS_BYTES: Final = 512 * 1024
 
 def oversized_status(response: Mapping[str, Any]) -> list[str]:
     """An XR status too large to store, whatever the input."""
-    status = response.get("desired", {}).get("composite", {}).get("resource", {}).get("status")
+    status = _at(response, "desired", "composite", "resource", "status")
     size = len(json.dumps(status)) if status is not None else 0
     return [f"the XR status is {size} bytes"] if size > MAX_STATUS_BYTES else []
 
@@ -49,9 +80,8 @@ def oversized_status(response: Mapping[str, Any]) -> list[str]:
 def bad_names(response: Mapping[str, Any]) -> list[str]:
     """Composed objects whose name, namespace or labels the API server would reject."""
     problems = []
-    for key, item in response.get("desired", {}).get("resources", {}).items():
-        obj = item.get("resource", {})
-        kind, meta = obj.get("kind", "?"), obj.get("metadata", {})
+    for key, obj in _resources(response, "desired", "resources"):
+        kind, meta = str(obj.get("kind", "?")), _map(obj.get("metadata"))
         name = meta.get("name")
         if not isinstance(name, str):
             problems.append(f"{key} ({kind}): no name")
@@ -65,9 +95,14 @@ def bad_names(response: Mapping[str, Any]) -> list[str]:
         if not ok:
             problems.append(f"{key} ({kind}): invalid name {name!r}")
         namespace = meta.get("namespace")
-        if namespace is not None and not (len(namespace) <= 63 and _DNS_LABEL.match(namespace)):
+        if namespace is not None and not (
+            isinstance(namespace, str) and len(namespace) <= 63 and _DNS_LABEL.match(namespace)
+        ):
             problems.append(f"{key} ({kind}): invalid namespace {namespace!r}")
-        for label_key, value in (meta.get("labels") or {}).items():
+        labels = meta.get("labels")
+        if labels is not None and not isinstance(labels, Mapping):
+            problems.append(f"{key} ({kind}): labels {labels!r} are no map")
+        for label_key, value in _map(labels).items():
             problems += [f"{key} ({kind}): label {p}" for p in _label_problems(label_key, value)]
     return problems
 
@@ -87,26 +122,25 @@ def bad_references(response: Mapping[str, Any]) -> list[str]:
     problems = []
     for key, pod in pod_specs(response):
         problems += [f"{key}: {p}" for p in _pod_reference_problems(pod)]
-    for key, item in response.get("desired", {}).get("resources", {}).items():
-        obj = item.get("resource", {})
+    for key, obj in _resources(response, "desired", "resources"):
         if obj.get("kind") == "PersistentVolumeClaim":
-            name = (obj.get("spec") or {}).get("storageClassName")
+            name = _map(obj.get("spec")).get("storageClassName")
             problems += [f"{key}: {p}" for p in _name_problems("storageClassName", name)]
     return problems
 
 
 def _pod_reference_problems(pod: Mapping[str, Any]) -> Iterator[str]:
     yield from _name_problems("serviceAccountName", pod.get("serviceAccountName"))
-    for secret in pod.get("imagePullSecrets") or []:
-        yield from _name_problems("imagePullSecrets", secret.get("name"))
-    for volume in pod.get("volumes") or []:
+    for secret in _list(pod.get("imagePullSecrets")):
+        yield from _name_problems("imagePullSecrets", _map(secret).get("name"))
+    for volume in map(_map, _list(pod.get("volumes"))):
         yield from _name_problems("volume", volume.get("name"), label=True)
-        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        claim = _at(volume, "persistentVolumeClaim", "claimName")
         yield from _name_problems("claimName", claim)
-    for container in pod.get("containers") or []:
+    for container in map(_map, _list(pod.get("containers"))):
         yield from _name_problems("container", container.get("name"), label=True)
-        for env in container.get("env") or []:
-            name = env.get("name")
+        for env in _list(container.get("env")):
+            name = _map(env).get("name")
             if not isinstance(name, str) or not name or "=" in name:
                 yield f"env name {name!r}"
 
@@ -122,13 +156,12 @@ def _name_problems(what: str, name: Any, *, label: bool = False) -> Iterator[str
 
 def pod_specs(response: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every pod spec we compose: Jobs' templates and InferenceServices' predictors."""
-    for key, item in response.get("desired", {}).get("resources", {}).items():
-        obj = item.get("resource", {})
-        spec = obj.get("spec") or {}  # an object kept as observed may lack one (`state.keep`)
+    for key, obj in _resources(response, "desired", "resources"):
+        spec = _map(obj.get("spec"))  # an object kept as observed may lack one (`state.keep`)
         if obj.get("kind") == "Job" and "template" in spec:
-            yield key, spec["template"].get("spec") or {}
+            yield key, _map(_at(spec, "template", "spec"))
         elif obj.get("kind") == "InferenceService" and "predictor" in spec:
-            yield key, spec["predictor"]
+            yield key, _map(spec["predictor"])
 
 
 _USERINFO: Final = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.-]*:)?//[^/?#\s\"'<>]*@")
@@ -136,8 +169,7 @@ _USERINFO: Final = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.-]*:)?//[^/?#\s\"'<>]*@")
 
 def userinfo_in_messages(response: Mapping[str, Any]) -> list[str]:
     """Messages (conditions, results) that quote a URL with its userinfo: a token, as often."""
-    said = [c.get("message", "") for c in response.get("conditions", [])]
-    said += [r.get("message", "") for r in response.get("results", [])]
+    said = _messages(response, "conditions") + _messages(response, "results")
     return [f"a URL with its userinfo in: {m[:200]}" for m in said if _USERINFO.search(m)]
 
 
@@ -155,26 +187,25 @@ def scope_problems(
     metadata.namespace, composing and asking for nothing; a cluster-scoped XR may read Secrets only
     in the function's system namespace, never in a team's.
     """
-    requirements = response.get("requirements", {}).get("resources", {})
+    requirements = _map(_at(response, "requirements", "resources"))
     if cluster == bool(namespace):
+        results = map(_map, _list(response.get("results")))
         fatal = [
-            r.get("message", "")
-            for r in response.get("results", [])
-            if r.get("severity") == "SEVERITY_FATAL"
+            str(r.get("message", "")) for r in results if r.get("severity") == "SEVERITY_FATAL"
         ]
         problems = (
             []
             if any("metadata.namespace" in m for m in fatal)
             else [f"an XR of the wrong scope (namespace {namespace!r}) was not refused: {fatal}"]
         )
-        if response.get("desired", {}).get("resources") or requirements:
+        if _map(_at(response, "desired", "resources")) or requirements:
             problems.append("an XR of the wrong scope composed or asked for objects")
         return problems
     if not cluster:
         return []
     return [
         f"a cluster-scoped XR asks for Secret {key} in namespace {r.get('namespace')!r}"
-        for key, r in requirements.items()
+        for key, r in ((k, _map(v)) for k, v in requirements.items())
         if r.get("kind") == "Secret" and r.get("namespace") != system_namespace
     ]
 
@@ -191,16 +222,20 @@ def rbac_problems(response: Mapping[str, Any]) -> list[str]:
     hand out what Crossplane holds.
     """
     problems = []
-    for key, item in response.get("desired", {}).get("resources", {}).items():
-        obj = item.get("resource", {})
+    for key, obj in _resources(response, "desired", "resources"):
         if not str(obj.get("apiVersion", "")).startswith(_RBAC + "/"):
             continue
-        kind, namespace = obj.get("kind"), obj.get("metadata", {}).get("namespace")
+        kind, namespace = obj.get("kind"), _at(obj, "metadata", "namespace")
         expected_subject = [{"kind": "ServiceAccount", "namespace": namespace}]
-        subjects = [
-            {k: v for k, v in s.items() if k in {"kind", "namespace"}}
-            for s in obj.get("subjects", [])
-        ]
+        # Subjects that are no list, or no maps, stay unlike the one expected: flagged.
+        subjects = obj.get("subjects", [])
+        if isinstance(subjects, list):
+            subjects = [
+                {k: v for k, v in s.items() if k in {"kind", "namespace"}}
+                if isinstance(s, Mapping)
+                else s
+                for s in subjects
+            ]
         if (
             kind != "RoleBinding"
             or obj.get("roleRef")
@@ -224,13 +259,14 @@ def routes_outside_the_namespace(
     if not namespace or _platform_route_policy(request):
         return []
     problems = []
-    for key, item in response.get("desired", {}).get("resources", {}).items():
-        obj = item.get("resource", {})
+    for key, obj in _resources(response, "desired", "resources"):
         if obj.get("kind") != "HTTPRoute":
             continue
-        for rule in (obj.get("spec") or {}).get("rules", []):
-            for match in rule.get("matches", []):
-                path = str((match.get("path") or {}).get("value", ""))
+        for rule in _list(_at(obj, "spec", "rules")):
+            for match in _list(_map(rule).get("matches")):
+                if not isinstance(match, Mapping):
+                    continue
+                path = str(_map(_at(match, "path")).get("value", ""))
                 segments = [s for s in path.split("/") if s]
                 if not segments or segments[0] != namespace:
                     problems.append(f"{key} routes {path!r}, outside /{namespace}/")
@@ -239,15 +275,12 @@ def routes_outside_the_namespace(
 
 def _platform_route_policy(request: Mapping[str, Any]) -> bool:
     """Whether an AIMClusterRuntimeConfig in the request sets `spec.routing.policy`."""
-    for answer in request.get("requiredResources", {}).values():
-        for item in answer.get("items", []):
-            obj = item.get("resource", {})
-            spec = obj.get("spec")  # drawn: hostile, maybe no map
-            routing = spec.get("routing") if isinstance(spec, dict) else None
+    for answer in _map(request.get("requiredResources")).values():
+        for item in _list(_map(answer).get("items")):
+            obj = _map(_map(item).get("resource"))  # drawn: hostile, maybe no map anywhere
             if (
                 obj.get("kind") == "AIMClusterRuntimeConfig"
-                and isinstance(routing, dict)
-                and routing.get("policy") is not None
+                and _at(obj, "spec", "routing", "policy") is not None
             ):
                 return True
     return False
@@ -264,31 +297,28 @@ def foreign_jobs_counted(request: Mapping[str, Any], response: Mapping[str, Any]
     Anyone can label a Job as a discovery Job; only those a template of ours composed (its
     controller reference names a listed template) may take a slot, one per template.
     """
-    said = [_SLOT.search(c.get("message", "")) for c in response.get("conditions", [])]
+    said = [_SLOT.search(m) for m in _messages(response, "conditions")]
     counts = [int(m.group(1)) for m in said if m is not None]
     if not counts:
         return []
-    listed = request.get("requiredResources", {})
+    listed = _map(request.get("requiredResources"))
     uids = {
         _metadata(item).get("uid")
         for key in _SLOT_TEMPLATES
-        for item in listed.get(key, {}).get("items", [])
+        for item in _list(_at(listed, key, "items"))
     }
     controllers = set()
-    for item in listed.get(_SLOT_JOBS, {}).get("items", []):
-        refs = _metadata(item).get("ownerReferences")
-        for ref in refs if isinstance(refs, list) else []:
-            if isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid") in uids:
+    for item in _list(_at(listed, _SLOT_JOBS, "items")):
+        for ref in map(_map, _list(_metadata(item).get("ownerReferences"))):
+            if ref.get("controller") is True and ref.get("uid") in uids:
                 controllers.add(ref.get("uid"))
     most = len(controllers)
     return [f"{n} discovery Jobs counted, but templates control {most}" for n in counts if n > most]
 
 
-def _metadata(item: Any) -> dict[str, Any]:
+def _metadata(item: Any) -> Mapping[str, Any]:
     """A listed object's metadata, or {} where the drawn (hostile) object has none that is a map."""
-    resource = item.get("resource") if isinstance(item, dict) else None
-    meta = resource.get("metadata") if isinstance(resource, dict) else None
-    return meta if isinstance(meta, dict) else {}
+    return _map(_at(item, "resource", "metadata"))
 
 
 def cluster_models_the_platform_did_not_ask(
@@ -299,15 +329,14 @@ def cluster_models_the_platform_did_not_ask(
     Cluster models are inspected with the system namespace's pull secrets: only the platform's
     config may ask for them, never a namespace's AIMRuntimeConfig; ones composed before are kept.
     """
-    xr = request.get("observed", {}).get("composite", {}).get("resource", {})
+    xr = _map(_at(request, "observed", "composite", "resource"))
     if xr.get("kind") != "AIMClusterRuntimeConfig":
         return []
-    model = (xr.get("spec") or {}).get("model") if isinstance(xr.get("spec"), dict) else None
-    if isinstance(model, dict) and model.get("creationScope") == "Cluster":
+    if _at(xr, "spec", "model", "creationScope") == "Cluster":
         return []
-    had = set(request.get("observed", {}).get("resources", {}))
+    had = set(_map(_at(request, "observed", "resources")))
     return [
         f"{key}: a new AIMClusterModel the platform's config did not ask for"
-        for key, item in response.get("desired", {}).get("resources", {}).items()
-        if item.get("resource", {}).get("kind") == "AIMClusterModel" and key not in had
+        for key, obj in _resources(response, "desired", "resources")
+        if obj.get("kind") == "AIMClusterModel" and key not in had
     ]

@@ -191,7 +191,8 @@ def replay(
         FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW),
         FunctionRunner(inspector=registry, lister=registry, clock=lambda: NOW),
     )
-    namespace = call.xr.get("metadata", {}).get("namespace") if isinstance(call.xr, dict) else None
+    meta = call.xr.get("metadata") if isinstance(call.xr, dict) else None  # a kept case: any
+    namespace = meta.get("namespace") if isinstance(meta, dict) else None
     findings = Findings()
     scope = _Scope(fz.is_cluster_scoped(kind), namespace)
     with structlog.testing.capture_logs([structlog.processors.format_exc_info]) as logs:

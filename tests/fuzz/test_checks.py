@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -227,3 +229,88 @@ def test_cluster_models_the_platform_did_not_ask_are_flagged(case: Platform) -> 
     request, response = cluster_config_call(case.scope, had=case.had)
     found = checks.cluster_models_the_platform_did_not_ask(request, response)
     assert bool(found) == case.flagged, case.reason
+
+
+def desired(obj: Any) -> dict[str, Any]:
+    """A response composing `obj`, whatever it is."""
+    return {"desired": {"resources": {"it": {"resource": obj}}}}
+
+
+ODD_BINDING = {**binding(OURS, []), "subjects": ACCOUNT}
+
+
+@dataclass(frozen=True)
+class Hostile(Case):
+    found: Callable[[], list[str]]
+    expected: list[str]
+
+
+HOSTILE = [
+    Hostile("route-policy-spec-list", "a drawn config whose spec is a list sets no policy",
+            lambda: checks.routes_outside_the_namespace(
+                {"requiredResources": {"c": {"items": [
+                    {"resource": {"kind": "AIMClusterRuntimeConfig", "spec": ["routing"]}},
+                    {"resource": {"kind": "AIMClusterRuntimeConfig", "spec": {"routing": [1]}}},
+                    {"resource": ["not", "an", "object"]}, "no item"]},
+                    "d": {"items": {"not": "a list"}}, "e": None}},
+                route("/team-b/chat"), "team-a"),
+            ["http-route routes '/team-b/chat', outside /team-a/"]),
+    Hostile("route-rules-no-maps", "rules and matches that are no maps route nowhere; a match "
+            "whose path is no map has none: `/`, the catch-all",
+            lambda: checks.routes_outside_the_namespace(
+                {}, desired({"kind": "HTTPRoute", "spec": {"rules": [
+                    "r", {"matches": "m"}, {"matches": ["m", {"path": "/"}]}]}}), "team-a"),
+            ["it routes '', outside /team-a/"]),
+    Hostile("cluster-model-spec-list", "a config whose spec is a list asks for no model",
+            lambda: checks.cluster_models_the_platform_did_not_ask(
+                {"observed": {"composite": {"resource": {
+                    "kind": "AIMClusterRuntimeConfig", "spec": [{"model": "Cluster"}]}},
+                    "resources": ["auto-1"]}},
+                desired({"kind": "AIMClusterModel"})),
+            ["it: a new AIMClusterModel the platform's config did not ask for"]),
+    Hostile("slot-refs-no-list", "ownerReferences that are a map, or hold no maps, control nothing",
+            lambda: checks.foreign_jobs_counted(
+                {"requiredResources": {
+                    "discovery-queue-templates": {"items": [
+                        {"resource": {"metadata": {"uid": "t"}}}]},
+                    "discovery-slots-jobs": {"items": [
+                        {"resource": {"metadata": {"ownerReferences": {"uid": "t"}}}},
+                        {"resource": {"metadata": {"ownerReferences": ["t"]}}}]}}},
+                slot_response(1)),
+            ["1 discovery Jobs counted, but templates control 0"]),
+    Hostile("metadata-list", "a composed object whose metadata is a list has no name",
+            lambda: checks.bad_names(desired({"kind": "Job", "metadata": ["name"]})),
+            ["it (Job): no name"]),
+    Hostile("labels-list", "labels that are no map are flagged, not read",
+            lambda: checks.bad_names(desired({"kind": ["Job"], "metadata": {
+                "name": "a", "namespace": 7, "labels": ["a=b"]}})),
+            ["it (['Job']): invalid namespace 7", "it (['Job']): labels ['a=b'] are no map"]),
+    Hostile("pod-parts-no-maps", "pod spec parts that are no maps or lists name nothing (an env "
+            "entry that is no map has no name, which is flagged)",
+            lambda: checks.bad_references(desired({"kind": "Job", "spec": {"template": {"spec": {
+                "imagePullSecrets": ["s"], "volumes": {"name": "v"},
+                "containers": ["c", {"name": "c", "env": ["E", {"name": "A=B"}]}]}}}})),
+            ["it: env name None", "it: env name 'A=B'"]),
+    Hostile("template-string", "a Job template that is no map is a pod spec without fields",
+            lambda: [str(pod) for _, pod in checks.pod_specs(desired(
+                {"kind": "Job", "spec": {"template": "t"}}))],
+            ["{}"]),
+    Hostile("subjects-map", "subjects that are no list are unlike the one allowed",
+            lambda: checks.rbac_problems(desired(ODD_BINDING)),
+            [f"it composes RoleBinding {json.dumps(ODD_BINDING, sort_keys=True)[:300]}"]),
+    Hostile("messages-no-maps", "conditions and results that are no maps say nothing",
+            lambda: checks.internal_errors({"results": ["internal error", {"message": 7}]})
+            + checks.userinfo_in_messages({"conditions": {"message": "//a:b@c"}, "results": [
+                None]})
+            + checks.scope_problems({"results": ["fatal"], "requirements": {"resources": {
+                "s": "Secret"}}}, cluster=True, namespace=None, system_namespace="aim-system"),
+            []),
+]  # fmt: skip
+
+
+@table(HOSTILE)
+def test_a_value_that_is_no_map_counts_as_absent(case: Hostile) -> None:
+    """The checks read drawn, hostile objects (and composed ones that keep what they observed):
+    where a map or list should be and is not, a check judges the rest as if it were absent,
+    instead of failing on it."""
+    assert case.found() == case.expected, case.reason
