@@ -68,8 +68,15 @@ ADAPTER_FILES: Final = {
     "adapter_model.safetensors": b"\x07" * 2048,
 }
 """A LoRA adapter of rank 8, as PEFT saves one."""
+QWEN_FILES: Final = {
+    "config.json": b'{"architectures": ["Qwen3ForCausalLM"]}',
+    "model.safetensors": b"\x00" * 4096,
+}
+"""A stand-in for Qwen/Qwen3-32B's weights, under the name AMD's image serves (its engine is a
+stand-in too, and only checks that a config.json is where the runtime points)."""
 REPOS: Final = {
     "Org/Small": Repo(FILES, private=True),
+    "Qwen/Qwen3-32B": Repo(QWEN_FILES),
     "Org/Small-Tone-LoRA": Repo(ADAPTER_FILES),
     "Org/Corrupt": Repo(FILES, corrupt=True),
     "Org/Stall": Repo({"model.safetensors": b"\x00" * (1 << 20)}, stalls=True),

@@ -33,6 +33,7 @@ from typing import Any, Final
 import pytest
 import yaml
 
+from devtools.cluster import amdimage, amdsmi_standin
 from devtools.cluster.aimimage import storage_initializer_image, stub_image
 from devtools.cluster.converge import (
     AIM,
@@ -206,12 +207,16 @@ def test_a_model_image_becomes_a_service_that_answers(target_cluster: ClusterPla
 
 
 def chat_through_gateway(
-    url: str, seen: list[str], host: str | None = None, timeout_s: float = 10
+    url: str,
+    seen: list[str],
+    host: str | None = None,
+    timeout_s: float = 10,
+    model: str = "Org/Small",
 ) -> Any:
-    """An OpenAI chat completion sent to `url` as a client of the Gateway would, for `host` when
-    given (the Gateway listens on loopback; a client would resolve the name to it); None (the
-    reason noted in `seen`) while the Gateway does not carry it through."""
-    body = {"model": "Org/Small", "messages": [{"role": "user", "content": "hi"}]}
+    """An OpenAI chat completion for `model` sent to `url` as a client of the Gateway would, for
+    `host` when given (the Gateway listens on loopback; a client would resolve the name to it);
+    None (the reason noted in `seen`) while the Gateway does not carry it through."""
+    body = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
     headers = {"Content-Type": "application/json", **({"Host": host} if host else {})}
     request = urllib.request.Request(  # noqa: S310 - the test's own loopback Gateway
         url, json.dumps(body).encode(), headers, method="POST"
@@ -717,3 +722,127 @@ def test_a_dynamic_service_on_kserve_gains_and_loses_an_adapter_without_a_restar
         isvc["metadata"]["uid"],
         isvc["metadata"]["generation"],
     ), "the InferenceService was changed: KServe would have rolled its pods"
+
+
+AMD_REPOSITORY: Final = "amdenterpriseai/aim-qwen-qwen3-32b"
+AMD_IMAGE: Final = f"{PUBLIC_REGISTRY}/{AMD_REPOSITORY}:0.9.0"
+AMD_MODEL: Final = "Qwen/Qwen3-32B"
+
+
+@pytest.fixture(scope="module")
+def amd_image(target_cluster: ClusterPlatform, aim_images: Path) -> str:
+    """AMD's own AIM image of Qwen/Qwen3-32B, built from aim-build's source with the labels
+    AMD's generator makes, and with stand-ins only for vLLM and the AMD SMI library (see
+    devtools/cluster/amdimage.py), in the registry. Skips where the source is absent."""
+    src, generator = amdimage.source("0.9"), amdimage.source("2026")
+    if isinstance(src, str) or isinstance(generator, str):
+        pytest.skip(src if isinstance(src, str) else str(generator))
+    metadata = src.path / "metadata" / AMD_MODEL / "metadata.yaml"
+    labels = amdimage.generated_labels(metadata, generator, model=AMD_MODEL, version="0.9.0")
+    image = amdimage.model_image(
+        AMD_IMAGE, src, AMD_MODEL, labels=labels, work=aim_images, extra=amdimage.gpu_standins()
+    )
+    archive = aim_images / "amd-qwen3.tar"
+    write_archive(image, archive)
+    target_cluster.registry.push_archive(archive, AMD_REPOSITORY, "0.9.0")
+    return AMD_IMAGE
+
+
+@pytest.mark.timeout(900)
+def test_amds_own_image_from_the_catalog_to_a_chat_through_the_gateway(
+    target_cluster: ClusterPlatform, amd_image: str, aim_images: Path, tmp_path: Path
+) -> None:
+    """AMD's runtime all the way: a cluster model of AMD's Qwen3-32B image gets its templates
+    from the labels AMD's generator wrote; the latency one is discovered by AMD's dry-run in a
+    Job on the node, and holds the profile AMD's selector chose; a caching service on it runs
+    as KServe's Deployment, where AMD's `serve` detects the GPU, selects that profile and starts
+    the engine on the weights our cache holds; a chat completion sent to the Gateway comes back
+    from it.
+
+    Simulated: the GPU (the node's label and capacity, and the AMD SMI stand-in in the image,
+    told by the service's env which GPU the device plugin would have given the pod), the engine
+    (the vLLM stand-in), and the Hub (a mirror on the node's address). Real: AMD's runtime,
+    profiles and labels, Crossplane, KServe, Traefik, the kubelet, the volume binder, the Jobs."""
+    platform = target_cluster
+    kube, node = platform.kube, platform.own_node
+    if node is None or platform.gateway is None:
+        pytest.skip("needs the tier's own node: node-local volumes, a Hub mirror, Traefik")
+    gateway = platform.gateway
+    node.load(storage_initializer_image(f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}", aim_images))
+    (tmp_path / "weights").mkdir()
+    node_local_volume(kube, "qwen3-weights", tmp_path / "weights", NODE_RWX)
+
+    kube.apply(aim("AIMClusterModel", "qwen3", None, {"image": amd_image}))
+    wait_status(platform, "AIMClusterModel", "qwen3", None, "Ready", timeout_s=180)
+
+    def latency_fp16() -> dict[str, Any] | None:
+        made = templates_of(kube, "AIMClusterServiceTemplate", "qwen3")
+        wanted = [
+            t
+            for t in made
+            if (t["spec"].get("metric"), t["spec"].get("precision")) == ("latency", "fp16")
+        ]
+        return wanted[0] if wanted else None
+
+    template = wait_for(
+        "the latency template AMD's labels recommend",
+        latency_fp16,
+        timeout_s=60,
+        explain=lambda: json.dumps(kube.get(AIM, "AIMClusterModel", "qwen3"), indent=1),
+    )
+    name = str(template["metadata"]["name"])
+    available = wait_status(
+        platform, "AIMClusterServiceTemplate", name, None, "Available", timeout_s=240
+    )
+    profile = available["status"]["profile"]
+    assert profile["metadata"]["type"] == "optimized"
+    assert profile["engine_args"]["reasoning-parser"] == "qwen3"  # the profile file's own
+    assert profile["env_vars"]["GPU_ARCHS"] == "gfx942"
+    assert available["status"]["modelSources"][0]["sourceUri"] == f"hf://{AMD_MODEL}"
+    # The Job ran AMD's dry-run on the node. A long template name's Job has a shortened name,
+    # which status keeps; its pod's is the Job's cut to the 58 characters a generated name
+    # leaves before its random suffix.
+    job = available["status"]["discovery"]["job"]
+    assert kubelet_ran_pod(kube, SYSTEM_NAMESPACE, job[:58])
+
+    ns = platform.team_namespace("team-amd")
+    config = {
+        "routing": {"enabled": True, "gatewayRef": gateway.parent_ref},
+        "defaultStorageClassName": NODE_RWX,
+    }
+    kube.apply(aim("AIMRuntimeConfig", "default", ns, config))
+    with hugging_face_mirror(node.ip) as endpoint:
+        service = {
+            "model": {"ref": "qwen3"},
+            "template": {"name": name},
+            "cacheModel": True,
+            "resources": {
+                "requests": {"cpu": "100m", "memory": "128Mi"},
+                "limits": {"memory": "512Mi"},
+            },
+            "env": [
+                # The downloads' Hub (the service's env reaches its caches' Jobs too).
+                {"name": "HF_ENDPOINT", "value": endpoint},
+                # The device plugin's part, which nothing runs here: the GPU it gave the pod.
+                {"name": amdsmi_standin.VARIABLE, "value": "74a1"},
+            ],
+        }
+        kube.apply(aim("AIMService", "qwen3", ns, service))
+        running = wait_status(platform, "AIMService", "qwen3", ns, "Running", timeout_s=420)
+    path = running["status"]["routing"]["path"]
+    seen: list[str] = []
+    answer = wait_for(
+        "AMD's runtime answering through the Gateway",
+        lambda: chat_through_gateway(
+            f"{gateway.url}{path}/v1/chat/completions", seen, model=AMD_MODEL
+        ),
+        timeout_s=60,
+        explain=lambda: "\n".join(seen[-3:]),
+    )
+    # The engine AMD's runtime started was pointed at our cache's mount, not at the Hub.
+    assert (
+        answer["choices"][0]["message"]["content"]
+        == f"stand-in vLLM serving /workspace/cache/{AMD_MODEL}"
+    )
+    [pod] = predictor_pods(kube, ns, "qwen3")
+    assert all(c.get("restartCount") == 0 for c in pod["status"]["containerStatuses"])
