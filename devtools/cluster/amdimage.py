@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -119,33 +119,25 @@ def gpu_standins() -> dict[str, File]:
     }
 
 
-def model_image(  # noqa: PLR0913 - an image's name, source, model, labels and additions
+def base_image(
     name: str,
     src: Source,
-    model: str,
     *,
-    labels: Mapping[str, str],
     work: Path,
+    labels: Mapping[str, str] | None = None,
     extra: Mapping[str, File] | None = None,
 ) -> Image:
-    """The AIM image of `model` (`<org>/<name>`, a directory of the source's profiles/).
+    """AMD's AIM base image, as Dockerfile.aim-base layers it.
 
-    `extra` files are added on top (`gpu_standins()` for a serving test).
-
-    As AMD's Dockerfile.aim-base and Dockerfile.aim layer it: the runtime under
-    /workspace/aim-runtime with its general profiles and schemas, `./entrypoint.py` in
-    /workspace, the `aim-runtime` console script, then the model's profiles, `AIM_ID` and no
-    fallback to general profiles.
+    The runtime under /workspace/aim-runtime with its general profiles and schemas,
+    `./entrypoint.py` run from /workspace, the `aim-runtime` console script, and general
+    profiles allowed. It serves the model `AIM_MODEL_ID` names (a custom model's). `extra` files
+    are added on top (`gpu_standins()` for a serving test).
     """
-    profiles = src.path / "profiles" / model
-    if not profiles.is_dir():
-        msg = f"{src.path} has no profiles for {model}"
-        raise HarnessError(msg)
     files = {
         **_tree(src.path / "src", f"{RUNTIME}/src"),
         **_tree(src.path / "schemas", f"{RUNTIME}/schemas"),
         **_tree(src.path / "profiles" / "general", f"{RUNTIME}/profiles/general"),
-        **_tree(profiles, f"{RUNTIME}/profiles/{model}"),
         f"{WORKSPACE}/entrypoint.py": File(
             (src.path / "src" / "entrypoint.py").read_bytes(), 0o755
         ),
@@ -170,13 +162,43 @@ def model_image(  # noqa: PLR0913 - an image's name, source, model, labels and a
             f"HF_HOME={WORKSPACE}/model-cache",
             f"HF_DATASETS_CACHE={WORKSPACE}/model-cache",
             "HF_HUB_DISABLE_TELEMETRY=1",
-            f"AIM_BASE_IMAGE_REF={name.rsplit(':', 1)[0]}-base",
-            f"AIM_ID={model}",
-            "AIM_ALLOW_GENERAL_PROFILE_FALLBACK=false",
+            f"AIM_BASE_IMAGE_REF={name}",
+            "AIM_ALLOW_GENERAL_PROFILE_FALLBACK=true",
         ),
-        labels=labels,
+        labels=labels or {},
         base=runtime_root_filesystem(src, work),
         working_dir=WORKSPACE,
+    )
+
+
+def model_image(  # noqa: PLR0913 - an image's name, source, model, labels and additions
+    name: str,
+    src: Source,
+    model: str,
+    *,
+    labels: Mapping[str, str],
+    work: Path,
+    extra: Mapping[str, File] | None = None,
+) -> Image:
+    """The AIM image of `model` (`<org>/<name>`, a directory of the source's profiles/).
+
+    As Dockerfile.aim layers it on the base image: the model's profiles, `AIM_ID`, and no
+    fallback to general profiles.
+    """
+    profiles = src.path / "profiles" / model
+    if not profiles.is_dir():
+        msg = f"{src.path} has no profiles for {model}"
+        raise HarnessError(msg)
+    base = base_image(f"{name.rsplit(':', 1)[0]}-base", src, work=work, extra=extra)
+    # Docker's ENV: a name set again replaces the base's value, in the base's place.
+    env = dict(e.partition("=")[::2] for e in base.env)
+    env.update({"AIM_ID": model, "AIM_ALLOW_GENERAL_PROFILE_FALLBACK": "false"})
+    return replace(
+        base,
+        name=name,
+        files={**base.files, **_tree(profiles, f"{RUNTIME}/profiles/{model}")},
+        env=tuple(f"{k}={v}" for k, v in env.items()),
+        labels=labels,
     )
 
 

@@ -242,6 +242,11 @@ def running(  # noqa: PLR0913 - what a container is started with
         shutil.rmtree(bundle.path.parent / f"{bundle.path.name}.runc", ignore_errors=True)
 
 
+def alive(bundle: Bundle, container: Container) -> bool:
+    """Whether the container's process still runs (a server that exited at start does not)."""
+    return _state(bundle, container.name) == "running"
+
+
 def _state(bundle: Bundle, name: str) -> str | None:
     proc = subprocess.run(_runc(bundle, "state", name), capture_output=True, text=True, check=False)
     if proc.returncode != 0:

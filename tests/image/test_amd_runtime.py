@@ -25,9 +25,12 @@ from typing import Any
 import pytest
 import yaml
 
+from aim_plan.rounds import plan
+from aim_plan.simulate import gpu_node
+from aim_plan.world import World
 from devtools.cluster import amdimage, amdsmi_standin, vllm_standin
 from devtools.cluster.oci import write_archive
-from devtools.pkg.image import Bundle, Pod, from_archive, run_once, running, unpack
+from devtools.pkg.image import Bundle, Pod, alive, from_archive, run_once, running, unpack
 from devtools.tools import port_open
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.compose.template import DISCOVERY_JOB, compose_template
@@ -127,7 +130,7 @@ def discover(bundle: Bundle, labels: dict[str, str], xr: dict[str, Any], work: P
     user = pod_spec["securityContext"]["runAsUser"]
     group = pod_spec["securityContext"].get("runAsGroup", user)
     scratch, termination = work / "aim-discovery", work / "termination-log"
-    scratch.mkdir()
+    scratch.mkdir(parents=True)
     termination.touch()
     for path in (scratch, termination):
         path.chmod(0o777)  # an emptyDir and the kubelet's termination file are the Pod's to write
@@ -251,30 +254,38 @@ def get(port: int, path: str, body: dict[str, Any] | None = None) -> tuple[int, 
         connection.close()
 
 
-def test_the_predictor_runs_amds_runtime_on_the_cached_weights(
-    bundle: Bundle, labels: dict[str, str], tmp_path: Path
-) -> None:
-    """The InferenceService's container, as composed (env, user, the cache mounted read-only
-    where the runtime looks), runs AMD's `serve`: on the GPU the node gives it (one MI300X, from
-    the AMD SMI stand-in) it selects the profile discovery found and launches the engine (the
-    vLLM stand-in) on the weights in our cache mount, with the profile's arguments and env, on
-    the port and under the model name the route sends."""
-    found = discover(bundle, labels, template(1, "fp16"), tmp_path)
-    isvc = predictor(labels, found)
+@dataclass(frozen=True)
+class Served:
+    """What the predictor's container did in the image: how the engine was launched, and its
+    answer to a chat completion for the model the route would name."""
+
+    launch: dict[str, Any]
+    flags: dict[str, list[str]]
+    status: int
+    reply: Any
+    cache: str
+    user: int
+
+
+def serve(bundle: Bundle, isvc: Any, tmp_path: Path, model: str) -> Served:
+    """Run the InferenceService's container as composed (env, user, the model cache mounted
+    read-only where it says, the image's own entrypoint) and ask it for `model`."""
     spec = isvc["spec"]["predictor"]
     [container] = spec["containers"]
     [port] = [p["containerPort"] for p in container["ports"]]
     if port_open(port):
         pytest.fail(f"port {port}, the predictor's, is taken on this host: free it to run this")
-    [cache_mount] = [
-        m for m in container["volumeMounts"] if m["mountPath"].startswith("/workspace/cache/")
+    [cache] = [
+        m["mountPath"]
+        for m in container["volumeMounts"]
+        if m["mountPath"].startswith("/workspace/cache/")
     ]
     weights = tmp_path / "weights"
     weights.mkdir()
     (weights / "config.json").write_text('{"architectures": ["Qwen3ForCausalLM"]}')
     env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
     # The device plugin's part: the one GPU the pod asked for (simulated, see amdsmi_standin.py).
-    assert container["resources"]["limits"]["amd.com/gpu"] in (1, "1")
+    assert str(container["resources"]["limits"]["amd.com/gpu"]) == "1"
     env[amdsmi_standin.VARIABLE] = "74a1"
     user = spec["securityContext"]["runAsUser"]
     with running(
@@ -282,31 +293,136 @@ def test_the_predictor_runs_amds_runtime_on_the_cached_weights(
         container.get("args", []),
         entrypoint=container.get("command"),
         env=env,
-        mounts=[(weights, cache_mount["mountPath"])],
+        mounts=[(weights, cache)],
         pod=Pod(user=(user, spec["securityContext"].get("runAsGroup", user))),
     ) as served:
         deadline = time.monotonic() + 120
         while not port_open(port):
+            assert alive(bundle, served), f"the predictor exited:\n{served.log_tail()}"
             assert time.monotonic() < deadline, served.log_tail()
             time.sleep(0.2)
         status, launch = get(port, "/stand-in/launch")
-        chat = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+        assert status == 200, served.log_tail()
+        chat = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
         answered, reply = get(port, "/v1/chat/completions", chat)
-        log = served.log_tail()
+    flags = vllm_standin.parse(launch["argv"])
+    assert flags["port"] == [str(port)]
+    return Served(launch, flags, answered, reply, cache, user)
+
+
+def test_the_predictor_runs_amds_runtime_on_the_cached_weights(
+    bundle: Bundle, labels: dict[str, str], tmp_path: Path
+) -> None:
+    """The InferenceService's container, as composed, runs AMD's `serve`: on the GPU the node
+    gives it (one MI300X, from the AMD SMI stand-in) it selects the profile discovery found and
+    launches the engine (the vLLM stand-in) on the weights in our cache mount, with the
+    profile's arguments and env, on the InferenceService's port, under the name the route
+    sends."""
+    found = discover(bundle, labels, template(1, "fp16"), tmp_path / "discovery")
+    served = serve(bundle, predictor(labels, found), tmp_path, MODEL)
 
     src = _source("0.9")
     profile = yaml.safe_load(
         (src.path / "profiles" / MODEL / "vllm-mi300x-fp16-tp1-latency.yaml").read_text()
     )
-    assert status == 200, log
-    flags = vllm_standin.parse(launch["argv"])
-    assert flags["model"] == [cache_mount["mountPath"]]  # our cache, not a Hub download
-    assert flags["port"] == [str(port)]
-    assert flags["served-model-name"] == [MODEL]
+    assert served.flags["model"] == [served.cache]  # our cache, not a Hub download
+    assert served.flags["served-model-name"] == [MODEL]
     for key, value in profile["engine_args"].items():
         want = [] if value is None else [str(value)]
-        assert flags[key.replace("_", "-")] == want, key
+        assert served.flags[key.replace("_", "-")] == want, key
     for key, value in profile["env_vars"].items():
-        assert launch["env"][key] == str(value), key
-    assert launch["uid"] == user
-    assert (answered, reply["model"]) == (200, MODEL), reply
+        assert served.launch["env"][key] == str(value), key
+    assert served.launch["uid"] == served.user
+    assert (served.status, served.reply["model"]) == (200, MODEL), served.reply
+
+
+BASE_IMAGE = "registry.local/amdenterpriseai/aim-base:0.9.0"
+CUSTOM = "Org/Custom-7B"
+
+
+@pytest.fixture(scope="module")
+def base_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
+    """AMD's base image, with the GPU stand-ins, unpacked for runc."""
+    src = _source("0.9")
+    work = tmp_path_factory.mktemp("amd-base")
+    archive = work / "image.tar"
+    image = amdimage.base_image(BASE_IMAGE, src, work=work, extra=amdimage.gpu_standins())
+    write_archive(image, archive)
+    return unpack(from_archive(archive, work / "layout"), work / "bundle")
+
+
+def custom_predictor(base_image: str, env: list[dict[str, str]] | None = None) -> Any:
+    """The InferenceService of a service of custom weights on `base_image`, planned to its end
+    by `aim plan` (the function's composers, the controllers simulated)."""
+    custom = {
+        "baseImage": base_image,
+        "modelSources": [{"modelId": CUSTOM, "sourceUri": f"s3://weights/{CUSTOM}", "size": "1Gi"}],
+        "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
+    }
+    xr: Any = {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": "custom", "namespace": NS},
+        "spec": {"model": {"custom": custom}, **({"env": env} if env else {})},
+    }
+    planned = plan(World([xr, gpu_node("MI300X", 8)]))
+    assert planned.converged, planned.unsettled
+    [isvc] = planned.world.of_kind("serving.kserve.io/v1beta1", "InferenceService")
+    return isvc
+
+
+def test_a_custom_model_is_served_by_amds_base_image(base_bundle: Bundle, tmp_path: Path) -> None:
+    """A service of custom weights on AMD's base image, planned to its end by `aim plan` (the
+    function's composers, the controllers simulated): its InferenceService's container runs
+    AMD's `serve`, which, told the model by AIM_MODEL_ID, falls back to a general profile for
+    the one MI300X and launches the engine on the weights in the custom model's cache mount,
+    served under the model's id."""
+    served = serve(base_bundle, custom_predictor(BASE_IMAGE), tmp_path, CUSTOM)
+
+    assert served.flags["model"] == [served.cache] == [f"/workspace/cache/{CUSTOM}"]
+    assert served.flags["served-model-name"] == [CUSTOM]
+    # Which general profile fits is AMD's choice; whichever it is, its file is what ran.
+    src = _source("0.9")
+    general = [
+        yaml.safe_load(f.read_text())
+        for f in sorted((src.path / "profiles" / "general").glob("*.yaml"))
+    ]
+    chosen = [
+        p
+        for p in general
+        if all(
+            served.flags.get(k.replace("_", "-")) == ([] if v is None else [str(v)])
+            for k, v in p["engine_args"].items()
+        )
+    ]
+    assert chosen, served.flags
+    assert chosen[0]["metadata"]["gpu"] == "MI300X"
+    assert chosen[0]["engine_args"]["tensor-parallel-size"] == 1
+    assert (served.status, served.reply["model"]) == (200, CUSTOM), served.reply
+
+
+def test_a_custom_model_on_a_models_image_serves_once_aim_id_is_emptied(
+    bundle: Bundle, tmp_path: Path
+) -> None:
+    """A custom model whose baseImage is a model's AIM image (it sets AIM_ID): AMD's runtime
+    refuses AIM_ID beside the AIM_MODEL_ID the function sets, and exits; the workaround the
+    troubleshooting guide gives (the service's `AIM_ID` set empty, general profiles allowed)
+    serves the custom weights."""
+    isvc = custom_predictor(IMAGE)
+    [container] = isvc["spec"]["predictor"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    done = run_once(bundle, list(amdimage.ENTRYPOINT), env=env, timeout_s=120)
+    assert done.returncode == 1
+    assert "Cannot set both AIM_ID and AIM_MODEL_ID" in done.stdout + done.stderr
+
+    # And its profiles are the model's own, for its AIM_ID: the general ones must be allowed.
+    emptied = custom_predictor(
+        IMAGE,
+        env=[
+            {"name": "AIM_ID", "value": ""},
+            {"name": "AIM_ALLOW_GENERAL_PROFILE_FALLBACK", "value": "true"},
+        ],
+    )
+    served = serve(bundle, emptied, tmp_path, CUSTOM)
+    assert served.flags["model"] == [f"/workspace/cache/{CUSTOM}"]
+    assert (served.status, served.reply["model"]) == (200, CUSTOM), served.reply
