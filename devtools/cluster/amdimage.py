@@ -15,11 +15,13 @@ left out. The base and the model's layer are one layer here.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -63,29 +65,43 @@ def source(release: str) -> Source | str:
     return Source(release, path)
 
 
-def runtime_root_filesystem(src: Source, work: Path) -> Path:
-    """Debian's Python with the runtime's pinned requirements, under `work` (once: reused).
+def cache_dir() -> Path:
+    """Where built root filesystems are kept between runs: the project's tools cache."""
+    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aim-crossplane"
+    return Path(os.environ.get("AIM_CACHE_DIR") or default) / "aim-runtime"
 
-    The requirements file is read from the source at build time and keys the directory, so
-    another release's pins get their own.
+
+def runtime_root_filesystem(src: Source, cache: Path | None = None) -> Path:
+    """Debian's Python with the runtime's pinned requirements, built once and reused.
+
+    Kept in `cache` (`cache_dir()` unless given). The requirements file is read from the source
+    at build time and keys the directory, so another release's pins get their own. Built aside
+    and renamed into place, so a run that stops halfway, or two at once, never leave a half-made
+    one to reuse.
     """
     requirements = src.path / "requirements" / "requirements.txt"
     key = hashlib.sha256(requirements.read_bytes() + PACKAGES.encode()).hexdigest()[:12]
-    rootfs = work / f"aim-runtime-rootfs-{key}"
-    done = rootfs / ".complete"
-    if done.exists():
+    root = cache or cache_dir()
+    rootfs = root / f"rootfs-{key}"
+    if rootfs.is_dir():
         return rootfs
-    run_script("debian-extract", PACKAGES, str(rootfs))
-    uv = run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh").split()[-1]
-    run_tool(
-        [uv, "pip", "install", "--quiet", "--only-binary", ":all:",
-         "--target", rootfs / SITE_PACKAGES, "--python-version", PYTHON,
-         "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
-        "uv pip install (aim-build's requirements)",
-    )  # fmt: skip
-    (rootfs / "tmp").mkdir(mode=0o1777, exist_ok=True)
-    (rootfs / "tmp").chmod(0o1777)
-    done.write_text(key)
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root, prefix=f".rootfs-{key}-") as building:
+        aside = Path(building) / "rootfs"
+        run_script("debian-extract", PACKAGES, str(aside))
+        uv = run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh").split()[
+            -1
+        ]
+        run_tool(
+            [uv, "pip", "install", "--quiet", "--only-binary", ":all:",
+             "--target", aside / SITE_PACKAGES, "--python-version", PYTHON,
+             "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
+            "uv pip install (aim-build's requirements)",
+        )  # fmt: skip
+        (aside / "tmp").mkdir(exist_ok=True)
+        (aside / "tmp").chmod(0o1777)
+        with contextlib.suppress(OSError):  # another run got there first: use its
+            aside.rename(rootfs)
     return rootfs
 
 
@@ -123,7 +139,6 @@ def base_image(
     name: str,
     src: Source,
     *,
-    work: Path,
     labels: Mapping[str, str] | None = None,
     extra: Mapping[str, File] | None = None,
 ) -> Image:
@@ -166,18 +181,17 @@ def base_image(
             "AIM_ALLOW_GENERAL_PROFILE_FALLBACK=true",
         ),
         labels=labels or {},
-        base=runtime_root_filesystem(src, work),
+        base=runtime_root_filesystem(src),
         working_dir=WORKSPACE,
     )
 
 
-def model_image(  # noqa: PLR0913 - an image's name, source, model, labels and additions
+def model_image(
     name: str,
     src: Source,
     model: str,
     *,
     labels: Mapping[str, str],
-    work: Path,
     extra: Mapping[str, File] | None = None,
 ) -> Image:
     """The AIM image of `model` (`<org>/<name>`, a directory of the source's profiles/).
@@ -189,7 +203,7 @@ def model_image(  # noqa: PLR0913 - an image's name, source, model, labels and a
     if not profiles.is_dir():
         msg = f"{src.path} has no profiles for {model}"
         raise HarnessError(msg)
-    base = base_image(f"{name.rsplit(':', 1)[0]}-base", src, work=work, extra=extra)
+    base = base_image(f"{name.rsplit(':', 1)[0]}-base", src, extra=extra)
     # Docker's ENV: a name set again replaces the base's value, in the base's place.
     env = dict(e.partition("=")[::2] for e in base.env)
     env.update({"AIM_ID": model, "AIM_ALLOW_GENERAL_PROFILE_FALLBACK": "false"})

@@ -740,7 +740,7 @@ def amd_image(target_cluster: ClusterPlatform, aim_images: Path) -> str:
     metadata = src.path / "metadata" / AMD_MODEL / "metadata.yaml"
     labels = amdimage.generated_labels(metadata, generator, model=AMD_MODEL, version="0.9.0")
     image = amdimage.model_image(
-        AMD_IMAGE, src, AMD_MODEL, labels=labels, work=aim_images, extra=amdimage.gpu_standins()
+        AMD_IMAGE, src, AMD_MODEL, labels=labels, extra=amdimage.gpu_standins()
     )
     archive = aim_images / "amd-qwen3.tar"
     write_archive(image, archive)

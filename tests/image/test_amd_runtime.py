@@ -69,9 +69,7 @@ def bundle(labels: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
     src = _source("0.9")
     work = tmp_path_factory.mktemp("amd")
     archive = work / "image.tar"
-    image = amdimage.model_image(
-        IMAGE, src, MODEL, labels=labels, work=work, extra=amdimage.gpu_standins()
-    )
+    image = amdimage.model_image(IMAGE, src, MODEL, labels=labels, extra=amdimage.gpu_standins())
     write_archive(image, archive)
     return unpack(from_archive(archive, work / "layout"), work / "bundle")
 
@@ -346,7 +344,7 @@ def base_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
     src = _source("0.9")
     work = tmp_path_factory.mktemp("amd-base")
     archive = work / "image.tar"
-    image = amdimage.base_image(BASE_IMAGE, src, work=work, extra=amdimage.gpu_standins())
+    image = amdimage.base_image(BASE_IMAGE, src, extra=amdimage.gpu_standins())
     write_archive(image, archive)
     return unpack(from_archive(archive, work / "layout"), work / "bundle")
 
