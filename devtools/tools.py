@@ -158,3 +158,8 @@ def run_tool(cmd: Sequence[str | Path], what: str) -> str:
         msg = f"{what} failed: {(proc.stderr or proc.stdout).strip()}"
         raise HarnessError(msg)
     return proc.stdout
+
+
+def uv() -> str:
+    """The pinned uv scripts/bootstrap.sh installs (and installs first, when missing)."""
+    return run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh").split()[-1]

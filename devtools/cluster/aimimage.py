@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from devtools.cluster.oci import File, Image
-from devtools.tools import ROOT, Tools, run_script, run_tool
+from devtools.tools import ROOT, Tools, run_script, run_tool, uv
 
 PACKAGES: Final = "dash,coreutils"
 PYTHON: Final = "3.11"
@@ -85,16 +85,22 @@ def python_root_filesystem(work: Path) -> Path:
     site = rootfs / SITE_PACKAGES
     if not (site / "kserve_storage").is_dir():
         run_script("debian-extract", PYTHON_PACKAGES, str(rootfs))
-        bootstrap = run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh")
-        uv = bootstrap.split()[-1]
         requirements = work / "download-image.txt"
-        export: list[str | Path] = [uv, "--project", ROOT, "export", "--frozen", "--quiet"]
+        export: list[str | Path] = [uv(), "--project", ROOT, "export", "--frozen", "--quiet"]
         group = ["--only-group", "download-image", "--no-emit-project"]
         requirements.write_text(run_tool([*export, *group], "uv export"))
-        run_tool(
-            [uv, "pip", "install", "--quiet", "--no-deps", "--require-hashes",
-             "--target", site, "--python-version", PYTHON,
-             "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
-            "uv pip install",
-        )  # fmt: skip
+        install_wheels(site, requirements, "--no-deps", "--require-hashes")
     return rootfs
+
+
+def install_wheels(site: Path, requirements: Path, *options: str) -> None:
+    """Install `requirements` into an image's `site` directory, with uv's `options`.
+
+    For the image's Python (Debian bookworm's 3.11 on x86-64), not this host's.
+    """
+    run_tool(
+        [uv(), "pip", "install", "--quiet", *options,
+         "--target", site, "--python-version", PYTHON,
+         "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
+        f"uv pip install -r {requirements.name}",
+    )  # fmt: skip

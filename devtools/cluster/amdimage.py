@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from devtools.cluster.aimimage import PYTHON
+from devtools.cluster.aimimage import PYTHON, SITE_PACKAGES, install_wheels
 from devtools.cluster.oci import File, Image
-from devtools.tools import ROOT, HarnessError, run_script, run_tool
+from devtools.tools import ROOT, HarnessError, run_script
 
 SOURCES: Final = {
     "0.9": ("AIM_BUILD_SRC", ROOT.parent / "shared" / "vendor" / "aim-build-0.9"),
@@ -38,7 +38,6 @@ SOURCES: Final = {
 """aim-build's trees by release: the variable that names one, and where it is looked for else."""
 PACKAGES: Final = f"python3-minimal,libpython{PYTHON}-stdlib,ca-certificates,dash,coreutils"
 """Python, and the shell and tools discovery's wrapper script needs (sh, cat, wc, mv)."""
-SITE_PACKAGES: Final = "usr/lib/python3/dist-packages"
 WORKSPACE: Final = "/workspace"
 RUNTIME: Final = f"{WORKSPACE}/aim-runtime"
 ENTRYPOINT: Final = ("./entrypoint.py",)
@@ -89,15 +88,7 @@ def runtime_root_filesystem(src: Source, cache: Path | None = None) -> Path:
     with tempfile.TemporaryDirectory(dir=root, prefix=f".rootfs-{key}-") as building:
         aside = Path(building) / "rootfs"
         run_script("debian-extract", PACKAGES, str(aside))
-        uv = run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh").split()[
-            -1
-        ]
-        run_tool(
-            [uv, "pip", "install", "--quiet", "--only-binary", ":all:",
-             "--target", aside / SITE_PACKAGES, "--python-version", PYTHON,
-             "--python-platform", "x86_64-manylinux_2_28", "-r", requirements],
-            "uv pip install (aim-build's requirements)",
-        )  # fmt: skip
+        install_wheels(aside / SITE_PACKAGES, requirements, "--only-binary", ":all:")
         (aside / "tmp").mkdir(exist_ok=True)
         (aside / "tmp").chmod(0o1777)
         with contextlib.suppress(OSError):  # another run got there first: use its

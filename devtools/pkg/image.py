@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devtools.tools import ROOT, HarnessError, run_script, run_tool
+from devtools.tools import ROOT, HarnessError, run_script, run_tool, uv
 
 STOP_TIMEOUT_S = 10.0
 
@@ -261,9 +261,8 @@ def normalize_name(name: str) -> str:
 
 def locked_runtime_dependencies() -> set[tuple[str, str]]:
     """(normalized name, version) of every runtime dependency uv.lock pins, as uv exports them."""
-    uv = run_tool(["bash", ROOT / "scripts" / "bootstrap.sh"], "scripts/bootstrap.sh").split()[-1]
     exported = run_tool(
-        [uv, "--project", ROOT, "export", "--frozen", "--no-dev", "--no-emit-project",
+        [uv(), "--project", ROOT, "export", "--frozen", "--no-dev", "--no-emit-project",
          "--no-hashes", "--quiet"],
         "uv export",
     )  # fmt: skip
