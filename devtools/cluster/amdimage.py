@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
@@ -71,15 +71,29 @@ def cache_dir() -> Path:
 
 
 def runtime_root_filesystem(src: Source, cache: Path | None = None) -> Path:
-    """Debian's Python with the runtime's pinned requirements, built once and reused.
+    """Debian's Python with the runtime's pinned requirements, built once and reused."""
+    return root_filesystem([src.path / "requirements" / "requirements.txt"], cache=cache)
 
-    Kept in `cache` (`cache_dir()` unless given). The requirements file is read from the source
-    at build time and keys the directory, so another release's pins get their own. Built aside
-    and renamed into place, so a run that stops halfway, or two at once, never leave a half-made
-    one to reuse.
+
+def root_filesystem(
+    requirements: Sequence[Path],
+    *,
+    pins: Sequence[str] = (),
+    packages: str = PACKAGES,
+    cache: Path | None = None,
+) -> Path:
+    """Debian's `packages` with `requirements` and `pins` installed as wheels, built once.
+
+    Kept in `cache` (`cache_dir()` unless given). The requirement files are read at build time
+    and key the directory with the pins and the packages, so another release's get their own.
+    Built aside and renamed into place, so a run that stops halfway, or two at once, never leave
+    a half-made one to reuse.
     """
-    requirements = src.path / "requirements" / "requirements.txt"
-    key = hashlib.sha256(requirements.read_bytes() + PACKAGES.encode()).hexdigest()[:12]
+    digest = hashlib.sha256()
+    for part in [*(r.read_bytes() for r in requirements), *(p.encode() for p in pins)]:
+        digest.update(part)
+    digest.update(packages.encode())
+    key = digest.hexdigest()[:12]
     root = cache or cache_dir()
     rootfs = root / f"rootfs-{key}"
     if rootfs.is_dir():
@@ -87,8 +101,13 @@ def runtime_root_filesystem(src: Source, cache: Path | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root, prefix=f".rootfs-{key}-") as building:
         aside = Path(building) / "rootfs"
-        run_script("debian-extract", PACKAGES, str(aside))
-        install_wheels(aside / SITE_PACKAGES, requirements, "--only-binary", ":all:")
+        run_script("debian-extract", packages, str(aside))
+        # One resolution for all of them, as one `pip install` of the files would make.
+        wanted = Path(building) / "requirements.txt"
+        wanted.write_text(
+            "".join([*(f"-r {r}\n" for r in requirements), *(f"{p}\n" for p in pins)])
+        )
+        install_wheels(aside / SITE_PACKAGES, wanted, "--only-binary", ":all:")
         (aside / "tmp").mkdir(exist_ok=True)
         (aside / "tmp").chmod(0o1777)
         with contextlib.suppress(OSError):  # another run got there first: use its
@@ -96,7 +115,8 @@ def runtime_root_filesystem(src: Source, cache: Path | None = None) -> Path:
     return rootfs
 
 
-def _tree(src: Path, to: str) -> dict[str, File]:
+def tree(src: Path, to: str) -> dict[str, File]:
+    """The files under `src`, at the same places under `to`, as a Dockerfile's COPY puts them."""
     return {
         f"{to}/{f.relative_to(src)}": File(
             f.read_bytes(), 0o755 if os.access(f, os.X_OK) else 0o644
@@ -141,9 +161,9 @@ def base_image(
     are added on top (`gpu_standins()` for a serving test).
     """
     files = {
-        **_tree(src.path / "src", f"{RUNTIME}/src"),
-        **_tree(src.path / "schemas", f"{RUNTIME}/schemas"),
-        **_tree(src.path / "profiles" / "general", f"{RUNTIME}/profiles/general"),
+        **tree(src.path / "src", f"{RUNTIME}/src"),
+        **tree(src.path / "schemas", f"{RUNTIME}/schemas"),
+        **tree(src.path / "profiles" / "general", f"{RUNTIME}/profiles/general"),
         f"{WORKSPACE}/entrypoint.py": File(
             (src.path / "src" / "entrypoint.py").read_bytes(), 0o755
         ),
@@ -201,7 +221,7 @@ def model_image(
     return replace(
         base,
         name=name,
-        files={**base.files, **_tree(profiles, f"{RUNTIME}/profiles/{model}")},
+        files={**base.files, **tree(profiles, f"{RUNTIME}/profiles/{model}")},
         env=tuple(f"{k}={v}" for k, v in env.items()),
         labels=labels,
     )

@@ -14,11 +14,8 @@ say which variable names it.
 
 from __future__ import annotations
 
-import http.client
-import json
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +30,15 @@ from devtools.cluster.oci import write_archive
 from devtools.pkg.image import Bundle, Pod, alive, from_archive, run_once, running, unpack
 from devtools.tools import port_open
 from function.compose.service import INFERENCE_SERVICE, compose_service
-from function.compose.template import DISCOVERY_JOB, compose_template
-from function.kube.contract import Composition, Observed
+from function.kube.contract import Observed
 from function.registry.labels import image_metadata
-from tests import simulated
+from tests.image import amdrun
+from tests.image.amdrun import T0, Discovered, get, source
 from tests.unit import loop
 
 MODEL = "Qwen/Qwen3-32B"
 IMAGE = "registry.local/amdenterpriseai/aim-qwen-qwen3-32b:0.9.0"
 NS = "team"
-T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
 NODE = {
     "apiVersion": "v1",
     "kind": "Node",
@@ -50,23 +46,16 @@ NODE = {
 }
 
 
-def _source(release: str) -> amdimage.Source:
-    found = amdimage.source(release)
-    if isinstance(found, str):
-        pytest.skip(found)
-    return found
-
-
 @pytest.fixture(scope="module")
 def labels() -> dict[str, str]:
-    src, generator = _source("0.9"), _source("2026")
+    src, generator = source("0.9"), source("2026")
     metadata = src.path / "metadata" / MODEL / "metadata.yaml"
     return amdimage.generated_labels(metadata, generator, model=MODEL, version="0.9.0")
 
 
 @pytest.fixture(scope="module")
 def bundle(labels: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Bundle:
-    src = _source("0.9")
+    src = source("0.9")
     work = tmp_path_factory.mktemp("amd")
     archive = work / "image.tar"
     image = amdimage.model_image(IMAGE, src, MODEL, labels=labels, extra=amdimage.gpu_standins())
@@ -104,59 +93,9 @@ def template(count: int, precision: str) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class Discovered:
-    """The template after AMD's dry-run answered its Job, and what that Job's container did."""
-
-    composition: Composition
-    exit_code: int
-    log: str
-    termination_message: str
-
-    def condition(self, kind: str) -> tuple[str, str, str]:
-        found = next(c for c in self.composition.conditions if c.type == kind)
-        return found.status.value, found.reason, found.message
-
-
 def discover(bundle: Bundle, labels: dict[str, str], xr: dict[str, Any], work: Path) -> Discovered:
-    """Compose the template, run its discovery Job's container in the image, read it back."""
-    pool = [model_object(labels), NODE]
-    first = loop.reconcile(compose_template, Observed(xr, now=T0), pool)
-    job: Any = first.resources[DISCOVERY_JOB].manifest
-    pod_spec = job["spec"]["template"]["spec"]
-    [container] = pod_spec["containers"]
-    user = pod_spec["securityContext"]["runAsUser"]
-    group = pod_spec["securityContext"].get("runAsGroup", user)
-    scratch, termination = work / "aim-discovery", work / "termination-log"
-    scratch.mkdir(parents=True)
-    termination.touch()
-    for path in (scratch, termination):
-        path.chmod(0o777)  # an emptyDir and the kubelet's termination file are the Pod's to write
-    done = run_once(
-        bundle,
-        [*container["command"], *container["args"]],
-        env={e["name"]: e["value"] for e in container["env"]},
-        pod=Pod(
-            user=(user, group),
-            volumes=((scratch, "/aim-discovery"), (termination, "/dev/termination-log")),
-            own_network=True,
-        ),
-        timeout_s=300,
-    )
-    message = termination.read_text()
-    # What the kubelet and the Job controller report for that container's exit.
-    phase, count, kind = (
-        ("Succeeded", "succeeded", "Complete")
-        if done.returncode == 0
-        else ("Failed", "failed", "Failed")
-    )
-    pod = simulated.discovery_pod(job, phase, message=message or done.stdout[-4096:])
-    complete = {**job, "status": {count: 1, "conditions": [{"type": kind, "status": "True"}]}}
-    xr = {**xr, "status": first.status}
-    then = loop.reconcile(
-        compose_template, Observed(xr, now=T0, resources={DISCOVERY_JOB: complete}), [*pool, pod]
-    )
-    return Discovered(then, done.returncode, done.stdout + done.stderr, message)
+    """Discovery of the template `xr` of the Qwen image on an MI300X node."""
+    return amdrun.discover(bundle, [model_object(labels), NODE], xr, work)
 
 
 def test_amds_labels_give_the_recommended_deployments_of_the_metadata(
@@ -164,7 +103,7 @@ def test_amds_labels_give_the_recommended_deployments_of_the_metadata(
 ) -> None:
     """The catalog reads what AMD's generator writes (a Python-printed list) as the deployments
     its metadata.yaml lists, field by field."""
-    src = _source("0.9")
+    src = source("0.9")
     written = yaml.safe_load((src.path / "metadata" / MODEL / "metadata.yaml").read_text())
     listed = written["com"]["amd"]["aim"]["model"]["recommendedDeployments"]
     model = image_metadata(labels).model
@@ -186,7 +125,7 @@ def test_discovery_holds_the_profile_amds_runtime_selected(
 
     assert found.exit_code == 0, found.log[-3000:]
     assert found.condition("Discovered")[:2] == ("True", "DiscoveryComplete"), found.log[-3000:]
-    src = _source("0.9")
+    src = source("0.9")
     profile = yaml.safe_load(
         (src.path / "profiles" / MODEL / "vllm-mi300x-fp16-tp1-latency.yaml").read_text()
     )
@@ -235,21 +174,6 @@ def predictor(labels: dict[str, str], discovered: Discovered) -> Any:
     pool = [model_object(labels), tpl, cache]
     comp = loop.reconcile(compose_service, Observed(service, now=T0), pool)
     return comp.resources[INFERENCE_SERVICE].manifest
-
-
-def get(port: int, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-    """A request to the predictor on loopback: status and JSON body."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        if body is None:
-            connection.request("GET", path)
-        else:
-            headers = {"Content-Type": "application/json"}
-            connection.request("POST", path, json.dumps(body), headers)
-        response = connection.getresponse()
-        return response.status, json.loads(response.read() or b"null")
-    finally:
-        connection.close()
 
 
 @dataclass(frozen=True)
@@ -319,7 +243,7 @@ def test_the_predictor_runs_amds_runtime_on_the_cached_weights(
     found = discover(bundle, labels, template(1, "fp16"), tmp_path / "discovery")
     served = serve(bundle, predictor(labels, found), tmp_path, MODEL)
 
-    src = _source("0.9")
+    src = source("0.9")
     profile = yaml.safe_load(
         (src.path / "profiles" / MODEL / "vllm-mi300x-fp16-tp1-latency.yaml").read_text()
     )
@@ -341,7 +265,7 @@ CUSTOM = "Org/Custom-7B"
 @pytest.fixture(scope="module")
 def base_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
     """AMD's base image, with the GPU stand-ins, unpacked for runc."""
-    src = _source("0.9")
+    src = source("0.9")
     work = tmp_path_factory.mktemp("amd-base")
     archive = work / "image.tar"
     image = amdimage.base_image(BASE_IMAGE, src, extra=amdimage.gpu_standins())
@@ -380,7 +304,7 @@ def test_a_custom_model_is_served_by_amds_base_image(base_bundle: Bundle, tmp_pa
     assert served.flags["model"] == [served.cache] == [f"/workspace/cache/{CUSTOM}"]
     assert served.flags["served-model-name"] == [CUSTOM]
     # Which general profile fits is AMD's choice; whichever it is, its file is what ran.
-    src = _source("0.9")
+    src = source("0.9")
     general = [
         yaml.safe_load(f.read_text())
         for f in sorted((src.path / "profiles" / "general").glob("*.yaml"))

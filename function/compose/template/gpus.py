@@ -128,7 +128,8 @@ def summary(hardware: Hardware | None, profile: Profile | None) -> str | None:
     if count is None and model is None:
         return "CPU" if hardware and hardware.cpu else None
     if not count:
-        return model or "GPU"
+        # A count of 0 with no accelerator named is a CPU profile (`accelerator_type: cpu`).
+        return model or ("CPU" if count == 0 else "GPU")
     return f"{count} x {model or 'GPU'}"
 
 

@@ -491,3 +491,24 @@ def test_the_model_names_the_unknown_accelerator_of_its_template() -> None:
     said = next(c for c in comp.conditions if c.type == "TemplatesReady")
     assert (said.status.value, said.reason) == ("False", "SomeTemplatesDegraded")
     assert "tpl-mi450x (Failed: the image's profile is for accelerator 'MI450X'" in said.message
+
+
+def test_a_cpu_profile_of_a_cpu_template_is_summarised_as_cpu() -> None:
+    """A CPU template whose image answers with a CPU profile (AMD's CPU images say
+    `accelerator_type: cpu`, `accelerator_model: CPU`, one "accelerator") is Available on no
+    GPU node, and `kubectl get` shows CPU, not a GPU."""
+    xr = template(hardware={"cpu": {"requests": "1"}})
+    first = compose(xr, [model()])
+    job = job_of(first)
+    metadata = {
+        **COMMON,
+        "accelerator_type": "cpu",
+        "accelerator_model": "CPU",
+        "accelerator_count": 1,
+    }
+    pods = [pod(job, "Succeeded", message=dry_run(metadata))]
+    comp = compose(step(xr, first), [model(), *pods], resources={DISCOVERY_JOB: complete_job(job)})
+
+    assert comp.status["status"] == "Available", comp.conditions
+    assert comp.status["hardwareSummary"] == "CPU"
+    assert tree(comp.status)["profile"]["metadata"]["gpu_count"] == 0
