@@ -33,7 +33,7 @@ from typing import Any, Final
 import pytest
 import yaml
 
-from devtools.cluster import amdimage, amdsmi_standin
+from devtools.cluster import amdecho, amdimage, amdsmi_standin
 from devtools.cluster.aimimage import storage_initializer_image, stub_image
 from devtools.cluster.converge import (
     AIM,
@@ -217,6 +217,13 @@ def chat_through_gateway(
     `host` when given (the Gateway listens on loopback; a client would resolve the name to it);
     None (the reason noted in `seen`) while the Gateway does not carry it through."""
     body = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
+    return post_through_gateway(url, body, seen, host, timeout_s)
+
+
+def post_through_gateway(
+    url: str, body: Any, seen: list[str], host: str | None = None, timeout_s: float = 10
+) -> Any:
+    """`body` posted to `url` as JSON; the JSON answer, or None (the reason noted in `seen`)."""
     headers = {"Content-Type": "application/json", **({"Host": host} if host else {})}
     request = urllib.request.Request(  # noqa: S310 - the test's own loopback Gateway
         url, json.dumps(body).encode(), headers, method="POST"
@@ -845,4 +852,90 @@ def test_amds_own_image_from_the_catalog_to_a_chat_through_the_gateway(
         == f"stand-in vLLM serving /workspace/cache/{AMD_MODEL}"
     )
     [pod] = predictor_pods(kube, ns, "qwen3")
+    assert all(c.get("restartCount") == 0 for c in pod["status"]["containerStatuses"])
+
+
+ECHO_REPOSITORY: Final = "amdenterpriseai/aim-example-echo-model"
+ECHO_IMAGE: Final = f"{PUBLIC_REGISTRY}/{ECHO_REPOSITORY}:2026.9"
+
+
+@pytest.fixture(scope="module")
+def echo_image(target_cluster: ClusterPlatform, aim_images: Path) -> str:
+    """AMD's CPU play model, example/echo-model, built from aim-build's newer tree with the
+    labels AMD's generator makes (devtools/cluster/amdecho.py), in the registry. Skips where
+    the tree is absent."""
+    src = amdimage.source("2026")
+    if isinstance(src, str):
+        pytest.skip(src)
+    metadata = src.path / "assets" / "cpu" / amdecho.MODEL / "metadata.yaml"
+    labels = amdimage.generated_labels(metadata, src, model=amdecho.MODEL, version="2026.9")
+    archive = aim_images / "amd-echo.tar"
+    write_archive(amdecho.echo_image(ECHO_IMAGE, src, labels=labels), archive)
+    target_cluster.registry.push_archive(archive, ECHO_REPOSITORY, "2026.9")
+    return ECHO_IMAGE
+
+
+@pytest.mark.timeout(900)
+def test_amds_cpu_echo_model_answers_through_the_gateway(
+    target_cluster: ClusterPlatform, echo_image: str
+) -> None:
+    """Nothing stood in for, from apply to answer: a cluster model of AMD's echo-model image
+    is Ready from its real labels, which recommend no deployment, so the platform team writes
+    a CPU template; AMD's dry-run, in the discovery Job on the node, detects the CPU and selects
+    the BentoML profile; a service on it runs as KServe's Deployment, where AMD's `serve`
+    starts BentoML; `POST /predict` sent to the Gateway (client, Traefik, the Service, AMD's
+    runtime, BentoML) comes back with the text reversed."""
+    platform = target_cluster
+    kube = platform.kube
+    if platform.own_node is None or platform.gateway is None:
+        pytest.skip("needs the tier's own node and its Traefik Gateway")
+    gateway = platform.gateway
+
+    kube.apply(aim("AIMClusterModel", "echo", None, {"image": echo_image}))
+    wait_status(platform, "AIMClusterModel", "echo", None, "Ready", timeout_s=180)
+    assert templates_of(kube, "AIMClusterServiceTemplate", "echo") == []
+    template = {
+        "modelName": "echo",
+        "metric": "latency",
+        "precision": "fp32",
+        # The echo profile is `unoptimized`: AMD's runtime selects it only when named.
+        "profileId": amdecho.PROFILE,
+        "hardware": {"cpu": {"requests": "100m"}},
+        "env": [
+            {"name": "AIM_ENGINE", "value": amdecho.ENGINE},
+            # The predictor's user has no home to write BentoML's own to.
+            {"name": "BENTOML_HOME", "value": "/tmp/bentoml"},  # noqa: S108 - in the pod
+        ],
+    }
+    kube.apply(aim("AIMClusterServiceTemplate", "echo-cpu", None, template))
+    available = wait_status(
+        platform, "AIMClusterServiceTemplate", "echo-cpu", None, "Available", timeout_s=240
+    )
+    assert available["status"]["hardwareSummary"] == "CPU"
+    assert available["status"]["profile"]["metadata"]["engine"] == amdecho.ENGINE
+    assert kubelet_ran_pod(kube, SYSTEM_NAMESPACE, available["status"]["discovery"]["job"][:58])
+
+    ns = platform.team_namespace("team-echo")
+    config = {"routing": {"enabled": True, "gatewayRef": gateway.parent_ref}}
+    kube.apply(aim("AIMRuntimeConfig", "default", ns, config))
+    service = {
+        "model": {"ref": "echo"},
+        "template": {"name": "echo-cpu"},
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "256Mi"},
+            "limits": {"memory": "1Gi"},  # BentoML's arbiter and its one worker
+        },
+    }
+    kube.apply(aim("AIMService", "echo", ns, service))
+    running = wait_status(platform, "AIMService", "echo", ns, "Running", timeout_s=420)
+    path = running["status"]["routing"]["path"]
+    seen: list[str] = []
+    answer = wait_for(
+        "BentoML answering through the Gateway",
+        lambda: post_through_gateway(f"{gateway.url}{path}/predict", {"text": "hello AIM"}, seen),
+        timeout_s=60,
+        explain=lambda: "\n".join(seen[-3:]),
+    )
+    assert answer == {"reversed": "MIA olleh", "length": 9}
+    [pod] = predictor_pods(kube, ns, "echo")
     assert all(c.get("restartCount") == 0 for c in pod["status"]["containerStatuses"])

@@ -71,7 +71,9 @@ def model_object(labels: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def cpu_template(env: list[dict[str, str]]) -> dict[str, Any]:
+def cpu_template(
+    env: list[dict[str, str]], profile: str | None = amdecho.PROFILE
+) -> dict[str, Any]:
     """The template a platform team writes for the echo model: CPUs, no GPU."""
     return {
         "apiVersion": "aim.silogen.ai/v1alpha1",
@@ -81,18 +83,22 @@ def cpu_template(env: list[dict[str, str]]) -> dict[str, Any]:
             "modelName": "echo",
             "metric": "latency",
             "precision": "fp32",
-            # The profile is `unoptimized`, which AMD's runtime selects only when named.
-            "profileId": amdecho.PROFILE,
             "hardware": {"cpu": {"requests": "1"}},
             "env": env,
+            # The profile is `unoptimized`, which AMD's runtime selects only when named.
+            **({"profileId": profile} if profile else {}),
         },
     }
 
 
 def discovered(
-    bundle: Bundle, labels: dict[str, str], env: list[dict[str, str]], work: Path
+    bundle: Bundle,
+    labels: dict[str, str],
+    env: list[dict[str, str]],
+    work: Path,
+    profile: str | None = amdecho.PROFILE,
 ) -> Discovered:
-    return discover(bundle, [model_object(labels)], cpu_template(env), work)
+    return discover(bundle, [model_object(labels)], cpu_template(env, profile), work)
 
 
 def test_the_echo_models_labels_are_an_aim_models_with_no_recommended_deployment(
@@ -137,6 +143,19 @@ def test_without_the_engine_named_discovery_fails_with_the_runtimes_words(
     assert (status, reason) == ("False", "DiscoveryFailed"), message
     assert "No configuration for engine 'vllm'" in message
     assert "Available engines: ['bentoml']" in message
+
+
+def test_without_the_profile_named_discovery_finds_none(
+    bundle: Bundle, labels: dict[str, str], tmp_path: Path
+) -> None:
+    """The echo model's one profile is `unoptimized`, which AMD's selector passes over unless it
+    is named: without `profileId` the runtime prints an empty list, DiscoveryNoProfile."""
+    found = discovered(bundle, labels, TEMPLATE_ENV, tmp_path, profile=None)
+
+    assert found.exit_code == 0, found.log[-3000:]
+    assert found.termination_message.strip() == "[]", found.log[-3000:]
+    status, reason, message = found.condition("Discovered")
+    assert (status, reason) == ("False", "DiscoveryNoProfile"), message
 
 
 def predictor(labels: dict[str, str], found: Discovered) -> Any:
