@@ -77,6 +77,7 @@ stand-in too, and only checks that a config.json is where the runtime points).""
 REPOS: Final = {
     "Org/Small": Repo(FILES, private=True),
     "Qwen/Qwen3-32B": Repo(QWEN_FILES),
+    "Org/Custom-7B": Repo(FILES),
     "Org/Small-Tone-LoRA": Repo(ADAPTER_FILES),
     "Org/Corrupt": Repo(FILES, corrupt=True),
     "Org/Stall": Repo({"model.safetensors": b"\x00" * (1 << 20)}, stalls=True),

@@ -939,3 +939,91 @@ def test_amds_cpu_echo_model_answers_through_the_gateway(
     assert answer == {"reversed": "MIA olleh", "length": 9}
     [pod] = predictor_pods(kube, ns, "echo")
     assert all(c.get("restartCount") == 0 for c in pod["status"]["containerStatuses"])
+
+
+BASE_REPOSITORY: Final = "amdenterpriseai/aim-base"
+BASE_IMAGE: Final = f"{PUBLIC_REGISTRY}/{BASE_REPOSITORY}:0.9.0"
+CUSTOM_MODEL: Final = "Org/Custom-7B"
+
+
+@pytest.fixture(scope="module")
+def amd_base_image(target_cluster: ClusterPlatform, aim_images: Path) -> str:
+    """AMD's AIM base image (the runtime and its general profiles, no model), built from
+    aim-build 0.9's source with stand-ins only for vLLM and the AMD SMI library, in the
+    registry. Skips where the source is absent."""
+    src = amdimage.source("0.9")
+    if isinstance(src, str):
+        pytest.skip(src)
+    archive = aim_images / "amd-base.tar"
+    write_archive(amdimage.base_image(BASE_IMAGE, src, extra=amdimage.gpu_standins()), archive)
+    target_cluster.registry.push_archive(archive, BASE_REPOSITORY, "0.9.0")
+    return BASE_IMAGE
+
+
+@pytest.mark.timeout(900)
+def test_a_custom_model_on_amds_base_image_answers_through_the_gateway(
+    target_cluster: ClusterPlatform, amd_base_image: str, aim_images: Path, tmp_path: Path
+) -> None:
+    """The custom-model flow on AMD's runtime: a service of custom weights from the Hub, on
+    AMD's base image, caches them (a custom model always does) with a download Job on the
+    node, runs as KServe's Deployment, where AMD's `serve`, told the model by AIM_MODEL_ID,
+    falls back to a general profile for the GPU and starts the engine on the weights in the
+    cache's mount; a chat completion for the model's id sent to the Gateway comes back from it.
+
+    Simulated: the GPU (the node's label and capacity, and the AMD SMI stand-in in the image,
+    told by the service's env which GPU the device plugin would have given the pod), the engine
+    (the vLLM stand-in), and the Hub (a mirror on the node's address). Real: AMD's runtime and
+    general profiles, Crossplane, KServe, Traefik, the kubelet, the volume binder, the Jobs."""
+    platform = target_cluster
+    kube, node = platform.kube, platform.own_node
+    if node is None or platform.gateway is None:
+        pytest.skip("needs the tier's own node: node-local volumes, a Hub mirror, Traefik")
+    gateway = platform.gateway
+    node.load(storage_initializer_image(f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}", aim_images))
+    (tmp_path / "weights").mkdir()
+    node_local_volume(kube, "custom-weights", tmp_path / "weights", NODE_RWX)
+
+    ns = platform.team_namespace("team-custom")
+    config = {
+        "routing": {"enabled": True, "gatewayRef": gateway.parent_ref},
+        "defaultStorageClassName": NODE_RWX,
+    }
+    kube.apply(aim("AIMRuntimeConfig", "default", ns, config))
+    custom = {
+        "baseImage": amd_base_image,
+        "modelSources": [{"modelId": CUSTOM_MODEL, "sourceUri": f"hf://{CUSTOM_MODEL}"}],
+        "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
+    }
+    with hugging_face_mirror(node.ip) as endpoint:
+        service = {
+            "model": {"custom": custom},
+            "resources": {
+                "requests": {"cpu": "100m", "memory": "128Mi"},
+                "limits": {"memory": "512Mi"},
+            },
+            "env": [
+                # The downloads' Hub (the service's env reaches its caches' Jobs too).
+                {"name": "HF_ENDPOINT", "value": endpoint},
+                # The device plugin's part, which nothing runs here: the GPU it gave the pod.
+                {"name": amdsmi_standin.VARIABLE, "value": "74a1"},
+            ],
+        }
+        kube.apply(aim("AIMService", "custom", ns, service))
+        running = wait_status(platform, "AIMService", "custom", ns, "Running", timeout_s=420)
+    path = running["status"]["routing"]["path"]
+    seen: list[str] = []
+    answer = wait_for(
+        "AMD's runtime answering for the custom model through the Gateway",
+        lambda: chat_through_gateway(
+            f"{gateway.url}{path}/v1/chat/completions", seen, model=CUSTOM_MODEL
+        ),
+        timeout_s=60,
+        explain=lambda: "\n".join(seen[-3:]),
+    )
+    # The engine AMD's runtime started was pointed at the custom model's cache, not the Hub.
+    assert (
+        answer["choices"][0]["message"]["content"]
+        == f"stand-in vLLM serving /workspace/cache/{CUSTOM_MODEL}"
+    )
+    [pod] = predictor_pods(kube, ns, "custom")
+    assert all(c.get("restartCount") == 0 for c in pod["status"]["containerStatuses"])
