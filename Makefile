@@ -2,7 +2,7 @@
 # Both install what they need (Python deps, Go-built tools).
 EXAMPLE ?= examples/aimservice-basic
 
-.PHONY: help render plan test generate image package publish
+.PHONY: help render plan migrate test generate image package publish
 
 help:    ## List these targets, one line each
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -13,6 +13,10 @@ render:  ## Render an AIM manifest through the real Crossplane engine: EXAMPLE=<
 plan:    ## Plan AIM manifests to their end state, no cluster: ARGS="examples/journeys/cluster-model --gpu-node MI300X [-o yaml]"
 	@test -n "$(ARGS)" || { echo 'usage: make plan ARGS="<dir or files> [--gpu-node MI300X] [-o yaml|json]"'; exit 2; }
 	@scripts/plan $(ARGS)
+
+migrate: ## Convert AIM operator or older manifests (kubectl get -o yaml lists too) to this API, report on stderr: ARGS="cluster.yaml ml-team.yaml [-o converted.yaml] [--quiet]"
+	@test -n "$(ARGS)" || { echo 'usage: make migrate ARGS="<old.yaml ...> [-o new.yaml] [--quiet]"'; exit 2; }
+	@scripts/migrate $(ARGS)
 
 test:    ## Run every check: lockfile, ruff, mypy --strict, unit, fuzz, API, registry, render, image, doc-command and end-to-end tests
 	@scripts/test

@@ -6,6 +6,9 @@ It reads the older generations of this API (`aim.silogen.ai`) and the AIM operat
 (`aim.eai.amd.com/v1alpha1` and `v1alpha2`, github.com/amd-enterprise-ai/aim-engine). Give the
 manifests that refer to each other in one run: models are found by image and profiles by name.
 
+A list as `kubectl get -o yaml` writes it (`kind: List`, or a typed list such as
+`AIMServiceList`, with `items`) is read as its items, each as if it were a document of its own.
+
 The converted YAML stream goes to standard output (or --output); the report, one block per
 manifest, goes to standard error: what changed, warnings (carried over, but behaving differently
 from before, such as a route path that now renders another value), and what was not carried.
@@ -25,7 +28,7 @@ import yaml
 from pydantic import JsonValue
 
 from aim_migrate.convert import ConverterFailedError, convert
-from aim_migrate.manifests import UnreadableError, read_stream
+from aim_migrate.manifests import UnreadableError, objects_of, read_stream
 from aim_migrate.rules import Migration
 
 _DUMPER: Final[type[yaml.SafeDumper | yaml.CSafeDumper]] = getattr(
@@ -51,8 +54,9 @@ def cli(files: tuple[BinaryIO, ...], output: TextIO, *, quiet: bool) -> None:
     """Convert AIM manifests into the canonical API (aim.silogen.ai/v1alpha1).
 
     Reads this API's older generations (aim.silogen.ai) and the AIM operator's manifests
-    (aim.eai.amd.com/v1alpha1 and v1alpha2). Objects with no counterpart (profile sets, KV
-    caches) are left out of the output and reported.
+    (aim.eai.amd.com/v1alpha1 and v1alpha2). A List (kubectl get -o yaml) is read as its
+    items. Objects with no counterpart (profile sets, KV caches) are left out of the output and
+    reported.
     """
     docs: list[JsonValue] = []
     where: list[str] = []
@@ -63,9 +67,17 @@ def cli(files: tuple[BinaryIO, ...], output: TextIO, *, quiet: bool) -> None:
         except UnreadableError as e:
             raise _UnreadableInputError(str(e)) from None
         for index, doc in enumerate(read):
-            if doc is not None:
-                docs.append(doc)
-                where.append(f"{name} (document {index})")
+            try:
+                objects = objects_of(name, index, doc)
+            except UnreadableError as e:
+                raise _UnreadableInputError(str(e)) from None
+            if doc is not None and not objects and not quiet:
+                # Said, or a run over `kubectl get` of an empty namespace writes nothing silently.
+                kind = doc.get("kind") if isinstance(doc, dict) else None
+                click.echo(f"{name} (document {index}): a {kind} with no items", err=True)
+            for at, obj in objects:
+                docs.append(obj)
+                where.append(at)
     try:
         results = convert(docs)
     except ConverterFailedError as e:

@@ -161,6 +161,71 @@ def read_bytes(name: str, data: bytes) -> list[JsonValue]:
     return docs
 
 
+def objects_of(name: str, index: int, doc: JsonValue) -> list[tuple[str, JsonValue]]:
+    """The objects document `index` of the file `name` stands for, each with where it was.
+
+    A document is itself (none if it is empty), unless it is a list as kubectl reads one: a kind
+    ending in `List` with `items`, as `kubectl get -o yaml` writes (`kind: List`) or the API
+    server answers (`AIMServiceList`). A list stands for its items, a list among them for its
+    own, in order, as separate documents would. An item with neither kind nor apiVersion gets
+    the list's apiVersion and its kind without `List`, as kubectl gives them: the API server
+    leaves them out of a typed list's items. Each is named `name (document 0, items[2])`.
+
+    Items are values `read_bytes` read, so they are within its bounds (a list's levels count
+    towards the nesting), and the work is linear in them, with no recursion.
+
+    Raises:
+        UnreadableError: a list's items is not a list, an item is not a mapping, or an item
+            names an apiVersion, kind, name or namespace the API server would not accept
+            (checked as `read_bytes` checks a document's).
+    """
+    found: list[tuple[str, JsonValue]] = []
+    pending: list[tuple[str, JsonValue]] = [] if doc is None else [("", doc)]
+    while pending:
+        path, value = pending.pop()
+        items = _items(value, name, index, path)
+        if items is None:
+            found.append((_where(name, index, path), value))
+        else:  # reversed onto the stack, so that they come off it in their order
+            pending += reversed(items)
+    return found
+
+
+def _where(name: str, index: int, path: str) -> str:
+    return f"{name} (document {index}{', ' if path else ''}{path})"
+
+
+def _items(
+    value: JsonValue, name: str, index: int, path: str
+) -> list[tuple[str, JsonValue]] | None:
+    """The items of the list at `path` of the document, each with its path; None if no list."""
+    if not isinstance(value, dict):
+        return None
+    kind = value.get("kind")
+    if not isinstance(kind, str) or not kind.endswith("List") or "items" not in value:
+        return None
+    items = value["items"]
+    if items is None:  # Go writes an empty list (a nil slice) so
+        return []
+    if not isinstance(items, list):
+        msg = f"{_where(name, index, path)}: {kind}'s items is {a(items)}, not a list of objects"
+        raise UnreadableError(msg)
+    api_version, item_kind = value.get("apiVersion"), kind.removesuffix("List")
+    found: list[tuple[str, JsonValue]] = []
+    for i, item in enumerate(items):
+        at = f"{path}{'.' if path else ''}items[{i}]"
+        if not isinstance(item, dict):
+            msg = f"{_where(name, index, at)}: {kind}'s item is {a(item)}, not an object"
+            raise UnreadableError(msg)
+        obj = item
+        if not item.get("kind") and not item.get("apiVersion") and item_kind and api_version:
+            rest = {k: v for k, v in item.items() if k not in {"apiVersion", "kind"}}
+            obj = {"apiVersion": api_version, "kind": item_kind, **rest}
+        _check_identity(obj, _where(name, index, at))
+        found.append((at, obj))
+    return found
+
+
 def quoted(text: str, limit: int = QUOTED) -> str:
     """`text` as a JSON string on one line, cut to `limit` characters saying how long it was."""
     if len(text) <= limit:

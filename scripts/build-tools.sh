@@ -60,9 +60,22 @@ log() { printf '[build-tools] %s\n' "$*" >&2; }
 
 command -v go >/dev/null || { log "go is not on PATH; install Go >= 1.26 first"; exit 1; }
 
-# Two runs at once (say, a test run and a render) must not build into the same files.
-exec 9>"$cache/tools/.lock"
-flock 9
+# Two runs at once (say, a test run and a render) must not build into the same files. A cold build
+# holds the lock for many minutes, so the holder writes who it is beside it, and a run that has
+# to wait says whom it waits for instead of hanging silently.
+lock="$cache/tools/.lock"
+exec 9>"$lock"
+if ! flock -n 9; then
+  holder="another process" hpid="" hwhat=""
+  read -r hpid hwhat 2>/dev/null <"$lock.holder" || true
+  # A holder killed before it could exit leaves its line behind: named only if still running.
+  if [[ $hpid =~ ^[0-9]+$ ]] && { [ -d "/proc/$hpid" ] || kill -0 "$hpid" 2>/dev/null; }; then
+    holder="PID $hpid ($hwhat)"
+  fi
+  log "the tools cache lock $lock is held by $holder; waiting for it to finish"
+  flock 9
+fi
+printf '%s %s %s, since %s\n' "$$" "$(realpath "$0")" "$set_name" "$(date '+%F %T')" >"$lock.holder"
 
 # The Go module and build caches live in the same cache, so deleting it gives a truly cold build.
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
