@@ -2,16 +2,21 @@
 
 Three layers in AMD's build, one here: the model's own (BentoML and the echo service under
 /workspace/model, put on the path by a .pth file), the CPU base (`Dockerfile.aim-cpu-base`: the
-runtime without developer tooling, BentoML's engine config, CPU general profiles, accelerator
-family `cpu`) and the model's (`Dockerfile.aim`: its profile, `AIM_ID`, no general fallback).
-Nothing in it stands in for anything: AMD's runtime detects the CPU, selects the echo profile and
-starts BentoML, which answers `POST /predict` with the text reversed.
+runtime without developer tooling, an engine config, CPU general profiles, accelerator family
+`cpu`) and the model's (`Dockerfile.aim`: its profile, `AIM_ID`, no general fallback). AMD's
+runtime detects the CPU, selects the echo profile and starts BentoML, which answers
+`POST /predict` with the text reversed: no GPU is involved, so nothing is stood in for.
 
-What differs from AMD's build: Debian bookworm's Python 3.11 for `python:3.12-slim`, and the
-three requirement files resolved together (wheels only) where AMD's build installs them one
-after another. That resolution is what a single `pip install` of them makes: BentoML releases
-that need a newer certifi than the runtime pins are passed over, so BentoML is pinned to the
-newest that agrees.
+What differs from AMD's build:
+- Debian bookworm's Python 3.11 (and the C++ runtime ZeroMQ's wheel links) for
+  `python:3.12-slim`; no pip, no locale settings, and the requirement files are not copied into
+  the image (nothing reads them there).
+- The three requirement files are resolved together, wheels only, where AMD's build installs
+  them one after another.
+- The engine config is AMD's BentoML one from its instinct BentoML base: the tree has none where
+  the CPU base's Dockerfile copies it from (`assets/cpu/base/config`).
+- `AIM_UPSTREAM_IMAGE_REF` and `AIM_BASE_IMAGE_REF` name parents that are not built separately
+  here; the runtime reads neither.
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ MODEL: Final = "example/echo-model"
 PROFILE: Final = "bentoml-cpu-fp32-tp1-latency"
 ENGINE: Final = "bentoml"
 ENGINE_PINS: Final = ("bentoml==1.4.39",)
-"""The newest BentoML whose requirements agree with the runtime's pins (see the docstring)."""
+"""What one resolution of the three files picks (1.4.40 wants a newer certifi than the runtime
+pins), pinned so the cache key, which hashes the files and not what they resolve to, names what
+the root filesystem holds."""
 MODEL_DIR: Final = f"{WORKSPACE}/model"
 PARENT: Final = "docker.io/library/python:3.12-slim"
-"""The parent AMD's echo image names (config.yaml), recorded in the image as AMD's build does."""
+"""The parent AMD's echo image names (its config.yaml); `AIM_UPSTREAM_IMAGE_REF` says it here."""
 
 
 def _assets(src: Source) -> Path:
@@ -56,11 +63,7 @@ def echo_root_filesystem(src: Source) -> Path:
 
 
 def echo_image(name: str, src: Source, *, labels: Mapping[str, str]) -> Image:
-    """The AIM image of `example/echo-model` from the newer aim-build tree `src`.
-
-    BentoML's engine config is the one aim-build picks for a BentoML model (its instinct
-    BentoML base's `engines.yaml`): the tree has none under the CPU base.
-    """
+    """The AIM image of `example/echo-model` from the newer aim-build tree `src`."""
     assets = _assets(src)
     engines = src.path / "assets" / "instinct" / "base" / ENGINE / "config"
     for needed in (assets / "profiles", assets / "image" / "src", engines):

@@ -47,6 +47,8 @@ class Candidate:
         gpus = (
             f"{self.gpu_count} x {self.gpu or 'GPU'}" if self.gpu_count else self.gpu or "any GPU"
         )
+        if self.gpu_count == 0 and not self.gpu:
+            gpus = "CPU"  # a CPU profile's count: no GPU at all, not any GPU
         parts = (self.type or "unoptimized", gpus, self.metric or "-", self.precision or "-")
         return ", ".join(parts)
 

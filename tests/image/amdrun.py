@@ -16,10 +16,27 @@ from devtools.cluster import amdimage
 from devtools.pkg.image import Bundle, Pod, run_once
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.contract import Composition, Observed
+from function.registry.labels import image_metadata
 from tests import simulated
 from tests.unit import loop
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+
+
+def model_object(name: str, image: str, labels: dict[str, str], namespace: str) -> dict[str, Any]:
+    """An AIMModel of `image` as the catalog leaves it: the image's entrypoint and labels read."""
+    metadata = image_metadata(labels).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return {
+        "apiVersion": "aim.silogen.ai/v1alpha1",
+        "kind": "AIMModel",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
+        "spec": {"image": image},
+        "status": {
+            "status": "Ready",
+            "imageEntrypoint": list(amdimage.ENTRYPOINT),
+            "imageMetadata": metadata,
+        },
+    }
 
 
 def source(release: str) -> amdimage.Source:
@@ -78,10 +95,10 @@ def discover(
         if done.returncode == 0
         else ("Failed", "failed", "Failed")
     )
-    # FallbackToLogsOnError: an empty message is replaced by the end of the log (2048 bytes).
-    pod = simulated.discovery_pod(
-        job, phase, message=message or (done.stdout + done.stderr)[-2048:]
-    )
+    # FallbackToLogsOnError: a failed container's empty message is the end of its log.
+    if not message and done.returncode != 0:
+        message = (done.stdout + done.stderr)[-2048:]
+    pod = simulated.discovery_pod(job, phase, message=message)
     complete = {**job, "status": {count: 1, "conditions": [{"type": kind, "status": "True"}]}}
     xr = {**xr, "status": first.status}
     then = loop.reconcile(

@@ -26,6 +26,7 @@ from devtools.tools import port_open
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.kube.contract import Observed
 from function.registry.labels import image_metadata, missing_required
+from tests.image import amdrun
 from tests.image.amdrun import T0, Discovered, discover, get, kubelet_hosts, source
 from tests.unit import loop
 
@@ -56,19 +57,8 @@ def bundle(labels: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def model_object(labels: dict[str, str]) -> dict[str, Any]:
-    """The AIMModel as the catalog leaves it: the image's entrypoint and labels read."""
-    metadata = image_metadata(labels).model_dump(mode="json", by_alias=True, exclude_none=True)
-    return {
-        "apiVersion": "aim.silogen.ai/v1alpha1",
-        "kind": "AIMModel",
-        "metadata": {"name": "echo", "namespace": NS, "uid": "uid-echo"},
-        "spec": {"image": IMAGE},
-        "status": {
-            "status": "Ready",
-            "imageEntrypoint": list(amdimage.ENTRYPOINT),
-            "imageMetadata": metadata,
-        },
-    }
+    """The AIMModel of the image as the catalog leaves it."""
+    return amdrun.model_object("echo", IMAGE, labels, NS)
 
 
 def cpu_template(
@@ -156,6 +146,10 @@ def test_without_the_profile_named_discovery_finds_none(
     assert found.termination_message.strip() == "[]", found.log[-3000:]
     status, reason, message = found.condition("Discovered")
     assert (status, reason) == ("False", "DiscoveryNoProfile"), message
+    # The way out, for a template of no GPU: name the profile.
+    assert "no GPU given" in message
+    assert "spec.profileId" in message
+    assert "recommendedDeployments" not in message  # the echo image recommends none
 
 
 def predictor(labels: dict[str, str], found: Discovered) -> Any:
@@ -196,7 +190,7 @@ def start(bundle: Bundle, isvc: Any, work: Path) -> tuple[int, Any]:
         while True:  # BentoML binds its port before its worker answers
             try:
                 return get(port, "/predict", {"text": "hello AIM"})
-            except ConnectionError:
+            except (ConnectionError, TimeoutError, ValueError):  # not up, slow, not JSON yet
                 assert time.monotonic() < deadline, served.log_tail()
                 time.sleep(0.2)
 
@@ -228,7 +222,7 @@ def test_bentoml_needs_a_home_it_can_write_as_the_predictors_user(
         bundle,
         [*container.get("command", amdimage.ENTRYPOINT), *container.get("args", [])],
         env=env,
-        pod=Pod(user=(user, user)),
+        pod=Pod(user=(user, spec["securityContext"].get("runAsGroup", user))),
         timeout_s=120,
     )
     assert done.returncode != 0

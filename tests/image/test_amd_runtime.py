@@ -64,19 +64,8 @@ def bundle(labels: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def model_object(labels: dict[str, str]) -> dict[str, Any]:
-    """The AIMModel as the catalog leaves it: the image's entrypoint and labels read."""
-    metadata = image_metadata(labels).model_dump(mode="json", by_alias=True, exclude_none=True)
-    return {
-        "apiVersion": "aim.silogen.ai/v1alpha1",
-        "kind": "AIMModel",
-        "metadata": {"name": "qwen3", "namespace": NS, "uid": "uid-qwen3"},
-        "spec": {"image": IMAGE},
-        "status": {
-            "status": "Ready",
-            "imageEntrypoint": list(amdimage.ENTRYPOINT),
-            "imageMetadata": metadata,
-        },
-    }
+    """The AIMModel of the image as the catalog leaves it."""
+    return amdrun.model_object("qwen3", IMAGE, labels, NS)
 
 
 def template(count: int, precision: str) -> dict[str, Any]:

@@ -467,7 +467,7 @@ def _candidate_now(t: Template) -> Candidate:
         status=t.headline,
         type=profile.type,
         gpu=profile.gpu,
-        gpu_count=profile.gpu_count or None,
+        gpu_count=profile.gpu_count,
         metric=profile.metric,
         precision=profile.precision,
     )

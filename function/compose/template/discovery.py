@@ -422,10 +422,17 @@ def _no_profile(spec: ClusterServiceTemplateSpec, model: Model) -> str:
             *([f"profile {spec.profile_id}"] if spec.profile_id else []),
         ]
     )
+    choose = (
+        "choose a GPU count, metric and precision the image lists (its "
+        "com.amd.aim.model.recommendedDeployments label)"
+        if gpu
+        else "choose a metric and precision the image has a profile for"
+    )
     return (
         f"image {model.spec.image} has no profile for {inputs} (its dry-run printed an empty "
-        "list); choose a GPU count, metric and precision the image lists (its "
-        "com.amd.aim.model.recommendedDeployments label), and discovery runs again"
+        f"list); {choose}, or name the profile in spec.profileId (AIM's runtime passes over an "
+        "unoptimized profile unless it is named or AIM_ALLOW_UNOPTIMIZED is true); discovery "
+        "runs again when any of them changes"
     )
 
 

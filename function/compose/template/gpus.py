@@ -120,16 +120,21 @@ def unknown_accelerator(hardware: Hardware | None, profile: Profile | None) -> H
 def summary(hardware: Hardware | None, profile: Profile | None) -> str | None:
     """`2 x MI300X`, `MI300X`, `1 x GPU` or `CPU`: discovery's answer over the spec's."""
     meta = profile.metadata if profile else None
+    if meta is not None and meta.gpu_count == 0 and not meta.gpu:
+        # A CPU profile (`accelerator_type: cpu`), whatever the template asked for: a GPU
+        # template given one is Failed, and says so.
+        return "CPU"
     gpu = hardware.gpu if hardware else None
     count = (
         meta.gpu_count if meta and meta.gpu_count is not None else (gpu.requests if gpu else None)
     )
     model = (meta.gpu if meta and meta.gpu else None) or (gpu.model if gpu else None)
-    if count is None and model is None:
+    if not count and model is None:
+        if wants_gpu(hardware):
+            return "GPU"
         return "CPU" if hardware and hardware.cpu else None
     if not count:
-        # A count of 0 with no accelerator named is a CPU profile (`accelerator_type: cpu`).
-        return model or ("CPU" if count == 0 else "GPU")
+        return model
     return f"{count} x {model or 'GPU'}"
 
 

@@ -102,3 +102,10 @@ def test_radeon_templates_rank_below_instinct_and_are_picked_by_their_box_name()
     assert chosen(r9700, cand("mi210", gpu="MI210")) == "mi210"
     assert chosen(r9700, w7900, wanted=Wanted(gpu="AMD Radeon AI PRO R9700")) == "r9700"
     assert chosen(r9700, w7900, wanted=Wanted(gpu="Radeon PRO W7900")) == "w7900"
+
+
+def test_a_cpu_profile_is_described_as_cpu_not_any_gpu() -> None:
+    """Selection messages describe a CPU candidate (a profile of no GPU) as CPU; a candidate
+    whose profile says nothing of GPUs is still any GPU."""
+    assert cand("cpu", gpu=None, gpu_count=0).describe() == "optimized, CPU, latency, fp8"
+    assert cand("open", gpu=None, gpu_count=None).describe() == "optimized, any GPU, latency, fp8"
