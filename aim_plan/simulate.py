@@ -278,9 +278,11 @@ def _dry_run(world: World, container: Obj, labelled: dict[str, Any] | None) -> t
         "metric": env.get("AIM_METRIC"),
         "precision": env.get("AIM_PRECISION"),
     }
-    deployment = next((d for d in _deployments(model) if _fits(d, wanted)), None) or {
-        k: v for k, v in wanted.items() if v
-    }
+    found = next((d for d in _deployments(model) if _fits(d, wanted)), None)
+    cpu = not (wanted["gpuModel"] or wanted["gpuCount"])
+    if found is None and cpu and canonical and wanted["metric"] and wanted["precision"]:
+        return 0, _cpu_profile(canonical, env)
+    deployment = found or {k: v for k, v in wanted.items() if v}
     missing = [k for k in ("gpuModel", "gpuCount", "metric", "precision") if not deployment.get(k)]
     if not canonical or missing:
         what = "no spec.imageMetadata.model.canonicalName" if not canonical else ""
@@ -307,6 +309,39 @@ def _dry_run(world: World, container: Obj, labelled: dict[str, Any] | None) -> t
                     },
                     "engine_args": {"tensor-parallel-size": count},
                 },
+                "models": [{"name": canonical, "source": f"hf://{canonical}"}],
+            }
+        ]
+    )
+
+
+def _cpu_profile(canonical: str, env: dict[str, str]) -> str:
+    """A CPU template's answer where the model recommends nothing for it.
+
+    A CPU profile (AIM's CPU images print `accelerator_type: cpu`) of the template's metric,
+    precision, engine and profile id. The real runtime selects among the image's own, which aim
+    plan cannot read.
+    """
+    engine, metric, precision = (
+        env.get("AIM_ENGINE", "vllm"),
+        env["AIM_METRIC"],
+        env["AIM_PRECISION"],
+    )
+    name = env.get("AIM_PROFILE_ID") or f"{engine}-cpu-{precision}-tp1-{metric}"
+    metadata = {
+        "engine": engine,
+        "accelerator_type": "cpu",
+        "accelerator_model": "CPU",
+        "accelerator_count": 1,
+        "metric": metric,
+        "precision": precision,
+        "type": "unoptimized",
+    }
+    return json.dumps(
+        [
+            {
+                "filename": f"{name}.yaml",
+                "profile": {"metadata": metadata, "engine_args": {}},
                 "models": [{"name": canonical, "source": f"hf://{canonical}"}],
             }
         ]

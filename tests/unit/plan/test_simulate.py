@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from aim_plan.rounds import plan
 from aim_plan.simulate import simulate
 from aim_plan.world import World
 from function.kube.jobs import pod_message
@@ -171,3 +172,49 @@ def test_keda_idles_a_scale_to_zero_service_as_the_real_controllers_write_it() -
         ("ScalingActive", "False", "ScalingDisabled")
     }
     assert simulate(world) == []
+
+
+def test_a_cpu_templates_discovery_answers_a_cpu_profile_of_its_inputs() -> None:
+    """A CPU template (no GPU in the Job's env) of a model that recommends no deployment, as AIM's
+    CPU images do: the planned dry-run answers a CPU profile of the template's engine, metric,
+    precision and profile id, so `aim plan` takes the template to Available on CPUs instead of
+    failing it for lack of a GPU deployment."""
+    plan_world = plan(
+        World(
+            [
+                {
+                    "apiVersion": "aim.silogen.ai/v1alpha1",
+                    "kind": "AIMClusterModel",
+                    "metadata": {"name": "echo"},
+                    "spec": {
+                        "image": "ghcr.io/acme/echo:1",
+                        "imageMetadata": {"model": {"canonicalName": "example/echo-model"}},
+                    },
+                },
+                {
+                    "apiVersion": "aim.silogen.ai/v1alpha1",
+                    "kind": "AIMClusterServiceTemplate",
+                    "metadata": {"name": "echo-cpu"},
+                    "spec": {
+                        "modelName": "echo",
+                        "metric": "latency",
+                        "precision": "fp32",
+                        "profileId": "bentoml-cpu-fp32-tp1-latency",
+                        "hardware": {"cpu": {"requests": "100m"}},
+                        "env": [{"name": "AIM_ENGINE", "value": "bentoml"}],
+                    },
+                },
+            ]
+        )
+    )
+
+    assert plan_world.converged, plan_world.unsettled
+    template = plan_world.world.get(
+        ("aim.silogen.ai/v1alpha1", "AIMClusterServiceTemplate", "", "echo-cpu")
+    )
+    assert template is not None
+    status = template["status"]
+    assert status["status"] == "Available", status
+    assert status["hardwareSummary"] == "CPU"
+    assert status["profile"]["metadata"]["engine"] == "bentoml"
+    assert status["profile"]["metadata"]["gpu_count"] == 0
