@@ -731,6 +731,64 @@ def test_a_dynamic_service_on_kserve_gains_and_loses_an_adapter_without_a_restar
     ), "the InferenceService was changed: KServe would have rolled its pods"
 
 
+def amd_service_answers(
+    platform: ClusterPlatform,
+    aim_images: Path,
+    tmp_path: Path,
+    *,
+    name: str,
+    namespace: str,
+    model: str,
+    spec: dict[str, Any],
+) -> Any:
+    """A service of AMD's GPU image answering through the Gateway: the service `spec` in a
+    namespace whose runtime config routes through the Gateway and puts caches on a node-local
+    ReadWriteMany volume; its weights downloaded from the Hub mirror, the GPU a device plugin
+    would give its pod told to the AMD SMI stand-in. Returns the chat completion for `model`
+    sent to the Gateway, once the service is Running; its predictor never restarted. Skips
+    without the tier's own node."""
+    kube, node = platform.kube, platform.own_node
+    if node is None or platform.gateway is None:
+        pytest.skip("needs the tier's own node: node-local volumes, a Hub mirror, Traefik")
+    gateway = platform.gateway
+    node.load(storage_initializer_image(f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}", aim_images))
+    (tmp_path / "weights").mkdir()
+    node_local_volume(kube, f"{name}-weights", tmp_path / "weights", NODE_RWX)
+    ns = platform.team_namespace(namespace)
+    config = {
+        "routing": {"enabled": True, "gatewayRef": gateway.parent_ref},
+        "defaultStorageClassName": NODE_RWX,
+    }
+    kube.apply(aim("AIMRuntimeConfig", "default", ns, config))
+    with hugging_face_mirror(node.ip) as endpoint:
+        service = {
+            **spec,
+            "resources": {
+                "requests": {"cpu": "100m", "memory": "128Mi"},
+                "limits": {"memory": "512Mi"},
+            },
+            "env": [
+                # The downloads' Hub (the service's env reaches its caches' Jobs too).
+                {"name": "HF_ENDPOINT", "value": endpoint},
+                # The device plugin's part, which nothing runs here: the GPU it gave the pod.
+                {"name": amdsmi_standin.VARIABLE, "value": "74a1"},
+            ],
+        }
+        kube.apply(aim("AIMService", name, ns, service))
+        running = wait_status(platform, "AIMService", name, ns, "Running", timeout_s=420)
+    path = running["status"]["routing"]["path"]
+    seen: list[str] = []
+    answer = wait_for(
+        f"AMD's runtime answering for {model} through the Gateway",
+        lambda: chat_through_gateway(f"{gateway.url}{path}/v1/chat/completions", seen, model=model),
+        timeout_s=60,
+        explain=lambda: "\n".join(seen[-3:]),
+    )
+    [pod] = predictor_pods(kube, ns, name)
+    assert all(c.get("restartCount") == 0 for c in pod["status"]["containerStatuses"])
+    return answer
+
+
 AMD_REPOSITORY: Final = "amdenterpriseai/aim-qwen-qwen3-32b"
 AMD_IMAGE: Final = f"{PUBLIC_REGISTRY}/{AMD_REPOSITORY}:0.9.0"
 AMD_MODEL: Final = "Qwen/Qwen3-32B"
@@ -774,10 +832,6 @@ def test_amds_own_image_from_the_catalog_to_a_chat_through_the_gateway(
     kube, node = platform.kube, platform.own_node
     if node is None or platform.gateway is None:
         pytest.skip("needs the tier's own node: node-local volumes, a Hub mirror, Traefik")
-    gateway = platform.gateway
-    node.load(storage_initializer_image(f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}", aim_images))
-    (tmp_path / "weights").mkdir()
-    node_local_volume(kube, "qwen3-weights", tmp_path / "weights", NODE_RWX)
 
     kube.apply(aim("AIMClusterModel", "qwen3", None, {"image": amd_image}))
     wait_status(platform, "AIMClusterModel", "qwen3", None, "Ready", timeout_s=180)
@@ -812,47 +866,20 @@ def test_amds_own_image_from_the_catalog_to_a_chat_through_the_gateway(
     job = available["status"]["discovery"]["job"]
     assert kubelet_ran_pod(kube, SYSTEM_NAMESPACE, job[:58])
 
-    ns = platform.team_namespace("team-amd")
-    config = {
-        "routing": {"enabled": True, "gatewayRef": gateway.parent_ref},
-        "defaultStorageClassName": NODE_RWX,
-    }
-    kube.apply(aim("AIMRuntimeConfig", "default", ns, config))
-    with hugging_face_mirror(node.ip) as endpoint:
-        service = {
-            "model": {"ref": "qwen3"},
-            "template": {"name": name},
-            "cacheModel": True,
-            "resources": {
-                "requests": {"cpu": "100m", "memory": "128Mi"},
-                "limits": {"memory": "512Mi"},
-            },
-            "env": [
-                # The downloads' Hub (the service's env reaches its caches' Jobs too).
-                {"name": "HF_ENDPOINT", "value": endpoint},
-                # The device plugin's part, which nothing runs here: the GPU it gave the pod.
-                {"name": amdsmi_standin.VARIABLE, "value": "74a1"},
-            ],
-        }
-        kube.apply(aim("AIMService", "qwen3", ns, service))
-        running = wait_status(platform, "AIMService", "qwen3", ns, "Running", timeout_s=420)
-    path = running["status"]["routing"]["path"]
-    seen: list[str] = []
-    answer = wait_for(
-        "AMD's runtime answering through the Gateway",
-        lambda: chat_through_gateway(
-            f"{gateway.url}{path}/v1/chat/completions", seen, model=AMD_MODEL
-        ),
-        timeout_s=60,
-        explain=lambda: "\n".join(seen[-3:]),
+    answer = amd_service_answers(
+        platform,
+        aim_images,
+        tmp_path,
+        name="qwen3",
+        namespace="team-amd",
+        model=AMD_MODEL,
+        spec={"model": {"ref": "qwen3"}, "template": {"name": name}, "cacheModel": True},
     )
     # The engine AMD's runtime started was pointed at our cache's mount, not at the Hub.
     assert (
         answer["choices"][0]["message"]["content"]
         == f"stand-in vLLM serving /workspace/cache/{AMD_MODEL}"
     )
-    [pod] = predictor_pods(kube, ns, "qwen3")
-    assert all(c.get("restartCount") == 0 for c in pod["status"]["containerStatuses"])
 
 
 ECHO_REPOSITORY: Final = "amdenterpriseai/aim-example-echo-model"
@@ -974,56 +1001,22 @@ def test_a_custom_model_on_amds_base_image_answers_through_the_gateway(
     told by the service's env which GPU the device plugin would have given the pod), the engine
     (the vLLM stand-in), and the Hub (a mirror on the node's address). Real: AMD's runtime and
     general profiles, Crossplane, KServe, Traefik, the kubelet, the volume binder, the Jobs."""
-    platform = target_cluster
-    kube, node = platform.kube, platform.own_node
-    if node is None or platform.gateway is None:
-        pytest.skip("needs the tier's own node: node-local volumes, a Hub mirror, Traefik")
-    gateway = platform.gateway
-    node.load(storage_initializer_image(f"docker.io/{DEFAULT_DOWNLOAD_IMAGE}", aim_images))
-    (tmp_path / "weights").mkdir()
-    node_local_volume(kube, "custom-weights", tmp_path / "weights", NODE_RWX)
-
-    ns = platform.team_namespace("team-custom")
-    config = {
-        "routing": {"enabled": True, "gatewayRef": gateway.parent_ref},
-        "defaultStorageClassName": NODE_RWX,
-    }
-    kube.apply(aim("AIMRuntimeConfig", "default", ns, config))
     custom = {
         "baseImage": amd_base_image,
         "modelSources": [{"modelId": CUSTOM_MODEL, "sourceUri": f"hf://{CUSTOM_MODEL}"}],
         "hardware": {"gpu": {"requests": 1, "models": ["MI300X"]}},
     }
-    with hugging_face_mirror(node.ip) as endpoint:
-        service = {
-            "model": {"custom": custom},
-            "resources": {
-                "requests": {"cpu": "100m", "memory": "128Mi"},
-                "limits": {"memory": "512Mi"},
-            },
-            "env": [
-                # The downloads' Hub (the service's env reaches its caches' Jobs too).
-                {"name": "HF_ENDPOINT", "value": endpoint},
-                # The device plugin's part, which nothing runs here: the GPU it gave the pod.
-                {"name": amdsmi_standin.VARIABLE, "value": "74a1"},
-            ],
-        }
-        kube.apply(aim("AIMService", "custom", ns, service))
-        running = wait_status(platform, "AIMService", "custom", ns, "Running", timeout_s=420)
-    path = running["status"]["routing"]["path"]
-    seen: list[str] = []
-    answer = wait_for(
-        "AMD's runtime answering for the custom model through the Gateway",
-        lambda: chat_through_gateway(
-            f"{gateway.url}{path}/v1/chat/completions", seen, model=CUSTOM_MODEL
-        ),
-        timeout_s=60,
-        explain=lambda: "\n".join(seen[-3:]),
+    answer = amd_service_answers(
+        target_cluster,
+        aim_images,
+        tmp_path,
+        name="custom",
+        namespace="team-custom",
+        model=CUSTOM_MODEL,
+        spec={"model": {"custom": custom}},
     )
     # The engine AMD's runtime started was pointed at the custom model's cache, not the Hub.
     assert (
         answer["choices"][0]["message"]["content"]
         == f"stand-in vLLM serving /workspace/cache/{CUSTOM_MODEL}"
     )
-    [pod] = predictor_pods(kube, ns, "custom")
-    assert all(c.get("restartCount") == 0 for c in pod["status"]["containerStatuses"])
