@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from aim_migrate.convert import ConverterFailedError, convert
-from aim_migrate.manifests import QUOTED, UnreadableError, a, cut, read_path
+from aim_migrate.manifests import QUOTED, UnreadableError, a, cut, objects_of, read_path
 from aim_migrate.operator import OPERATOR_GROUP
 from function.api.definitions import DEFINITIONS
 from function.api.meta import GROUP
@@ -108,9 +108,12 @@ def load(paths: Sequence[Path]) -> Loaded:
         except UnreadableError as e:
             raise LoadError(str(e)) from None
         for index, doc in enumerate(docs):
-            if doc is not None:
-                where = f"{path} (document {index})"
-                read.append((where, _object(doc, where)))
+            # A List (what `kubectl get -o yaml` writes) stands for its items, as with kubectl.
+            try:
+                objects = objects_of(str(path), index, doc)
+            except UnreadableError as e:
+                raise LoadError(str(e)) from None
+            read.extend((where, _object(obj, where)) for where, obj in objects)
     by_key: dict[tuple[str, str, str, str], int] = {}
     for where, doc in _converted(read, loaded.notes):
         _default_namespace(doc)

@@ -115,6 +115,26 @@ def test_directories_are_read_in_file_order_and_a_later_document_wins(tmp_path: 
     assert service["spec"]["model"]["ref"] == "second"
 
 
+def test_a_list_from_kubectl_is_planned_as_its_items(tmp_path: Path) -> None:
+    """What `kubectl get -o yaml` writes (a `kind: List`) is read as its items, each named by
+    its place in the list; a list whose items are no list is refused naming it."""
+    path = tmp_path / "live.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        + "".join("- " + line + "\n" if i == 0 else "  " + line + "\n"
+                  for i, line in enumerate(SERVICE.strip().splitlines()))
+        + "metadata: {resourceVersion: ''}\n"
+    )  # fmt: skip
+    loaded = load([path])
+    [service] = loaded.objects
+    assert service["kind"] == "AIMService"
+    assert loaded.ignored == []
+
+    path.write_text("apiVersion: v1\nkind: List\nitems: {a: 1}\n")
+    with pytest.raises(LoadError, match=r"live.yaml \(document 0\): List's items is"):
+        load([path])
+
+
 def test_unknown_kinds_are_listed_as_ignored_with_why(tmp_path: Path) -> None:
     """Nothing is dropped silently: what the plan does not use is listed, with why; an AIM
     group kind the converter does not know either is not mistaken for an older one."""
