@@ -47,6 +47,7 @@ from devtools.cluster.converge import (
 from devtools.cluster.gateway import CONTROLLER, Gateway
 from devtools.cluster.kube import Kube, KubeError, condition, wait_for
 from devtools.cluster.node import node_local_volume
+from devtools.cluster.oci import Image as OciImage
 from devtools.cluster.oci import write_archive
 from devtools.cluster.platform import PUBLIC_REGISTRY, SYSTEM_NAMESPACE, aim
 from devtools.cluster.timing import TIMES
@@ -789,6 +790,16 @@ def amd_service_answers(
     return answer
 
 
+def pushed(cluster: ClusterPlatform, work: Path, image: OciImage, repository: str) -> str:
+    """`image` written as an archive under `work` and pushed to the cluster's registry as
+    `repository` at its tag; its name."""
+    tag = image.name.rsplit(":", 1)[1]
+    archive = work / f"{repository.replace('/', '_')}-{tag}.tar"
+    write_archive(image, archive)
+    cluster.registry.push_archive(archive, repository, tag)
+    return image.name
+
+
 AMD_REPOSITORY: Final = "amdenterpriseai/aim-qwen-qwen3-32b"
 AMD_IMAGE: Final = f"{PUBLIC_REGISTRY}/{AMD_REPOSITORY}:0.9.0"
 AMD_MODEL: Final = "Qwen/Qwen3-32B"
@@ -807,10 +818,7 @@ def amd_image(target_cluster: ClusterPlatform, aim_images: Path) -> str:
     image = amdimage.model_image(
         AMD_IMAGE, src, AMD_MODEL, labels=labels, extra=amdimage.gpu_standins()
     )
-    archive = aim_images / "amd-qwen3.tar"
-    write_archive(image, archive)
-    target_cluster.registry.push_archive(archive, AMD_REPOSITORY, "0.9.0")
-    return AMD_IMAGE
+    return pushed(target_cluster, aim_images, image, AMD_REPOSITORY)
 
 
 @pytest.mark.timeout(900)
@@ -896,10 +904,8 @@ def echo_image(target_cluster: ClusterPlatform, aim_images: Path) -> str:
         pytest.skip(src)
     metadata = src.path / "assets" / "cpu" / amdecho.MODEL / "metadata.yaml"
     labels = amdimage.generated_labels(metadata, src, model=amdecho.MODEL, version="2026.9")
-    archive = aim_images / "amd-echo.tar"
-    write_archive(amdecho.echo_image(ECHO_IMAGE, src, labels=labels), archive)
-    target_cluster.registry.push_archive(archive, ECHO_REPOSITORY, "2026.9")
-    return ECHO_IMAGE
+    image = amdecho.echo_image(ECHO_IMAGE, src, labels=labels)
+    return pushed(target_cluster, aim_images, image, ECHO_REPOSITORY)
 
 
 @pytest.mark.timeout(900)
@@ -981,10 +987,8 @@ def amd_base_image(target_cluster: ClusterPlatform, aim_images: Path) -> str:
     src = amdimage.source("0.9")
     if isinstance(src, str):
         pytest.skip(src)
-    archive = aim_images / "amd-base.tar"
-    write_archive(amdimage.base_image(BASE_IMAGE, src, extra=amdimage.gpu_standins()), archive)
-    target_cluster.registry.push_archive(archive, BASE_REPOSITORY, "0.9.0")
-    return BASE_IMAGE
+    image = amdimage.base_image(BASE_IMAGE, src, extra=amdimage.gpu_standins())
+    return pushed(target_cluster, aim_images, image, BASE_REPOSITORY)
 
 
 @pytest.mark.timeout(900)

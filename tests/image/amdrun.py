@@ -3,8 +3,11 @@ Job's container in an image as the Pod would, and asking a predictor on loopback
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +16,8 @@ from typing import Any
 import pytest
 
 from devtools.cluster import amdimage
-from devtools.pkg.image import Bundle, Pod, run_once
+from devtools.pkg.image import Bundle, Container, Pod, alive, run_once, running
+from devtools.tools import port_open
 from function.compose.template import DISCOVERY_JOB, compose_template
 from function.kube.contract import Composition, Observed
 from function.registry.labels import image_metadata
@@ -128,3 +132,43 @@ def kubelet_hosts(work: Path) -> tuple[Path, str]:
     hosts = work / "hosts"
     hosts.write_text("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
     return hosts, "/etc/hosts"
+
+
+@contextlib.contextmanager
+def predictor_running(
+    bundle: Bundle,
+    isvc: Any,
+    work: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    mounts: Sequence[tuple[Path, str]] = (),
+) -> Iterator[tuple[int, Container]]:
+    """The InferenceService's container run as composed (its env unless `env` replaces it, its
+    user, the image's own entrypoint, the kubelet's /etc/hosts and `mounts`), once its port is
+    open: the port and the container."""
+    spec = isvc["spec"]["predictor"]
+    [container] = spec["containers"]
+    [port] = [p["containerPort"] for p in container["ports"]]
+    if port_open(port):
+        pytest.fail(f"port {port}, the predictor's, is taken on this host: free it to run this")
+    user = spec["securityContext"]["runAsUser"]
+    with running(
+        bundle,
+        container.get("args", []),
+        entrypoint=container.get("command"),
+        env=composed_env(isvc) if env is None else env,
+        mounts=[kubelet_hosts(work), *mounts],
+        pod=Pod(user=(user, spec["securityContext"].get("runAsGroup", user))),
+    ) as served:
+        deadline = time.monotonic() + 120
+        while not port_open(port):
+            assert alive(bundle, served), f"the predictor exited:\n{served.log_tail()}"
+            assert time.monotonic() < deadline, served.log_tail()
+            time.sleep(0.2)
+        yield port, served
+
+
+def composed_env(isvc: Any) -> dict[str, str]:
+    """The literal env of the InferenceService's container."""
+    [container] = isvc["spec"]["predictor"]["containers"]
+    return {e["name"]: e["value"] for e in container["env"] if "value" in e}

@@ -21,13 +21,20 @@ import pytest
 
 from devtools.cluster import amdecho, amdimage
 from devtools.cluster.oci import write_archive
-from devtools.pkg.image import Bundle, Pod, alive, from_archive, run_once, running, unpack
-from devtools.tools import port_open
+from devtools.pkg.image import Bundle, Pod, from_archive, run_once, unpack
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.kube.contract import Observed
 from function.registry.labels import image_metadata, missing_required
 from tests.image import amdrun
-from tests.image.amdrun import T0, Discovered, discover, get, kubelet_hosts, source
+from tests.image.amdrun import (
+    T0,
+    Discovered,
+    composed_env,
+    discover,
+    get,
+    predictor_running,
+    source,
+)
 from tests.unit import loop
 
 IMAGE = "registry.local/amdenterpriseai/aim-example-echo-model:2026.9"
@@ -167,26 +174,8 @@ def predictor(labels: dict[str, str], found: Discovered) -> Any:
 
 def start(bundle: Bundle, isvc: Any, work: Path) -> tuple[int, Any]:
     """Run the InferenceService's container as composed and ask it to reverse a text."""
-    spec = isvc["spec"]["predictor"]
-    [container] = spec["containers"]
-    [port] = [p["containerPort"] for p in container["ports"]]
-    if port_open(port):
-        pytest.fail(f"port {port}, the predictor's, is taken on this host: free it to run this")
-    composed = {e["name"]: e["value"] for e in container["env"] if "value" in e}
-    user = spec["securityContext"]["runAsUser"]
-    with running(
-        bundle,
-        container.get("args", []),
-        entrypoint=container.get("command"),
-        env=composed,
-        mounts=[kubelet_hosts(work)],
-        pod=Pod(user=(user, spec["securityContext"].get("runAsGroup", user))),
-    ) as served:
-        deadline = time.monotonic() + 120
-        while not port_open(port):
-            assert alive(bundle, served), f"the predictor exited:\n{served.log_tail()}"
-            assert time.monotonic() < deadline, served.log_tail()
-            time.sleep(0.2)
+    with predictor_running(bundle, isvc, work) as (port, served):
+        deadline = time.monotonic() + 60
         while True:  # BentoML binds its port before its worker answers
             try:
                 return get(port, "/predict", {"text": "hello AIM"})
@@ -214,7 +203,7 @@ def test_bentoml_needs_a_home_it_can_write_as_the_predictors_user(
     non-root user, tries to create `/bentoml` and the container exits."""
     isvc = predictor(labels, discovered(bundle, labels, TEMPLATE_ENV, tmp_path))
     [container] = isvc["spec"]["predictor"]["containers"]
-    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    env = composed_env(isvc)
     del env["BENTOML_HOME"]
     spec = isvc["spec"]["predictor"]
     user = spec["securityContext"]["runAsUser"]

@@ -14,7 +14,6 @@ say which variable names it.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,13 +26,12 @@ from aim_plan.simulate import gpu_node
 from aim_plan.world import World
 from devtools.cluster import amdimage, amdsmi_standin, vllm_standin
 from devtools.cluster.oci import write_archive
-from devtools.pkg.image import Bundle, Pod, alive, from_archive, run_once, running, unpack
-from devtools.tools import port_open
+from devtools.pkg.image import Bundle, from_archive, run_once, unpack
 from function.compose.service import INFERENCE_SERVICE, compose_service
 from function.kube.contract import Observed
 from function.registry.labels import image_metadata
 from tests.image import amdrun
-from tests.image.amdrun import T0, Discovered, get, source
+from tests.image.amdrun import T0, Discovered, composed_env, get, predictor_running, source
 from tests.unit import loop
 
 MODEL = "Qwen/Qwen3-32B"
@@ -181,11 +179,7 @@ class Served:
 def serve(bundle: Bundle, isvc: Any, tmp_path: Path, model: str) -> Served:
     """Run the InferenceService's container as composed (env, user, the model cache mounted
     read-only where it says, the image's own entrypoint) and ask it for `model`."""
-    spec = isvc["spec"]["predictor"]
-    [container] = spec["containers"]
-    [port] = [p["containerPort"] for p in container["ports"]]
-    if port_open(port):
-        pytest.fail(f"port {port}, the predictor's, is taken on this host: free it to run this")
+    [container] = isvc["spec"]["predictor"]["containers"]
     [cache] = [
         m["mountPath"]
         for m in container["volumeMounts"]
@@ -194,30 +188,21 @@ def serve(bundle: Bundle, isvc: Any, tmp_path: Path, model: str) -> Served:
     weights = tmp_path / "weights"
     weights.mkdir()
     (weights / "config.json").write_text('{"architectures": ["Qwen3ForCausalLM"]}')
-    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    env = composed_env(isvc)
     # The device plugin's part: the one GPU the pod asked for (simulated, see amdsmi_standin.py).
     assert str(container["resources"]["limits"]["amd.com/gpu"]) == "1"
     env[amdsmi_standin.VARIABLE] = "74a1"
-    user = spec["securityContext"]["runAsUser"]
-    with running(
-        bundle,
-        container.get("args", []),
-        entrypoint=container.get("command"),
-        env=env,
-        mounts=[(weights, cache)],
-        pod=Pod(user=(user, spec["securityContext"].get("runAsGroup", user))),
-    ) as served:
-        deadline = time.monotonic() + 120
-        while not port_open(port):
-            assert alive(bundle, served), f"the predictor exited:\n{served.log_tail()}"
-            assert time.monotonic() < deadline, served.log_tail()
-            time.sleep(0.2)
+    with predictor_running(bundle, isvc, tmp_path, env=env, mounts=[(weights, cache)]) as (
+        port,
+        served,
+    ):
         status, launch = get(port, "/stand-in/launch")
         assert status == 200, served.log_tail()
         chat = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
         answered, reply = get(port, "/v1/chat/completions", chat)
     flags = vllm_standin.parse(launch["argv"])
     assert flags["port"] == [str(port)]
+    user = isvc["spec"]["predictor"]["securityContext"]["runAsUser"]
     return Served(launch, flags, answered, reply, cache, user)
 
 
@@ -320,9 +305,7 @@ def test_a_custom_model_on_a_models_image_serves_once_aim_id_is_emptied(
     troubleshooting guide gives (the service's `AIM_ID` set empty, general profiles allowed)
     serves the custom weights."""
     isvc = custom_predictor(IMAGE)
-    [container] = isvc["spec"]["predictor"]["containers"]
-    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
-    done = run_once(bundle, list(amdimage.ENTRYPOINT), env=env, timeout_s=120)
+    done = run_once(bundle, list(amdimage.ENTRYPOINT), env=composed_env(isvc), timeout_s=120)
     assert done.returncode == 1
     assert "Cannot set both AIM_ID and AIM_MODEL_ID" in done.stdout + done.stderr
 
