@@ -16,12 +16,16 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from pydantic import ValidationError
+
 from aim_plan.dryrun import described
 from aim_plan.load import Obj, key_of
 from aim_plan.world import World, uid_for
+from function.api.hardware import Hardware
 from function.build.adapters import SYNC_CONTAINER
 from function.build.job import CONTAINER as DISCOVERY
 from function.build.storage import DOWNLOAD_CONTAINER, SIZE_CHECK_CONTAINER, VERIFY_CONTAINER
+from function.compose.template.gpus import wants_gpu
 from function.kube.jobs import JOB_NAME_LABEL, JobState, job_state, terminated
 from function.rules.gpu import DEVICE_IDS, normalize_model
 
@@ -52,7 +56,10 @@ def kubelet_runs_job(world: World, job: Obj) -> bool:
     inits = list(pod_spec.get("initContainers") or [])
     code, message, container = 0, "", containers[0]["name"] if containers else ""
     if container == DISCOVERY:
-        code, message = _dry_run(world, containers[0], world.dry_run_images.get(key_of(job)))
+        cpu = _cpu_template(world.controller_of(job))
+        code, message = _dry_run(
+            world, containers[0], world.dry_run_images.get(key_of(job)), cpu=cpu
+        )
     elif container == SIZE_CHECK_CONTAINER:
         code, message = 1, NO_SIZE
     elif container == SYNC_CONTAINER:
@@ -265,7 +272,19 @@ def _pod(job: Obj, container: str, code: int, message: str) -> Obj:
     }
 
 
-def _dry_run(world: World, container: Obj, labelled: dict[str, Any] | None) -> tuple[int, str]:
+def _cpu_template(template: Obj | None) -> bool:
+    """Whether a discovery Job's template asks for CPUs and no GPU (`hardware.cpu` alone)."""
+    raw = ((template or {}).get("spec") or {}).get("hardware")
+    try:
+        hardware = Hardware.model_validate(raw) if isinstance(raw, dict) else None
+    except ValidationError:
+        return False  # the function refuses such a template before it makes a Job
+    return hardware is not None and hardware.cpu is not None and not wants_gpu(hardware)
+
+
+def _dry_run(
+    world: World, container: Obj, labelled: dict[str, Any] | None, *, cpu: bool
+) -> tuple[int, str]:
     """What the AIM image's `dry-run --format=json` would print, from the model's metadata."""
     env = {str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "value" in e}
     image = str(container.get("image"))
@@ -279,7 +298,6 @@ def _dry_run(world: World, container: Obj, labelled: dict[str, Any] | None) -> t
         "precision": env.get("AIM_PRECISION"),
     }
     found = next((d for d in _deployments(model) if _fits(d, wanted)), None)
-    cpu = not (wanted["gpuModel"] or wanted["gpuCount"])
     if found is None and cpu and canonical and wanted["metric"] and wanted["precision"]:
         return 0, _cpu_profile(canonical, env)
     deployment = found or {k: v for k, v in wanted.items() if v}
@@ -316,7 +334,7 @@ def _dry_run(world: World, container: Obj, labelled: dict[str, Any] | None) -> t
 
 
 def _cpu_profile(canonical: str, env: dict[str, str]) -> str:
-    """A CPU template's answer where the model recommends nothing for it.
+    """A CPU template's answer where none of the model's recommended deployments fits it.
 
     A CPU profile (AIM's CPU images print `accelerator_type: cpu`) of the template's metric,
     precision, engine and profile id. The real runtime selects among the image's own, which aim

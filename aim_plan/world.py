@@ -148,15 +148,22 @@ class World:
         composes, not for those of every Job and claim a live cluster holds.
         """
         for _ in range(_MAX_OWNER_DEPTH):
-            uid = controller_uid(obj) or ""
-            key = self._by_uid.get(uid)
-            owner = self._objects.get(key) if key is not None else None
-            if owner is None or (owner.get("metadata") or {}).get("uid") != uid:
+            owner = self.controller_of(obj)
+            if owner is None:
                 return False
             if is_aim(owner):
                 return True
             obj = owner
         return False
+
+    def controller_of(self, obj: Obj) -> Obj | None:
+        """The object that controls `obj`, where the world holds it."""
+        uid = controller_uid(obj) or ""
+        key = self._by_uid.get(uid)
+        owner = self._objects.get(key) if key is not None else None
+        if owner is None or (owner.get("metadata") or {}).get("uid") != uid:
+            return None
+        return owner
 
     def controlled_by(self, uid: str) -> list[Obj]:
         """The objects whose controller is the object of `uid`."""

@@ -9,12 +9,14 @@ that, and are reported as `Change`s (anywhere but under `status`, which the func
   maxLength or maxItems, a changed pattern);
 - a field newly required;
 - a default changed, added or removed (the object composes differently with nothing edited);
-- a validation rule (CEL) added or changed.
+- a validation rule (CEL) added or changed;
+- unknown fields or a map's entries no longer kept (stored ones would be pruned).
 
-A change the CHANGELOG's upgrading notes name (its `kind` and dotted `path`, in backticks, as
-`AIMService spec.replicas`) is acknowledged: `unacknowledged` leaves it out. The released XRDs
-are read from git at the commit `released-xrds.txt` names, so the check needs the repository's
-history.
+A change this release's upgrading notes name (its `kind` and dotted `path`, in backticks, as
+`AIMService spec.replicas`) is acknowledged: `unacknowledged` leaves it out. The claims
+flavour's kinds (`XAIMService`) are named apart; its cluster kinds are the namespaced flavour's.
+The released XRDs are read from git at the commit `released-xrds.txt` names, so the check needs
+the repository's history.
 """
 
 from __future__ import annotations
@@ -48,16 +50,21 @@ class Change:
     path: str
     what: str
 
+    def named(self) -> str:
+        """How the CHANGELOG's upgrading notes name it: `` `Kind path` ``, or `` `Kind` ``."""
+        return f"`{self.kind} {self.path}`" if self.path else f"`{self.kind}`"
+
     def __str__(self) -> str:
         """`AIMService v1alpha1 spec.replicas: the default changes from 1 to 2`."""
         return f"{self.kind} {self.version} {self.path or '(root)'}: {self.what}"
 
 
 def breaking(released: Mapping[str, Schema], head: Mapping[str, Schema]) -> list[Change]:
-    """The breaking changes from `released` to `head`, both XRDs by kind."""
+    """The breaking changes from `released` to `head`: XRDs by file, each change by its kind."""
     changes: list[Change] = []
-    for kind, old in sorted(released.items()):
-        new = head.get(kind)
+    for where, old in sorted(released.items()):
+        kind = _kind(old) or where
+        new = head.get(where)
         if new is None:
             changes.append(Change(kind, "", "", "the kind is removed"))
             continue
@@ -70,19 +77,31 @@ def breaking(released: Mapping[str, Schema], head: Mapping[str, Schema]) -> list
                 Change(kind, version, path, what)
                 for path, what in _compare(schema, new_versions[version], "")
             )
-    return sorted(changes)
+    return sorted(set(changes))  # a cluster kind is in both flavours: told once
 
 
 def unacknowledged(changes: list[Change], changelog: str) -> list[Change]:
-    """The changes the CHANGELOG's upgrading notes do not name as `` `Kind path` ``."""
-    notes = "\n".join(_upgrading_sections(changelog))
-    return [c for c in changes if f"`{c.kind} {c.path}`" not in notes]
+    """The changes this release's upgrading notes do not name.
+
+    A change is named as `` `Kind path` `` (`` `Kind` `` for one of the whole kind or version)
+    in the `### Upgrading` section under `## Unreleased`: an older release's notes acknowledged
+    that release's changes, not a later one at the same path. Line breaks inside the name count
+    as spaces, as Markdown reads them.
+    """
+    notes = " ".join(_unreleased_upgrading(changelog).split())
+    return [c for c in changes if c.named() not in notes]
 
 
-def _upgrading_sections(changelog: str) -> Iterator[str]:
-    for section in re.split(r"^### ", changelog, flags=re.MULTILINE):
-        if section.startswith("Upgrading"):
-            yield section
+def _unreleased_upgrading(changelog: str) -> str:
+    release = re.split(r"^## ", changelog, flags=re.MULTILINE)
+    unreleased = next((r for r in release if r.startswith("Unreleased")), "")
+    sections = re.split(r"^### ", unreleased, flags=re.MULTILINE)
+    return "\n".join(s for s in sections if s.startswith("Upgrading"))
+
+
+def _kind(xrd: Schema) -> str | None:
+    kind = ((xrd.get("spec") or {}).get("names") or {}).get("kind")
+    return str(kind) if kind else None
 
 
 def _served(xrd: Schema) -> dict[str, Schema]:
@@ -123,6 +142,12 @@ def _compare_node(old: Schema, new: Schema, at: str) -> Iterator[tuple[str, str]
         yield f"{at}.{name}" if at else name, "the field becomes required"
     if old.get("default") != new.get("default"):
         yield at, f"the default changes from {old.get('default')!r} to {new.get('default')!r}"
+    if old.get("x-kubernetes-preserve-unknown-fields") and not new.get(
+        "x-kubernetes-preserve-unknown-fields"
+    ):
+        yield at, "unknown fields are no longer kept (stored ones would be pruned)"
+    if old.get("additionalProperties") and not new.get("additionalProperties"):
+        yield at, "a map's entries are no longer kept (stored ones would be pruned)"
     old_rules = {r.get("rule") for r in old.get("x-kubernetes-validations") or ()}
     for rule in new.get("x-kubernetes-validations") or ():
         if rule.get("rule") not in old_rules:
@@ -147,7 +172,10 @@ def _narrowed(old: Schema, new: Schema) -> Iterator[str]:
 
 
 def xrds_at(commit: str | None, root: Path = ROOT) -> dict[str, Schema]:
-    """Both flavours' XRDs by kind: at `commit` (read from git), or in the working tree."""
+    """Both flavours' XRDs by file (`claims/xrds/x.yaml`).
+
+    At `commit` (read from git), or in the working tree.
+    """
     texts: dict[str, str] = {}
     for tree in TREES:
         if commit is None:
@@ -167,7 +195,7 @@ def xrds_at(commit: str | None, root: Path = ROOT) -> dict[str, Schema]:
         if not isinstance(xrd, dict) or xrd.get("kind") != "CompositeResourceDefinition":
             msg = f"{name} at {commit or 'the working tree'} is no XRD"
             raise HarnessError(msg)
-        found[str(xrd["spec"]["names"]["kind"])] = xrd
+        found[name] = xrd
     return found
 
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from aim_plan.rounds import plan
-from aim_plan.simulate import simulate
+from aim_plan.simulate import gpu_node, simulate
 from aim_plan.world import World
 from function.kube.jobs import pod_message
 
@@ -174,43 +174,48 @@ def test_keda_idles_a_scale_to_zero_service_as_the_real_controllers_write_it() -
     assert simulate(world) == []
 
 
+def echo_world(hardware: dict[str, Any]) -> World:
+    """A model that recommends no deployment (as AIM's CPU images), a template of `hardware` on
+    it, and a GPU node."""
+    return World(
+        [
+            {
+                "apiVersion": "aim.silogen.ai/v1alpha1",
+                "kind": "AIMClusterModel",
+                "metadata": {"name": "echo"},
+                "spec": {
+                    "image": "ghcr.io/acme/echo:1",
+                    "imageMetadata": {"model": {"canonicalName": "example/echo-model"}},
+                },
+            },
+            {
+                "apiVersion": "aim.silogen.ai/v1alpha1",
+                "kind": "AIMClusterServiceTemplate",
+                "metadata": {"name": "echo-t"},
+                "spec": {
+                    "modelName": "echo",
+                    "metric": "latency",
+                    "precision": "fp32",
+                    "profileId": "bentoml-cpu-fp32-tp1-latency",
+                    "hardware": hardware,
+                    "env": [{"name": "AIM_ENGINE", "value": "bentoml"}],
+                },
+            },
+            gpu_node("MI300X", 8),
+        ]
+    )
+
+
 def test_a_cpu_templates_discovery_answers_a_cpu_profile_of_its_inputs() -> None:
-    """A CPU template (no GPU in the Job's env) of a model that recommends no deployment, as AIM's
+    """A CPU template (`hardware.cpu`, no GPU) of a model that recommends no deployment, as AIM's
     CPU images do: the planned dry-run answers a CPU profile of the template's engine, metric,
     precision and profile id, so `aim plan` takes the template to Available on CPUs instead of
     failing it for lack of a GPU deployment."""
-    plan_world = plan(
-        World(
-            [
-                {
-                    "apiVersion": "aim.silogen.ai/v1alpha1",
-                    "kind": "AIMClusterModel",
-                    "metadata": {"name": "echo"},
-                    "spec": {
-                        "image": "ghcr.io/acme/echo:1",
-                        "imageMetadata": {"model": {"canonicalName": "example/echo-model"}},
-                    },
-                },
-                {
-                    "apiVersion": "aim.silogen.ai/v1alpha1",
-                    "kind": "AIMClusterServiceTemplate",
-                    "metadata": {"name": "echo-cpu"},
-                    "spec": {
-                        "modelName": "echo",
-                        "metric": "latency",
-                        "precision": "fp32",
-                        "profileId": "bentoml-cpu-fp32-tp1-latency",
-                        "hardware": {"cpu": {"requests": "100m"}},
-                        "env": [{"name": "AIM_ENGINE", "value": "bentoml"}],
-                    },
-                },
-            ]
-        )
-    )
+    planned = plan(echo_world({"cpu": {"requests": "100m"}}))
 
-    assert plan_world.converged, plan_world.unsettled
-    template = plan_world.world.get(
-        ("aim.silogen.ai/v1alpha1", "AIMClusterServiceTemplate", "", "echo-cpu")
+    assert planned.converged, planned.unsettled
+    template = planned.world.get(
+        ("aim.silogen.ai/v1alpha1", "AIMClusterServiceTemplate", "", "echo-t")
     )
     assert template is not None
     status = template["status"]
@@ -218,3 +223,19 @@ def test_a_cpu_templates_discovery_answers_a_cpu_profile_of_its_inputs() -> None
     assert status["hardwareSummary"] == "CPU"
     assert status["profile"]["metadata"]["engine"] == "bentoml"
     assert status["profile"]["metadata"]["gpu_count"] == 0
+
+
+def test_a_gpu_template_without_a_count_gets_no_cpu_profile() -> None:
+    """A template asking for GPU memory only (no count or model reaches its Job), beside CPUs:
+    the plan cannot tell which GPU profile the image would pick, and says so, rather than answer
+    a CPU profile the image never printed."""
+    planned = plan(echo_world({"gpu": {"minVram": "64Gi"}, "cpu": {"requests": "100m"}}))
+
+    template = planned.world.get(
+        ("aim.silogen.ai/v1alpha1", "AIMClusterServiceTemplate", "", "echo-t")
+    )
+    assert template is not None
+    status = template["status"]
+    assert status["status"] != "Available", status
+    discovered = next(c for c in status["conditions"] if c["type"] == "Discovered")
+    assert "aim plan runs no image" in discovered["message"], discovered

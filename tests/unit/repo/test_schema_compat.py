@@ -41,6 +41,7 @@ BASE: dict[str, Any] = {
         "mode": {"type": "string", "enum": ["a", "b"]},
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
         "env": {"type": "object", "additionalProperties": {"type": "string"}},
+        "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
     },
 }
 
@@ -103,6 +104,12 @@ EDITS = [
          (P, "replicas", "default"), 2, ["spec.replicas: the default changes from 1 to 2"]),
     Edit("default-added", "an unedited object gains a value", (P, "mode", "default"), "a",
          ["spec.mode: the default changes from None to 'a'"]),
+    Edit("unknown-fields", "a free-form field's stored content would be pruned",
+         (P, "extra", "x-kubernetes-preserve-unknown-fields"), GONE,
+         ["spec.extra: unknown fields are no longer kept (stored ones would be pruned)"]),
+    Edit("map-dropped", "a map's stored entries would be pruned",
+         (P, "env", "additionalProperties"), GONE,
+         ["spec.env: a map's entries are no longer kept (stored ones would be pruned)"]),
     Edit("rule", "a new CEL rule may refuse a stored object", ("x-kubernetes-validations",),
          [{"rule": "self.replicas < 5"}],
          ["spec: a validation rule is added or changed: self.replicas < 5"]),
@@ -138,15 +145,63 @@ def test_a_removed_kind_or_version_is_breaking() -> None:
     assert [c.what for c in gone] == ["the version is no longer served"]
 
 
-def test_only_the_upgrading_notes_acknowledge_a_change() -> None:
-    """A change is acknowledged by its kind and path in backticks in an Upgrading section; the
-    same words in another section do not count."""
-    change = compat.Change("AIMService", "v1alpha1", "spec.replicas", "the default changes")
-    named = "## Unreleased\n\n### Upgrading\n\n- `AIMService spec.replicas` now defaults to 2.\n"
-    elsewhere = "## Unreleased\n\n### Changed\n\n- `AIMService spec.replicas` now defaults to 2.\n"
+@dataclass(frozen=True)
+class Notes(Case):
+    """A CHANGELOG, and whether it acknowledges `spec.replicas`' change of AIMService."""
 
-    assert compat.unacknowledged([change], named) == []
-    assert compat.unacknowledged([change], elsewhere) == [change]
+    changelog: str
+    acknowledged: bool
+
+
+REPLICAS = "- `AIMService spec.replicas` now defaults to 2.\n"
+
+
+@table(
+    [
+        Notes("upgrading", "named in this release's upgrading notes",
+              f"## Unreleased\n\n### Upgrading\n\n{REPLICAS}", acknowledged=True),
+        Notes("wrapped", "a name wrapped over two lines is the same name in Markdown",
+              "## Unreleased\n\n### Upgrading\n\n- `AIMService\n  spec.replicas` now 2.\n",
+              acknowledged=True),
+        Notes("changed-section", "the same words outside the upgrading notes do not count",
+              f"## Unreleased\n\n### Changed\n\n{REPLICAS}", acknowledged=False),
+        Notes("older-release", "an older release's notes acknowledged that release's change",
+              f"## Unreleased\n\n### Added\n\n- x\n\n## 0.1.0\n\n### Upgrading\n\n{REPLICAS}",
+              acknowledged=False),
+        Notes("prefix", "a longer path is another field",
+              "## Unreleased\n\n### Upgrading\n\n- `AIMService spec.replicasMax` is new.\n",
+              acknowledged=False),
+    ]
+)  # fmt: skip
+def test_only_this_releases_upgrading_notes_acknowledge_a_change(case: Notes) -> None:
+    """A change is acknowledged by its kind and path in backticks in the Unreleased upgrading
+    notes, and nowhere else."""
+    change = compat.Change("AIMService", "v1alpha1", "spec.replicas", "the default changes")
+
+    assert (compat.unacknowledged([change], case.changelog) == []) is case.acknowledged, case.reason
+
+
+def test_a_change_of_a_whole_kind_is_named_by_the_kind() -> None:
+    """A kind or version removed is acknowledged as `` `Kind` ``."""
+    gone = compat.breaking({"Thing": xrd(BASE)}, {})
+    notes = "## Unreleased\n\n### Upgrading\n\n- `Thing` is gone: delete its objects first.\n"
+
+    assert compat.unacknowledged(gone, notes) == []
+
+
+def test_both_flavours_are_checked_and_a_shared_kind_is_told_once() -> None:
+    """A cluster kind is in both flavours' XRDs: a change to either copy is found, and the
+    same change to both is one change."""
+    released = {"xrds/t.yaml": xrd(BASE), "claims/xrds/t.yaml": xrd(BASE)}
+    changed = xrd(_edited((P, "mode"), GONE))
+
+    only_claims = compat.breaking(
+        released, {"xrds/t.yaml": xrd(BASE), "claims/xrds/t.yaml": changed}
+    )
+    both = compat.breaking(released, {"xrds/t.yaml": changed, "claims/xrds/t.yaml": changed})
+
+    assert [str(c) for c in only_claims] == ["Thing v1 spec.mode: the field is removed"]
+    assert both == only_claims
 
 
 def test_heads_xrds_break_nothing_the_changelog_does_not_name() -> None:
