@@ -15,8 +15,8 @@ that, and are reported as `Change`s (anywhere but under `status`, which the func
 A change this release's upgrading notes name (its `kind` and dotted `path`, in backticks, as
 `AIMService spec.replicas`) is acknowledged: `unacknowledged` leaves it out. The claims
 flavour's kinds (`XAIMService`) are named apart; its cluster kinds are the namespaced flavour's.
-The released XRDs are read from git at the commit `released-xrds.txt` names, so the check needs
-the repository's history.
+The released XRDs are read from git at the commit of the newest release
+(devtools/gen/releases.txt), so the check needs the repository's history.
 """
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ from typing import Any, Final
 
 import yaml
 
+from devtools.gen.version import latest_release
 from devtools.tools import ROOT, HarnessError
 
-RELEASED: Final = Path(__file__).with_name("released-xrds.txt")
-"""The commit of the newest release's XRDs, on its first line that is no comment."""
 TREES: Final = ("xrds", "claims/xrds")
 """Both flavours' XRDs: the namespaced kinds and the claims flavour's."""
 _BOUNDS_DOWN: Final = ("maximum", "maxLength", "maxItems", "maxProperties")
@@ -199,14 +198,9 @@ def xrds_at(commit: str | None, root: Path = ROOT) -> dict[str, Schema]:
     return found
 
 
-def released_commit(path: Path = RELEASED) -> str:
-    """The commit `released-xrds.txt` names."""
-    for line in path.read_text().splitlines():
-        commit = line.strip()
-        if commit and not commit.startswith("#"):
-            return commit
-    msg = f"{path} names no commit"
-    raise HarnessError(msg)
+def released_commit() -> str:
+    """The commit of the newest release."""
+    return latest_release().commit
 
 
 def has_commit(commit: str, root: Path = ROOT) -> bool:

@@ -1,9 +1,11 @@
 """Build the packages and push them to an OCI registry with `crossplane xpkg push`.
 
-    python -m devtools.pkg.publish REGISTRY [--version v0.1.0] [--out _output] [--push-via ADDRESS]
-                                        [--runtime-image-tarball IMAGE.tar | --no-runtime-image]
+    python -m devtools.pkg.publish REGISTRY [--version VERSION] [--out _output] [--push-via ADDRESS]
+                                         [--runtime-image-tarball IMAGE.tar | --no-runtime-image]
 
 REGISTRY is a registry plus an optional path (`ghcr.io/acme`, `127.0.0.1:5000/aim-crossplane`).
+VERSION defaults to HEAD's own (pyproject.toml's, spelled as a semantic version by
+devtools/gen/version.py), the tag scripts/build-image gives the image.
 The Function goes to `REGISTRY/function-aim:VERSION`; the Configuration, depending on that
 Function at `>=VERSION`, to `REGISTRY/configuration-aim:VERSION` (the namespaced flavour) and
 `REGISTRY/configuration-aim-claims:VERSION` (the claims flavour; a cluster installs one of
@@ -22,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from devtools.gen.version import project_version
 from devtools.pkg.packages import (
     CLAIMS,
     DEFAULT_OUT,
@@ -35,7 +38,8 @@ from devtools.pkg.packages import (
 )
 from devtools.tools import HarnessError, Tools, build_tools, run_tool
 
-DEFAULT_VERSION = "v0.1.0"
+DEFAULT_VERSION = project_version()
+"""HEAD's version (pyproject.toml's, as a semantic version): what the image is tagged with."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,11 @@ def main(argv: list[str]) -> int:
     """Publish and print the references."""
     parser = argparse.ArgumentParser(prog="scripts/publish", description=__doc__.split("\n\n")[0])
     parser.add_argument("registry", help="registry and optional path, e.g. ghcr.io/acme")
-    parser.add_argument("--version", default=DEFAULT_VERSION, help="a semantic version tag")
+    parser.add_argument(
+        "--version",
+        default=DEFAULT_VERSION,
+        help=f"a semantic version tag (default: pyproject.toml's, {DEFAULT_VERSION})",
+    )
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help="where the .xpkg files are built"
     )

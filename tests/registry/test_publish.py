@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from devtools.cluster.registry import Registry
+from devtools.gen.version import project_version
 from devtools.pkg.image import Image
 from devtools.tools import ROOT, Tools
 
@@ -77,8 +78,10 @@ def test_packages_named_for_the_cluster_are_pushed_through_this_hosts_address(
     cluster = "registry.cluster.test:5000/acme"
     via = f"{registry.host}/via"
     proc = publish(cluster, "--push-via", via, out=tmp_path, image=runtime_image)
-    assert f"configuration: {cluster}/configuration-aim:v0.1.0" in proc.stdout
-    manifest = json.loads(oras(tools, "manifest", "fetch", f"{via}/configuration-aim:v0.1.0"))
+    # No --version: HEAD's own, the image's tag too.
+    head = project_version()
+    assert f"configuration: {cluster}/configuration-aim:{head}" in proc.stdout
+    manifest = json.loads(oras(tools, "manifest", "fetch", f"{via}/configuration-aim:{head}"))
     digest = manifest["layers"][-1]["digest"]
     fetch = [str(tools.oras), "blob", "fetch", "--plain-http", "--output", "-"]
     layer = subprocess.run(

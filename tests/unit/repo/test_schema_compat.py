@@ -205,7 +205,7 @@ def test_both_flavours_are_checked_and_a_shared_kind_is_told_once() -> None:
 
 
 def test_heads_xrds_break_nothing_the_changelog_does_not_name() -> None:
-    """The upgrade from the released XRDs (devtools/gen/released-xrds.txt) to HEAD's: every
+    """The upgrade from the released XRDs (the newest in devtools/gen/releases.txt) to HEAD's: every
     breaking change is named in the CHANGELOG's upgrading notes."""
     released = compat.released_commit()
     if not compat.has_commit(released):
