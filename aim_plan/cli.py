@@ -25,6 +25,7 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
@@ -109,6 +110,12 @@ def cli() -> None:
 )
 @click.option("--context", metavar="NAME", help="The kubeconfig's context (default: current).")
 @click.option(
+    "--upgrade",
+    is_flag=True,
+    help="With --against: compare with the live objects as the installed function composed "
+    "them, so the diff also shows what this checkout's function would change on upgrading.",
+)
+@click.option(
     "--offline",
     is_flag=True,
     help="Read no registry: images' labels only from spec.imageMetadata, no source listed.",
@@ -136,6 +143,7 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
     against: Path | None,
     context: str | None,
     *,
+    upgrade: bool,
     offline: bool,
     oras_path: str | None,
     insecure_registries: tuple[str, ...],
@@ -155,9 +163,7 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
         loaded = load(paths)
     except LoadError as e:
         raise _UnreadableInputError(str(e)) from None
-    if context is not None and against is None:
-        msg = "--context names a context of --against's kubeconfig; give --against too"
-        raise click.UsageError(msg)
+    _need_against(against, context=context, upgrade=upgrade)
     nodes = _gpu_nodes(gpu_nodes)
     notes = list(loaded.notes)
     if offline:
@@ -192,14 +198,31 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
         notes += [f"not in the cluster, not compared: {s}" for s in live.skipped]
         # The change is the difference between where the cluster goes as it is and where it goes
         # with the manifests, both planned from the live state: what would happen anyway (another
-        # team's discovery Job finishing) is in both, so it is not the change's.
-        baseline = plan(World([*live.objects, *nodes]), max_rounds, registry)
-        changes = diff(_compared(baseline.world), _compared(result.world))
+        # team's discovery Job finishing) is in both, so it is not the change's. An upgrade's
+        # baseline is the live objects themselves: what the installed function composed, which
+        # this checkout's function may compose otherwise.
+        if upgrade:
+            before = _compared(live.objects)
+        else:
+            before = _compared(plan(World([*live.objects, *nodes]), max_rounds, registry).world)
+        changes = diff(before, _compared(result.world))
     _emit(data(result, loaded.ignored, notes), changes, output)
     if changes is not None and changes.redeploys:
         sys.exit(2)
     if not result.converged:
         sys.exit(1)
+
+
+def _need_against(against: Path | None, *, context: str | None, upgrade: bool) -> None:
+    """--context and --upgrade only mean something with --against: refused alone."""
+    if against is not None:
+        return
+    if context is not None:
+        msg = "--context names a context of --against's kubeconfig; give --against too"
+        raise click.UsageError(msg)
+    if upgrade:
+        msg = "--upgrade compares with a live cluster; give --against KUBECONFIG too"
+        raise click.UsageError(msg)
 
 
 def _refuse_registry_flags(ctx: click.Context) -> None:
@@ -229,7 +252,7 @@ def _find_oras(path: str | None) -> str | None:
     return found
 
 
-def _compared(world: World) -> list[Obj]:
+def _compared(world: Iterable[Obj]) -> list[Obj]:
     """The objects of the kinds read from the cluster: the others are the plan's own."""
     return [o for o in world if (o.get("apiVersion"), o.get("kind")) in READ_KINDS]
 

@@ -7,6 +7,7 @@ import json
 import shutil
 import ssl
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -272,16 +273,72 @@ users: [{name: u, user: {token: abc}}]
 """
 
 
-def against(server: FakeApiServer, tmp_path: Path, manifests: Path) -> tuple[int, dict[str, Any]]:
-    """`aim plan --against` of `manifests` on a cluster holding the journey's end state."""
+def against(
+    server: FakeApiServer,
+    tmp_path: Path,
+    manifests: Path,
+    *flags: str,
+    installed: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """`aim plan --against` of `manifests` on a cluster holding the journey's end state, as
+    this checkout's function composes it unless `installed` edits it as another one did."""
     offline = CliRunner().invoke(cli, ["plan", str(JOURNEY), "--gpu-node", "MI300X", "-o", "json"])
-    serve(server, json.loads(offline.output)["objects"])
+    objects = json.loads(offline.output)["objects"]
+    if installed is not None:
+        installed(objects)
+    serve(server, objects)
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
     result = CliRunner().invoke(
-        cli, ["plan", "--against", str(kubeconfig), str(manifests), "-o", "json"]
+        cli, ["plan", "--against", str(kubeconfig), str(manifests), *flags, "-o", "json"]
     )
     return result.exit_code, json.loads(result.output)["diff"]
+
+
+def _older_function(objects: list[dict[str, Any]]) -> None:
+    """The InferenceService as a function that set one variable fewer composed it."""
+    [isvc] = [o for o in objects if o["kind"] == "InferenceService"]
+    [container] = isvc["spec"]["predictor"]["containers"]
+    container["env"] = [e for e in container["env"] if e["name"] != "AIM_MODEL_ID"]
+
+
+def test_an_upgrade_plan_of_what_this_function_composes_changes_nothing(
+    server: FakeApiServer, tmp_path: Path
+) -> None:
+    """--upgrade on a cluster this checkout's function composed: the live objects are what it
+    would compose, so no change and exit 0 (the upgrade journey's prediction)."""
+    code, changes = against(server, tmp_path, JOURNEY, "--upgrade")
+    assert code == 0
+    assert (changes["changed"], changes["created"], changes["deleted"]) == ([], [], [])
+
+
+def test_an_upgrade_plan_names_what_the_new_function_would_change(
+    server: FakeApiServer, tmp_path: Path
+) -> None:
+    """An InferenceService the installed function composed otherwise: --upgrade compares with
+    the live objects, so it names the field and the redeploy and exits 2; the plan of the
+    manifests alone does not see it (both its sides are this function's), exit 0."""
+    code, changes = against(server, tmp_path, JOURNEY, "--upgrade", installed=_older_function)
+    assert code == 2
+    assert changes["changed"] == [
+        {
+            "object": "InferenceService ml-team/llama-custom-a04542d9",
+            "paths": ["spec.predictor.containers[0].env"],
+        }
+    ]
+    [service] = changes["runningServices"]
+    assert service["redeployed"] == (
+        "InferenceService ml-team/llama-custom-a04542d9 changes (spec.predictor.containers[0].env)"
+    )
+    code, changes = against(server, tmp_path, JOURNEY, installed=_older_function)
+    assert (code, changes["changed"]) == (0, [])
+
+
+def test_upgrade_without_a_cluster_is_refused() -> None:
+    """--upgrade compares with a live cluster: alone it is a usage error naming --against."""
+    result = CliRunner().invoke(cli, ["plan", "--upgrade", str(JOURNEY)])
+    assert result.exit_code == 2
+    assert "give --against KUBECONFIG too" in result.output
 
 
 def test_planning_the_applied_manifests_again_changes_nothing_running(
