@@ -24,8 +24,10 @@ from devtools.cluster.node import NODE_NAME, Node, start_node
 from devtools.cluster.registry import Registry, start_registry
 from devtools.cluster.simulate import simulate_package_runtime
 from devtools.cluster.timing import TIMES
+from devtools.gen.version import Release
 from devtools.pkg.image import Image
 from devtools.pkg.publish import Published, publish
+from devtools.pkg.release import publish_release
 from devtools.tools import ROOT, Tools
 from function.api.definitions import DEFINITIONS
 from function.kube.claims import composite_names
@@ -53,6 +55,9 @@ class Platform:
     published: Published
     private_registry: Registry
     node: Node | None = None
+    release: Published | None = None
+    """What was installed first when it was an earlier release's packages (HEAD's are in the
+    registry too, as `published`, for an upgrade to them)."""
 
     @property
     def kube(self) -> Kube:
@@ -246,6 +251,7 @@ def start_platform(  # noqa: PLR0913 - the tier's knobs, each a keyword
     node: bool = False,
     function_module: str = FUNCTION_MODULE,
     core_args: Sequence[str] = (),
+    release: Release | None = None,
 ) -> Iterator[Platform]:
     """A control plane with its registries and one flavour of the AIM packages installed.
 
@@ -256,6 +262,8 @@ def start_platform(  # noqa: PLR0913 - the tier's knobs, each a keyword
     the tier's shortened ones (`()` keeps the defaults); `function_module` is what runs as the
     host's function (a benchmark's stand-in, say), with `core_args` for Crossplane core. (A
     cluster that runs everything the AIM objects compose is `tests.e2e.target.own_cluster`.)
+    With `release`, that release's packages, built from its commit, are installed instead of
+    HEAD's, which are pushed beside them for an upgrade.
     """
     prefix = "claims: " if claims else ""
     if os.environ.get("AIM_E2E_CORE") == "oldest":
@@ -295,15 +303,17 @@ def start_platform(  # noqa: PLR0913 - the tier's knobs, each a keyword
             TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})
         t1 = time.monotonic()
         install_third_party_crds(cp.admin, crds)
+        repository = f"{registry.host}/aim-crossplane"
         published = publish(
             tools,
-            f"{registry.host}/aim-crossplane",
+            repository,
             out=root / "packages",
             runtime_image_tarball=runtime_image.tarball if runtime_image else None,
         )
-        install(cp, published, claims=claims)
+        first = None if release is None else publish_release(release, repository, root / "release")
+        install(cp, first or published, claims=claims)
         TIMES[f"{prefix}publish and install"] = time.monotonic() - t1
-        yield Platform(cp, registry, published, private, the_node)
+        yield Platform(cp, registry, published, private, the_node, first)
 
 
 def _function_args(

@@ -62,6 +62,7 @@ OWN_NODE: Final = frozenset(
         "test_node.py",
         "test_node_start.py",
         "test_scale_to_zero.py",
+        "test_upgrade.py",
     }
 )
 
