@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import socket
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -73,22 +73,38 @@ class HarnessError(RuntimeError):
     """The harness could not build the tools or start the function."""
 
 
-def run_script(script: str, *args: str) -> str:
+def run_script(
+    script: str, *args: str, root: Path = ROOT, env: Mapping[str, str] | None = None
+) -> str:
     """Run one of scripts/ (its progress goes to this process's stderr); its last line printed.
 
-    That line is where each script says what it made.
+    That line is where each script says what it made. `root` is another tree's (a release's,
+    devtools/pkg/release.py), whose own scripts run; `env` replaces the environment.
     """
     proc = subprocess.run(
-        ["bash", str(ROOT / "scripts" / script), *args],
+        ["bash", str(root / "scripts" / script), *args],
         stdout=subprocess.PIPE,
         text=True,
         check=False,
+        env=None if env is None else dict(env),
     )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
-        msg = f"scripts/{script} failed with exit code {proc.returncode}"
+        where = "" if root == ROOT else f"{root}'s "
+        msg = f"{where}scripts/{script} failed with exit code {proc.returncode}"
         raise HarnessError(msg)
     return lines[-1]
+
+
+def git(*args: str, root: Path = ROOT) -> str:
+    """`git -C root ARGS`'s output, or HarnessError with git's own words."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False, timeout=300
+    )
+    if proc.returncode != 0:
+        msg = f"git {' '.join(args)}: {proc.stderr.strip()}"
+        raise HarnessError(msg)
+    return proc.stdout
 
 
 def own_tool(bin_dir: Path, name: str) -> Path:

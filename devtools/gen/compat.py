@@ -31,7 +31,7 @@ from typing import Any, Final
 import yaml
 
 from devtools.gen.version import latest_release
-from devtools.tools import ROOT, HarnessError
+from devtools.tools import ROOT, HarnessError, git
 
 TREES: Final = ("xrds", "claims/xrds")
 """Both flavours' XRDs: the namespaced kinds and the claims flavour's."""
@@ -182,9 +182,9 @@ def xrds_at(commit: str | None, root: Path = ROOT) -> dict[str, Schema]:
                 f"{tree}/{p.name}": p.read_text() for p in sorted((root / tree).glob("*.yaml"))
             }
         else:
-            listed = _git(root, "ls-tree", "--name-only", commit, f"{tree}/")
+            listed = git("ls-tree", "--name-only", commit, f"{tree}/", root=root)
             texts |= {
-                name: _git(root, "show", f"{commit}:{name}")
+                name: git("show", f"{commit}:{name}", root=root)
                 for name in listed.splitlines()
                 if name.endswith(".yaml")
             }
@@ -206,17 +206,7 @@ def released_commit() -> str:
 def has_commit(commit: str, root: Path = ROOT) -> bool:
     """Whether this clone's history holds `commit` (a shallow clone or an archive may not)."""
     try:
-        _git(root, "cat-file", "-e", f"{commit}^{{commit}}")
+        git("cat-file", "-e", f"{commit}^{{commit}}", root=root)
     except HarnessError:
         return False
     return True
-
-
-def _git(root: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False, timeout=60
-    )
-    if proc.returncode != 0:
-        msg = f"git {' '.join(args)}: {proc.stderr.strip()}"
-        raise HarnessError(msg)
-    return proc.stdout

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -25,7 +24,7 @@ from typing import Final
 from devtools.gen.version import Release, latest_release, releases
 from devtools.pkg.packages import function_name
 from devtools.pkg.publish import Published
-from devtools.tools import ROOT, HarnessError, build_tools
+from devtools.tools import HarnessError, build_tools, git, run_script
 
 CACHE_DIR: Final = "releases"
 """Where, beside the tools, the releases' runtime images are kept."""
@@ -44,13 +43,13 @@ def publish_release(
     images = cache or build_tools("render").crds.parent / CACHE_DIR
     tarball = images / release.commit / "function-aim.tar"
     if not tarball.exists():
-        built = _script(tree, "build-image", str(work / "image"), epoch=_commit_time(release))
+        epoch = {**os.environ, "SOURCE_DATE_EPOCH": _commit_time(release)}
+        built = run_script("build-image", str(work / "image"), root=tree, env=epoch)
         tarball.parent.mkdir(parents=True, exist_ok=True)
         partial = tarball.with_suffix(".partial")
         shutil.copyfile(built, partial)
         partial.replace(tarball)
-    out = _script(
-        tree,
+    printed = run_script(
         "publish",
         registry,
         "--version",
@@ -59,7 +58,7 @@ def publish_release(
         str(work / "packages"),
         "--runtime-image-tarball",
         str(tarball),
-        all_output=True,
+        root=tree,
     )
     published = Published(
         f"{registry}/configuration-aim:{release.version}",
@@ -67,8 +66,9 @@ def publish_release(
         f"{registry}/function-aim:{release.version}",
         function_name(f"{registry}/function-aim"),
     )
-    if f"configuration: {published.configuration}" not in out:
-        msg = f"{release.version}'s scripts/publish did not print {published.configuration}: {out}"
+    # Its last line names the Function it pushed: the release's naming agrees with HEAD's.
+    if published.function not in printed:
+        msg = f"{release.version}'s scripts/publish did not push {published.function}: {printed}"
         raise HarnessError(msg)
     return published
 
@@ -88,33 +88,11 @@ def _commit_time(release: Release) -> str:
 
 
 def _git(*args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False, timeout=300
-    )
-    if proc.returncode != 0:
-        msg = f"git {' '.join(args)}: {proc.stderr.strip()} (releases are built from git history)"
-        raise HarnessError(msg)
-    return proc.stdout
-
-
-def _script(
-    tree: Path, script: str, *args: str, epoch: str | None = None, all_output: bool = False
-) -> str:
-    """Run the release's own `scripts/<script>`; its last line (or all it printed)."""
-    env = None if epoch is None else {**os.environ, "SOURCE_DATE_EPOCH": epoch}
-    proc = subprocess.run(
-        ["bash", str(tree / "scripts" / script), *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        check=False,
-        env=env,
-        cwd=tree,
-    )
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        msg = f"the release's scripts/{script} failed with exit code {proc.returncode}"
-        raise HarnessError(msg)
-    return proc.stdout if all_output else lines[-1]
+    try:
+        return git(*args)
+    except HarnessError as e:
+        msg = f"{e} (releases are built from git history)"
+        raise HarnessError(msg) from None
 
 
 def main(argv: list[str]) -> int:
