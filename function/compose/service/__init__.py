@@ -50,10 +50,9 @@ from function.compose.service.wake import (
 from function.errors import InvalidSpecError
 from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.counted import TemplateSelected
-from function.kube.lookup import Found
 from function.kube.objects import name_of
 from function.kube.parse import parse_spec
-from function.kube.views import is_true, string_at
+from function.kube.views import is_true
 from function.rules import naming
 from function.rules.pods import PREDICTOR_LABEL, pods_health
 from function.rules.runtimeconfig import RuntimeConfig
@@ -98,8 +97,11 @@ def compose_service(observed: Observed) -> Composition:
         *scaling.requirements(bounds, observed.namespace, isvc_name),
         *_pods_requirements(observed, isvc_name),
     ]
-    models = model.resolve_model(observed, spec, config, _explicit_template_model(observed, spec))
-    templates = template.resolve_template(observed, spec, models.model)
+    # Looked up once: the model's resolution reads its model too.
+    named = template.looked_up(observed, spec)
+    served = template.model_of(named)
+    models = model.resolve_model(observed, spec, config, served)
+    templates = template.resolve_template(observed, spec, models.model, named)
     comp.requirements += caching.requirements(
         spec, observed.namespace, templates.template, models.model, config
     )
@@ -225,10 +227,9 @@ def explain_template_choice(observed: Observed) -> list[Alternative]:
     """
     spec = parse_spec(observed.composite, AIMServiceSpec)
     frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
-    models = model.resolve_model(
-        observed, spec, frame.config, _explicit_template_model(observed, spec)
-    )
-    return template.explain_choice(observed, spec, models.model)
+    named = template.looked_up(observed, spec)
+    models = model.resolve_model(observed, spec, frame.config, template.model_of(named))
+    return template.explain_choice(observed, spec, models.model, named)
 
 
 def _inference_service(  # noqa: PLR0913 - the inputs of one decision
@@ -328,18 +329,6 @@ def _kept(observed: Observed, key: str, *, ready: bool) -> Desired | None:
     """An existing composed object, as it is: spec and identity, without what the server adds."""
     current = observed.resources.get(key)
     return keep(current, ready=ready) if current is not None else None
-
-
-def _explicit_template_model(observed: Observed, spec: AIMServiceSpec) -> str | None:
-    """The model the explicitly named template serves, to pick among models sharing an image."""
-    if spec.template is None or spec.template.name is None:
-        return None
-    found = template.explicit_lookup(spec.template.name, observed.namespace).resolve(
-        observed.required
-    )
-    if isinstance(found, Found):
-        return string_at(found.manifest, "spec", "modelName")
-    return None
 
 
 def _inference_service_name(observed: Observed) -> str:

@@ -1,6 +1,7 @@
 """Which template a service runs on, and the derived template its `overrides` call for.
 
-An explicit `spec.template.name` resolves namespace first, then cluster. Without one, the model's
+An explicit `spec.template.name` resolves namespace first, then cluster; it is looked up once per
+call (`looked_up`), as the model's resolution reads it too. Without one, the model's
 `defaultServiceTemplate` is used when it exists, else auto-selection picks among the model's
 templates (`function.rules.selection`), explaining every candidate it passed over. With
 `overrides` that change the chosen template's profile, the service composes a derived
@@ -22,7 +23,7 @@ from function.compose.refs import Model, resolved_template
 from function.compose.refs import Template as TemplateOf
 from function.errors import InvalidSpecError
 from function.kube.contract import Desired, Observed, Requirement
-from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
+from function.kube.lookup import Absent, Found, Listing, Lookup, Pending, Resolution
 from function.kube.objects import name_of
 from function.kube.parse import once, parse_spec, parse_status
 from function.kube.views import string_at
@@ -63,6 +64,14 @@ class TemplateOutcome:
         return self.health.state is State.READY
 
 
+@dataclass(frozen=True)
+class Named:
+    """The template `spec.template.name` names, as looked up on this call."""
+
+    name: str
+    resolution: Resolution
+
+
 def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
     """What Crossplane must fetch to resolve the template; the same on every call."""
     if spec.template is not None and spec.template.name is not None:
@@ -70,12 +79,27 @@ def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
     return [_namespace_templates(namespace).requirement(), _CLUSTER_TEMPLATES.requirement()]
 
 
+def looked_up(observed: Observed, spec: AIMServiceSpec) -> Named | None:
+    """The explicitly named template, looked up once for the call; None when none is named."""
+    if spec.template is None or spec.template.name is None:
+        return None
+    name = spec.template.name
+    return Named(name, explicit_lookup(name, observed.namespace).resolve(observed.required))
+
+
+def model_of(named: Named | None) -> str | None:
+    """The model the explicitly named template serves, to pick among models sharing an image."""
+    if named is not None and isinstance(named.resolution, Found):
+        return string_at(named.resolution.manifest, "spec", "modelName")
+    return None
+
+
 def resolve_template(
-    observed: Observed, spec: AIMServiceSpec, model: Model | None
+    observed: Observed, spec: AIMServiceSpec, model: Model | None, named: Named | None
 ) -> TemplateOutcome:
-    """Choose the template, then apply the overrides to it."""
-    if spec.template is not None and spec.template.name is not None:
-        chosen = _explicit(observed, spec.template.name, model)
+    """Choose the template (`named`, as `looked_up` found it, else auto), then apply overrides."""
+    if named is not None:
+        chosen = _explicit(observed, named, model)
     elif model is None:
         return TemplateOutcome(
             ConditionType.TEMPLATE_READY.pending(
@@ -89,8 +113,9 @@ def resolve_template(
     return _with_overrides(observed, spec, chosen)
 
 
-def _explicit(observed: Observed, name: str, model: Model | None) -> Template | Health:
-    match explicit_lookup(name, observed.namespace).resolve(observed.required):
+def _explicit(observed: Observed, named: Named, model: Model | None) -> Template | Health:
+    name = named.name
+    match named.resolution:
         case Pending():
             return ConditionType.TEMPLATE_READY.pending(
                 Reason.RESOLVING, f"looking up template {name!r}"
@@ -206,7 +231,7 @@ def catalog_requirements(namespace: str) -> list[Requirement]:
 
 
 def explain_choice(
-    observed: Observed, spec: AIMServiceSpec, model: Model | None
+    observed: Observed, spec: AIMServiceSpec, model: Model | None, named: Named | None
 ) -> list[Alternative]:
     """Each other template of the model of a service that has chosen one, and why not it.
 
@@ -214,12 +239,12 @@ def explain_choice(
     the template (`spec.template.name`, the model's `defaultServiceTemplate`) kept the others
     from being considered; otherwise each says the stage of auto-selection it dropped out at, or
     the preference it ranks lower on. Empty while no template is chosen (TemplateReady says why)
-    or the model's templates are not listed. Pure: it decides and writes nothing.
+    or the model's templates are not listed. Pure: it decides and writes nothing. `named` is
+    the explicitly named template as `looked_up` found it.
     """
     catalog = _catalog(observed, model) if model is not None else None
     if model is None or catalog is None:
         return []
-    named = spec.template.name if spec.template is not None else None
     if named is not None:
         explicit = _explicit(observed, named, model)
         if isinstance(explicit, Health):
