@@ -34,7 +34,7 @@ from function.api.runtimeconfig import (
 )
 from function.build.aim import build_aim_object
 from function.compose.frame import cluster_credentials, stamp
-from function.compose.service.model import AUTO_CREATED_LABELS, image_model_spec
+from function.compose.service.composed_model import AUTO_CREATED_LABELS, image_model_spec
 from function.errors import InvalidSpecError
 from function.kube.contract import (
     Composition,

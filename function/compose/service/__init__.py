@@ -16,31 +16,34 @@ Gateway (`routing.py`).
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
-from typing import Final
-
 from function.api.service import AIMServiceSpec, AIMServiceStatus, RoutingStatus, ServiceStatusValue
 from function.build.kserve import Scaling
 from function.compose.frame import open_frame
 from function.compose.service import (
+    adapter_requirements,
     adapters,
+    cache_mounts,
     caching,
-    inference,
+    composed_model,
     model,
     routing,
     scaling,
     template,
 )
 from function.compose.service.caching import TEMPLATE_CACHE
+from function.compose.service.choice import Alternative, explain_template_choice
 from function.compose.service.inference import INFERENCE_SERVICE
 from function.compose.service.model import MODEL
+from function.compose.service.outcome import DERIVED_TEMPLATE
 from function.compose.service.routing import HTTP_ROUTE, RouteOutcome
-from function.compose.service.template import (
-    DERIVED_TEMPLATE,
-    Alternative,
-    catalog_requirements,
+from function.compose.service.serving import (
+    PODS,
+    held_model,
+    inference_service,
+    kept,
+    pods_requirements,
 )
+from function.compose.service.template import catalog_requirements
 from function.compose.service.wake import (
     HTTP_SCALED_OBJECT,
     WAKE_RESPONDER,
@@ -48,15 +51,15 @@ from function.compose.service.wake import (
     plan_wake,
 )
 from function.errors import InvalidSpecError
-from function.kube.contract import Composition, Desired, Observed, Requirement, keep
+from function.kube.contract import Composition, Observed, Requirement
 from function.kube.counted import TemplateSelected
 from function.kube.objects import name_of
 from function.kube.parse import parse_spec
 from function.kube.views import is_true
 from function.rules import naming
-from function.rules.pods import PREDICTOR_LABEL, pods_health
+from function.rules.pods import pods_health
 from function.rules.runtimeconfig import RuntimeConfig
-from function.rules.status import ConditionType, Health, Reason, State, worst
+from function.rules.status import State, worst
 
 __all__ = [
     "DERIVED_TEMPLATE",
@@ -71,9 +74,6 @@ __all__ = [
     "compose_service",
     "explain_template_choice",
 ]
-
-PODS: Final = "predictor-pods"
-"""Requirement name of the InferenceService's pods."""
 
 _HEADLINE = {
     State.FAILED: ServiceStatusValue.FAILED,
@@ -92,23 +92,23 @@ def compose_service(observed: Observed) -> Composition:
     frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
     comp, config_health, config = frame.comp, frame.config_health, frame.config
     comp.requirements += [
-        *model.requirements(spec, observed.namespace),
+        *composed_model.requirements(spec, observed.namespace),
         *template.requirements(spec, observed.namespace),
         *scaling.requirements(bounds, observed.namespace, isvc_name),
-        *_pods_requirements(observed, isvc_name),
+        *pods_requirements(observed, isvc_name),
     ]
     # Looked up once: the model's resolution reads its model too.
     named = template.looked_up(observed, spec)
     served = template.model_of(named)
     models = model.resolve_model(observed, spec, config, served)
     templates = template.resolve_template(observed, spec, models.model, named)
-    comp.requirements += caching.requirements(
+    comp.requirements += cache_mounts.requirements(
         spec, observed.namespace, templates.template, models.model, config
     )
     caches = caching.resolve(
         observed, spec, templates.template, models.model, config, template_ready=templates.ready
     )
-    comp.requirements += adapters.requirements(spec, observed)
+    comp.requirements += adapter_requirements.requirements(spec, observed)
     lora = adapters.resolve(
         observed,
         spec,
@@ -125,8 +125,8 @@ def compose_service(observed: Observed) -> Composition:
     counted, told = lora.reported()
     upstream = [config_health, models.health, templates.health, *fronts, *counted]
     failed = worst(upstream) is State.FAILED
-    models = _held_model(observed, models, upstream)
-    isvc, isvc_health = _inference_service(
+    models = held_model(observed, models, upstream)
+    isvc, isvc_health = inference_service(
         observed,
         spec=spec,
         name=isvc_name,
@@ -154,7 +154,7 @@ def compose_service(observed: Observed) -> Composition:
     # Routing that is on but broken keeps the route it had, unless that route is the problem;
     # routing turned off removes it.
     keeps = route.health is not None and not route.withdrawn
-    kept_route = _kept(observed, HTTP_ROUTE, ready=False) if keeps else None
+    kept_route = kept(observed, HTTP_ROUTE, ready=False) if keeps else None
     desired = {
         MODEL: models.desired,
         DERIVED_TEMPLATE: templates.desired,
@@ -216,119 +216,6 @@ def _front(
         request_timeout=routing.request_timeout(spec.routing, config),
     )
     return wake, routing.compose_route(observed, spec.routing, config, isvc_name, wake.waker)
-
-
-def explain_template_choice(observed: Observed) -> list[Alternative]:
-    """The templates of a service's model it does not run on, and why (`template.explain_choice`).
-
-    The runtime config and the model are resolved as `compose_service` resolves them, from the
-    same observed state; nothing is composed. For tools (aim plan): the function itself records
-    only the template chosen.
-    """
-    spec = parse_spec(observed.composite, AIMServiceSpec)
-    frame = open_frame(observed, spec.runtime_config_name, observed.namespace)
-    named = template.looked_up(observed, spec)
-    models = model.resolve_model(observed, spec, frame.config, template.model_of(named))
-    return template.explain_choice(observed, spec, models.model, named)
-
-
-def _inference_service(  # noqa: PLR0913 - the inputs of one decision
-    observed: Observed,
-    *,
-    spec: AIMServiceSpec,
-    name: str,
-    config: RuntimeConfig | None,
-    models: model.ModelOutcome,
-    templates: template.TemplateOutcome,
-    caches: caching.CacheOutcome,
-    lora: adapters.AdapterOutcome,
-    blocked: bool,
-) -> tuple[Desired | None, Health]:
-    """The InferenceService once its inputs are ready; the existing one, kept, until then."""
-    current = observed.resources.get(INFERENCE_SERVICE)
-    ready = is_true(current, "Ready")
-    if (
-        models.ready
-        and templates.ready
-        and caches.ready
-        and lora.ready
-        and config is not None
-        and models.model
-        and templates.template
-    ):
-        # An Available template has passed the placement check, so building cannot fail on it.
-        manifest = inference.build(
-            observed,
-            spec=spec,
-            name=name,
-            model=models.model,
-            template=templates.template,
-            config=config,
-            caches=caches.mounts,
-            adapters=lora.run,
-        )
-        if ready:
-            health = ConditionType.INFERENCE_SERVICE_READY.ready(
-                Reason.READY, f"InferenceService {name!r} is Ready"
-            )
-        else:
-            health = ConditionType.INFERENCE_SERVICE_READY.progressing(
-                Reason.CREATING,
-                f"InferenceService {name!r} is not Ready yet (KServe has not reported Ready)",
-            )
-        return Desired(manifest, ready=ready), health
-    until = (
-        "the service is no longer Failed"
-        if blocked
-        else "the model is Ready, the template Available, its caches (if any) Available and "
-        "its adapters (if any) staged"
-    )
-    if current is not None:
-        return _kept(
-            observed, INFERENCE_SERVICE, ready=ready
-        ), ConditionType.INFERENCE_SERVICE_READY.health(
-            State.READY if ready else State.PROGRESSING,
-            Reason.READY if ready else Reason.CREATING,
-            f"InferenceService {name!r} is kept as it is until {until}",
-        )
-    return None, ConditionType.INFERENCE_SERVICE_READY.pending(
-        Reason.WAITING, f"InferenceService {name!r} is created once {until}"
-    )
-
-
-def _pods_requirements(observed: Observed, isvc_name: str) -> list[Requirement]:
-    """The predictor's pods, once the InferenceService exists: they say why it is not Ready."""
-    if INFERENCE_SERVICE not in observed.resources:
-        return []
-    labels = {PREDICTOR_LABEL: isvc_name}
-    return [Requirement(PODS, "v1", "Pod", namespace=observed.namespace, match_labels=labels)]
-
-
-def _held_model(
-    observed: Observed, models: model.ModelOutcome, upstream: Sequence[Health]
-) -> model.ModelOutcome:
-    """The model outcome, its health saying what holds it back when the service has failed.
-
-    A failed service composes nothing new, so a model it would create is not "being created":
-    it waits for the first failing component.
-    """
-    failing = [h for h in upstream if h.state is State.FAILED]
-    held = models.desired is not None and MODEL not in observed.resources
-    if not failing or not held or models.creating is None:
-        return models
-    first = failing[0]
-    health = models.health.condition.pending(
-        Reason.WAITING,
-        f"{models.creating} is not created while {first.condition} is {first.reason}: a "
-        "service that cannot run creates nothing new; fix that first",
-    )
-    return dataclasses.replace(models, health=health)
-
-
-def _kept(observed: Observed, key: str, *, ready: bool) -> Desired | None:
-    """An existing composed object, as it is: spec and identity, without what the server adds."""
-    current = observed.resources.get(key)
-    return keep(current, ready=ready) if current is not None else None
 
 
 def _inference_service_name(observed: Observed) -> str:

@@ -23,7 +23,7 @@ from function.api.meta import Manifest
 from function.api.service import AdapterState, AdapterStatus, AIMServiceStatus
 from function.build.adapters import Staged
 from function.compose.refs import Model
-from function.compose.service.template import Template
+from function.compose.service.outcome import Template
 from function.errors import InvalidSpecError
 from function.kube.objects import name_of, uid_of
 from function.kube.parse import parse_spec, parse_status

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from function.api.cache import DEFAULT_DOWNLOAD_IMAGE
-from function.api.meta import Kind, Manifest
+from function.api.meta import Manifest
 from function.api.service import (
     AdapterMode,
     AdapterState,
@@ -40,14 +40,20 @@ from function.compose.cache.steps import Run, job_or_kept, trouble
 from function.compose.refs import Model
 from function.compose.service import adapter_checks
 from function.compose.service.adapter_checks import Checked
-from function.compose.service.template import Template
-from function.kube.contract import Desired, Observed, Requirement
+from function.compose.service.adapter_requirements import (
+    PODS,
+    caches,
+    enabled,
+    job_labels,
+    labels_of_adapters,
+)
+from function.compose.service.outcome import Template
+from function.kube.contract import Desired, Observed
 from function.kube.jobs import JOB_NAME_LABEL, JobState, job_state, pod_message
-from function.kube.lookup import Listing
 from function.kube.objects import labels_of, name_of
 from function.kube.parse import parse_status
 from function.kube.views import string_at
-from function.rules import labels, naming
+from function.rules import naming
 from function.rules.merge import secret_names
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import Condition, Health, Reason, State
@@ -56,7 +62,6 @@ DISK: Final = "adapter-disk"
 """Composition-resource name of the adapter disk."""
 JOB_PREFIX: Final = "adapter-job-"
 """Composition-resource names of staging Jobs: the prefix, then the set's digest."""
-PODS: Final = "adapter-pods"
 DEFAULT_DISK_SIZE: Final = "10Gi"
 DEFAULT_DYNAMIC_MAX_RANK: Final = 32
 """The AIM runtime's own default."""
@@ -138,30 +143,6 @@ class _Plan:
         )
 
 
-def enabled(spec: AIMServiceSpec) -> bool:
-    """Whether the service serves adapters: it lists some, or can gain them (dynamic)."""
-    return bool(spec.adapters) or spec.adapter_mode is AdapterMode.DYNAMIC
-
-
-def _caches(namespace: str) -> Listing:
-    # The same requirement as the service's model caches: Crossplane lists them once.
-    return Listing("model-caches", Kind.MODEL_CACHE, namespace)
-
-
-def requirements(spec: AIMServiceSpec, observed: Observed) -> list[Requirement]:
-    """The namespace's model caches, and the pods of the service's staging Jobs.
-
-    The pods are asked for by the labels every staging Job's pods carry, whichever Jobs
-    exist: an old Job on its way out beside the new one must not hide the new one's verdict.
-    """
-    if not enabled(spec):
-        return []
-    pods = Requirement(
-        PODS, "v1", "Pod", namespace=observed.namespace, match_labels=_job_labels(observed)
-    )
-    return [_caches(observed.namespace).requirement(), pods]
-
-
 def resolve(  # noqa: PLR0913 - the inputs of one decision
     observed: Observed,
     spec: AIMServiceSpec,
@@ -174,7 +155,7 @@ def resolve(  # noqa: PLR0913 - the inputs of one decision
     """The adapters' outcome for this call (nothing when the service has none)."""
     if not enabled(spec):
         return AdapterOutcome()
-    listed = _caches(observed.namespace).items(observed.required)
+    listed = caches(observed.namespace).items(observed.required)
     try:
         base = adapter_checks.base_model_id(model, template)
     except adapter_checks.SeveralModelsError as e:
@@ -241,7 +222,7 @@ def _stage(
     job = build_adapter_job(
         name=naming.derived_name([isvc_name, "adapters"], [digest], max_length=63),
         namespace=observed.namespace,
-        labels=_job_labels(observed),
+        labels=job_labels(observed),
         image=DEFAULT_DOWNLOAD_IMAGE,  # python3, which the staging script needs
         disk=name_of(plan.desired[DISK].manifest),
         adapters=stageable,
@@ -284,7 +265,7 @@ def _disk(
     return build_pvc(
         name=naming.derived_name([isvc_name, "adapters"], max_length=63),
         namespace=observed.namespace,
-        labels=_labels(observed),
+        labels=labels_of_adapters(observed),
         size=str(size),
         storage_class=storage_class,
     )
@@ -306,19 +287,6 @@ def _runtime_env(spec: AIMServiceSpec, max_rank: int) -> dict[str, str]:
         "AIM_ADAPTER_MODE": spec.adapter_mode.value,
         "AIM_ADAPTER_MAX_RANK": str(max_rank),
     }
-
-
-def _labels(observed: Observed) -> dict[str, str]:
-    return {
-        **labels.MANAGED_BY,
-        labels.SERVICE: labels.value(observed.name),
-        "app.kubernetes.io/component": "adapters",
-    }
-
-
-def _job_labels(observed: Observed) -> dict[str, str]:
-    """The labels of the service's staging Jobs, which their pods carry too."""
-    return {**_labels(observed), "app.kubernetes.io/name": "aim-adapter-staging"}
 
 
 def _job_of(pod: Manifest) -> str | None:

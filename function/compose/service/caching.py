@@ -32,28 +32,30 @@ from pydantic import JsonValue
 
 from function.api.cache import (
     CacheStatusValue,
-    ModelCacheStatus,
-    ModelCacheType,
     TemplateCacheSpec,
-    TemplateCacheStatus,
     TemplateScope,
 )
 from function.api.meta import Kind, Manifest
-from function.api.runtimeconfig import CachingMode
 from function.api.service import AIMServiceSpec
 from function.api.template import ServiceTemplateSpec
 from function.build.aim import build_aim_object
 from function.build.kserve import CacheMount
 from function.compose.cache.usage import relied_on
 from function.compose.refs import Model
+from function.compose.service.cache_mounts import (
+    NAMESPACE,
+    listing,
+    mounts_of,
+    past_retention,
+    self_caching,
+    template_caches,
+    uses_caches,
+)
+from function.compose.service.composed_model import services
 from function.compose.service.inference import INFERENCE_SERVICE
-from function.compose.service.model import services
-from function.compose.service.template import Template
-from function.kube.claims import COMPOSITE_PREFIX
-from function.kube.contract import Desired, Observed, Requirement, keep
-from function.kube.lookup import Listing
+from function.compose.service.outcome import Template
+from function.kube.contract import Desired, Observed, keep
 from function.kube.objects import (
-    controller_ref,
     controller_uid,
     labels_of,
     metadata_of,
@@ -62,18 +64,14 @@ from function.kube.objects import (
     uid_of,
 )
 from function.kube.owners import with_co_owners
-from function.kube.parse import has_headline, parse_status
-from function.kube.views import string_at
-from function.rules import caching, labels, naming
-from function.rules.discovery import timestamp
+from function.kube.parse import has_headline
+from function.rules import labels, naming
 from function.rules.merge import merged_env
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
 
 TEMPLATE_CACHE: Final = "template-cache"
 """Composition-resource name of the AIMTemplateCache a service composes."""
-NAMESPACE: Final = "namespace"
-"""Requirement name of the service's Namespace, which keeps the caches services make."""
 
 
 @dataclass(frozen=True)
@@ -90,59 +88,6 @@ class CacheOutcome:
     def ready(self) -> bool:
         """Caching is off, or every source has an Available cache."""
         return self.health is None or self.health.state is State.READY
-
-
-def _listing(namespace: str) -> Listing:
-    return Listing("model-caches", Kind.MODEL_CACHE, namespace)
-
-
-def _template_caches(namespace: str) -> Listing:
-    return Listing("template-caches", Kind.TEMPLATE_CACHE, namespace)
-
-
-def _self_caching(template: Template | None) -> bool:
-    spec = template.spec if template else None
-    return isinstance(spec, ServiceTemplateSpec) and bool(spec.caching and spec.caching.enabled)
-
-
-def uses_caches(
-    spec: AIMServiceSpec,
-    template: Template | None,
-    model: Model | None,
-    config: RuntimeConfig | None,
-) -> bool:
-    """Whether the service runs on caches: the template's own, a custom model, or asked for.
-
-    The service's `cacheModel` asks when it is set, its runtime config's `caching.mode` when not.
-    """
-    if _self_caching(template) or (model is not None and bool(model.spec.model_sources)):
-        return True
-    if spec.cache_model is not None:
-        return spec.cache_model
-    caching = config.spec.caching if config else None
-    return caching is not None and caching.mode is CachingMode.ALWAYS
-
-
-def requirements(
-    spec: AIMServiceSpec,
-    namespace: str,
-    template: Template | None,
-    model: Model | None,
-    config: RuntimeConfig | None,
-) -> list[Requirement]:
-    """The namespace's model caches, template caches and services, when the service uses caches.
-
-    The template caches and services decide whether a template cache is shared, and with whom;
-    the Namespace object is the owner that keeps a template cache after its last service.
-    """
-    if uses_caches(spec, template, model, config):
-        return [
-            _listing(namespace).requirement(),
-            _template_caches(namespace).requirement(),
-            services(namespace).requirement(),
-            Requirement(NAMESPACE, "v1", "Namespace", match_name=namespace),
-        ]
-    return []
 
 
 def resolve(  # noqa: PLR0913 - the inputs of one decision
@@ -200,34 +145,16 @@ def _resolve(  # noqa: PLR0913 - the inputs of one decision
             desired=kept,
             template_cache=relied_on,
         )
-    listed = _listing(observed.namespace).items(observed.required)
-    shared = _template_caches(observed.namespace).items(observed.required)
+    listed = listing(observed.namespace).items(observed.required)
+    shared = template_caches(observed.namespace).items(observed.required)
     if listed is None or shared is None or NAMESPACE not in observed.required:
         return CacheOutcome(
             ConditionType.CACHE_READY.pending(Reason.RESOLVING, "listing model caches"),
             desired=kept,
             template_cache=relied_on,
         )
-    mounts: list[CacheMount] = []
-    missing: list[str] = []
-    filled_by: set[str] = set()
-    expiring = _past_retention(shared, observed)
-    for source in template.status.model_sources or ():
-        cache = _available_cache(listed, source.source_uri, expiring)
-        if cache is None:
-            missing.append(source.source_uri)
-            continue
-        name, pvc, owner = cache
-        if owner:
-            filled_by.add(owner)
-        mounts.append(
-            CacheMount(
-                volume=name,
-                claim_name=pvc,
-                mount_path=caching.mount_path(source.model_id, name),
-                read_only=True,
-            )
-        )
+    expiring = past_retention(shared, observed)
+    mounts, missing, filled_by = mounts_of(template, listed, expiring)
     desired, relied_on = _template_cache_to_use(
         observed,
         spec,
@@ -251,7 +178,7 @@ def _template_cache_to_use(  # noqa: PLR0913 - the inputs of one decision
     filled_by: set[str],
 ) -> tuple[Desired | None, str | None]:
     """The template cache to compose (if any) and the one the service relies on (if any)."""
-    if _self_caching(template):
+    if self_caching(template):
         return current, template.name  # the template composes its own, named after itself
     if current is not None:
         return current, name_of(current.manifest)
@@ -343,60 +270,6 @@ def _kept_by_namespace(
         keeper,
     ]
     return {**manifest, "metadata": {**metadata_of(manifest), "ownerReferences": refs}}
-
-
-def _past_retention(shared: Sequence[Manifest], observed: Observed) -> frozenset[str]:
-    """Template caches past their retention: their model caches are being deleted.
-
-    Mounting one would start a service on a PVC that is going; the service waits instead, and
-    relying on the template cache brings its model caches back.
-    """
-    names = set()
-    for cache in shared:
-        status = parse_status(cache, TemplateCacheStatus)
-        until = timestamp(status.retained_until) if status and status.retained_until else None
-        if until is not None and until <= observed.now:
-            names.add(name_of(cache))
-    return frozenset(names)
-
-
-def _available_cache(
-    listed: Sequence[Manifest], uri: str, expiring: frozenset[str]
-) -> tuple[str, str, str | None] | None:
-    """An Available cache of `uri`: its name, its PVC, and the template cache that composed it.
-
-    Model caches of a template cache past its retention do not count.
-    """
-    for cache in listed:
-        # An adapter of the same source is no model's weights.
-        if string_at(cache, "spec", "sourceUri") != uri or (
-            string_at(cache, "spec", "type") == ModelCacheType.ADAPTER
-        ):
-            continue
-        status = parse_status(cache, ModelCacheStatus)
-        if (
-            status
-            and status.status is CacheStatusValue.AVAILABLE
-            and status.persistent_volume_claim
-            and _filled_by(cache) not in expiring
-        ):
-            return name_of(cache), status.persistent_volume_claim, _filled_by(cache)
-    return None
-
-
-def _filled_by(cache: Manifest) -> str | None:
-    """The template cache that composed a model cache, if one did.
-
-    In the claims flavour the controller is the template cache's composite, named by Crossplane;
-    the template cache's own name is in the label it puts on what it composes.
-    """
-    ref = controller_ref(cache) or {}
-    kind = string_at(ref, "kind")
-    if kind == Kind.TEMPLATE_CACHE:
-        return string_at(ref, "name")
-    if kind == COMPOSITE_PREFIX + Kind.TEMPLATE_CACHE:
-        return string_at(cache, "metadata", "labels", labels.TEMPLATE_CACHE) or None
-    return None
 
 
 def _template_cache(observed: Observed, spec: AIMServiceSpec, template: Template) -> Manifest:

@@ -11,39 +11,39 @@ warning. `spec.model.custom` reuses a namespace model with the same base image a
 composes one. A model the service composed stays its model from then on, even if an equal one
 appears elsewhere (or the scope changes to Cluster).
 
-Models a service composed are shared (`function.kube.owners`): the composing service lists every
-other service that resolved to its model as an owner, so deleting the composing service leaves
-the model to the others, and the first of them to reconcile adopts it.
+What it asks Crossplane for, and the AIMModel it would compose, are `composed_model`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
 
-from function.api.common import ModelSource
 from function.api.meta import Kind, Manifest, Scope
-from function.api.model import CustomModelConfig, DiscoveryConfig, ModelSpec, ModelStatusValue
-from function.api.runtimeconfig import ClusterRuntimeConfigSpec
-from function.api.service import AIMServiceSpec, AIMServiceStatus
-from function.build.aim import build_aim_object
+from function.api.model import ModelSpec, ModelStatusValue
+from function.api.service import AIMServiceSpec
 from function.compose.refs import Model, resolved_model
+from function.compose.service.composed_model import (
+    CLUSTER_MODELS,
+    composed_by_a_service,
+    model_manifest,
+    named,
+    namespace_models,
+    ref_lookup,
+    source_keys,
+    with_co_owners_of,
+)
 from function.errors import InvalidSpecError
-from function.kube.contract import Desired, Observed, Requirement
-from function.kube.lookup import Absent, Found, Listing, Lookup, Pending
-from function.kube.objects import controller_uid, labels_of, metadata_of, name_of, uid_of
-from function.kube.owners import with_co_owners
-from function.kube.parse import parse_spec, parse_status
+from function.kube.contract import Desired, Observed
+from function.kube.lookup import Absent, Found, Pending
+from function.kube.objects import controller_uid, name_of
+from function.kube.parse import parse_spec
 from function.kube.views import field_at
-from function.rules import labels, naming
+from function.rules import naming
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
 
 MODEL = "model"
 """Composition-resource name of the AIMModel a service composes."""
-
-_ENDPOINT = "AWS_ENDPOINT_URL"
 
 
 @dataclass(frozen=True)
@@ -60,20 +60,6 @@ class ModelOutcome:
     def ready(self) -> bool:
         """The model reports Ready, so its templates and image can be trusted."""
         return self.health.state is State.READY
-
-
-def requirements(spec: AIMServiceSpec, namespace: str) -> list[Requirement]:
-    """What Crossplane must fetch to resolve the model; the same on every call.
-
-    A service that may compose a model also lists the namespace's services: those that use its
-    model become the model's co-owners.
-    """
-    if spec.model.ref is not None:
-        return _ref_lookup(spec.model.ref, namespace).requirements()
-    reqs = [_namespace_models(namespace).requirement(), services(namespace).requirement()]
-    if spec.model.image is not None:
-        reqs.append(_CLUSTER_MODELS.requirement())
-    return reqs
 
 
 def resolve_model(
@@ -99,7 +85,7 @@ def resolve_model(
 
 
 def _by_ref(observed: Observed, name: str) -> ModelOutcome:
-    match _ref_lookup(name, observed.namespace).resolve(observed.required):
+    match ref_lookup(name, observed.namespace).resolve(observed.required):
         case Pending():
             return ModelOutcome(
                 ConditionType.MODEL_READY.pending(Reason.RESOLVING, f"looking up {name!r}")
@@ -128,8 +114,8 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
 ) -> ModelOutcome:
     if composed is not None:
         return _compose(observed, spec, config, composed)
-    namespaced = _namespace_models(observed.namespace).items(observed.required)
-    cluster = _CLUSTER_MODELS.items(observed.required)
+    namespaced = namespace_models(observed.namespace).items(observed.required)
+    cluster = CLUSTER_MODELS.items(observed.required)
     if namespaced is None or cluster is None:
         return ModelOutcome(
             ConditionType.MODEL_READY.pending(
@@ -142,7 +128,7 @@ def _by_image(  # noqa: PLR0913 - the inputs of one decision
     ):
         matches = [m for m in objects if field_at(m, "spec", "image") == image]
         # A model the platform team made is the catalog; one a service composed is a stopgap.
-        matches = [m for m in matches if not _composed_by_a_service(m)] or matches
+        matches = [m for m in matches if not composed_by_a_service(m)] or matches
         if template_model is not None and len(matches) > 1:
             matches = [m for m in matches if name_of(m) == template_model] or matches
         if len(matches) == 1:
@@ -191,12 +177,12 @@ def _custom(
         return _compose(observed, spec, config, composed)
     custom = spec.model.custom
     assert custom is not None  # noqa: S101 - the XRD requires exactly one of ref, image, custom
-    namespaced = _namespace_models(observed.namespace).items(observed.required)
+    namespaced = namespace_models(observed.namespace).items(observed.required)
     if namespaced is None:
         return ModelOutcome(
             ConditionType.MODEL_READY.pending(Reason.RESOLVING, "looking for an equal custom model")
         )
-    wanted = _source_keys(custom.model_sources)
+    wanted = source_keys(custom.model_sources)
     for m in namespaced:
         if field_at(m, "spec", "image") != custom.base_image:
             continue
@@ -204,7 +190,7 @@ def _custom(
             candidate = parse_spec(m, ModelSpec)
         except InvalidSpecError:
             continue
-        if _source_keys(candidate.model_sources or ()) == wanted:
+        if source_keys(candidate.model_sources or ()) == wanted:
             return _share(observed, spec, config, m, kind=Kind.MODEL, scope=Scope.NAMESPACE)
     return _compose(observed, spec, config, None)
 
@@ -224,10 +210,10 @@ def _share(  # noqa: PLR0913 - the match, and what adopting it would need
     service would give it (or gave it before models by image were named `auto-<hash>`), is
     adopted: the garbage collector kept it because this service (or another user) still owns it.
     """
-    orphan = _composed_by_a_service(match) and controller_uid(match) is None
+    orphan = composed_by_a_service(match) and controller_uid(match) is None
     if orphan and kind is Kind.MODEL and config is not None:
         try:
-            mine, _ = _model_manifest(observed, spec, config)
+            mine, _ = model_manifest(observed, spec, config)
             names = {name_of(mine)}
             if spec.model.image is not None:
                 names.add(naming.image_model_name(spec.model.image))
@@ -250,7 +236,7 @@ def _compose(
             ConditionType.MODEL_READY.pending(Reason.RESOLVING, "waiting for the runtime config")
         )
     try:
-        manifest, model_spec = _model_manifest(observed, spec, config)
+        manifest, model_spec = model_manifest(observed, spec, config)
     except ValueError as e:
         return ModelOutcome(
             ConditionType.MODEL_READY.failed(Reason.INVALID, f"spec.model.image: {e}")
@@ -259,7 +245,7 @@ def _compose(
         # The model keeps its name. Crossplane keeps the name of what an XR composed already;
         # an orphan is adopted only when asked for by its own name, which for a model made
         # before `auto-<hash>` names is the older `<image>-<tag>-<hash>`.
-        manifest = _with_co_owners(observed, _named(manifest, name_of(composed)), composed)
+        manifest = with_co_owners_of(observed, named(manifest, name_of(composed)), composed)
     model = resolved_model(composed or manifest, Kind.MODEL, Scope.NAMESPACE, model_spec)
     creating = None
     if composed is None or model.headline is None:
@@ -275,92 +261,6 @@ def _compose(
         health = _model_health(model)
     ready = model.headline == ModelStatusValue.READY
     return ModelOutcome(health, model, Desired(manifest, ready=ready), creating=creating)
-
-
-def image_model_spec(
-    image: str, runtime_config_name: str, config: ClusterRuntimeConfigSpec
-) -> ModelSpec:
-    """The spec of a model auto-created for an image, as its runtime config says to make it."""
-    creation = config.model
-    return ModelSpec(
-        image=image,
-        discovery=DiscoveryConfig(enabled=creation.auto_discovery if creation else False),
-        runtime_config_name=runtime_config_name,
-    )
-
-
-AUTO_CREATED_LABELS: Final = {**labels.MANAGED_BY, labels.ORIGIN: labels.AUTO_GENERATED}
-"""Labels of every model auto-created for a service: what tells it from the catalog's."""
-
-
-def _model_manifest(
-    observed: Observed, spec: AIMServiceSpec, config: RuntimeConfig
-) -> tuple[Manifest, ModelSpec]:
-    common_labels = {
-        **AUTO_CREATED_LABELS,
-        labels.SERVICE: labels.value(observed.name),
-    }
-    if spec.model.image is not None:
-        name = naming.auto_model_name(spec.model.image)
-        model_spec = image_model_spec(
-            spec.model.image, spec.runtime_config_name, config.spec
-        ).model_copy(
-            update={
-                "image_pull_secrets": spec.image_pull_secrets,
-                "service_account_name": spec.service_account_name,
-            }
-        )
-        model_labels = common_labels
-    else:
-        custom = spec.model.custom
-        assert custom is not None  # noqa: S101 - the XRD requires exactly one of ref, image, custom
-        name = naming.custom_model_name(custom.base_image, _source_keys(custom.model_sources))
-        model_spec = ModelSpec(
-            image=custom.base_image,
-            model_sources=list(custom.model_sources),
-            custom=CustomModelConfig(hardware=custom.hardware),
-            runtime_config_name=spec.runtime_config_name,
-            image_pull_secrets=spec.image_pull_secrets,
-            service_account_name=spec.service_account_name,
-            env=spec.env,
-        )
-        model_labels = {**common_labels, labels.CUSTOM_MODEL: "true"}
-    manifest = build_aim_object(
-        Kind.MODEL,
-        name=name,
-        namespace=observed.namespace,
-        labels=model_labels,
-        spec=model_spec,
-    )
-    return manifest, model_spec
-
-
-def _named(manifest: Manifest, name: str) -> Manifest:
-    if not name or name_of(manifest) == name:
-        return manifest
-    return {**manifest, "metadata": {**metadata_of(manifest), "name": name}}
-
-
-def _with_co_owners(observed: Observed, manifest: Manifest, composed: Manifest) -> Manifest:
-    """The model with every other service that resolved to it as an owner (see the module doc)."""
-    listed = services(observed.namespace).items(observed.required)
-    uid = uid_of(composed)
-    users = (
-        None
-        if listed is None
-        else [s for s in listed if uid is not None and _resolved_model_uid(s) == uid]
-    )
-    return with_co_owners(manifest, composed, users, observed.composite)
-
-
-def _resolved_model_uid(service: Manifest) -> str | None:
-    status = parse_status(service, AIMServiceStatus)
-    ref = status.resolved_model if status else None
-    return ref.uid if ref else None
-
-
-def _composed_by_a_service(model: Manifest) -> bool:
-    return labels_of(model).get(labels.ORIGIN) == labels.AUTO_GENERATED
 
 
 def _use(found: Found) -> ModelOutcome:
@@ -395,37 +295,3 @@ def _model_health(model: Model) -> Health:
                 Reason.MODEL_NOT_READY,
                 f"{which} is {status or 'not reconciled yet'}; waiting for it to become Ready",
             )
-
-
-def _ref_lookup(name: str, namespace: str) -> Lookup:
-    return Lookup(
-        key="model",
-        name=name,
-        namespace=namespace,
-        namespaced_kind=Kind.MODEL,
-        cluster_kind=Kind.CLUSTER_MODEL,
-    )
-
-
-def _namespace_models(namespace: str) -> Listing:
-    return Listing("models", Kind.MODEL, namespace)
-
-
-def services(namespace: str) -> Listing:
-    """The namespace's services: the users of what a service composes for others to share."""
-    return Listing("services", Kind.SERVICE, namespace)
-
-
-_CLUSTER_MODELS = Listing("cluster-models", Kind.CLUSTER_MODEL)
-
-
-def _source_keys(sources: Sequence[ModelSource]) -> list[tuple[str, str, str | None]]:
-    """What makes two custom models the same weights: id, URI and S3 endpoint, in order."""
-    return [
-        (
-            s.model_id,
-            s.source_uri,
-            next((e.value for e in s.env or () if e.name == _ENDPOINT), None),
-        )
-        for s in sources
-    ]

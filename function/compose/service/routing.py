@@ -12,33 +12,26 @@ removed, until the service names its hostnames (the AIM operator's `RouteHostnam
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
-
-from pydantic import JsonValue
 
 from function.api.common import ParentReference
 from function.api.runtimeconfig import RoutePolicy, RoutingConfig
 from function.build.gateway import Waker, build_http_route
 from function.compose.service import routepolicy
+from function.compose.service.route_status import route_health
 from function.compose.service.routepolicy import RouteRequest
-from function.kube import views
 from function.kube.contract import Desired, Observed, Requirement
 from function.kube.views import (
     GATEWAY_GROUP,
-    ParentRef,
     gateway_listeners,
-    route_parents,
     string_at,
 )
 from function.rules import labels, naming
 from function.rules.listeners import attachable
-from function.rules.pods import MAX_QUOTE
 from function.rules.routepath import RoutePathError, extend, render_path, render_prefix
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
-from function.rules.text import cut
 
 HTTP_ROUTE: Final = "http-route"
 """Composition-resource name of the HTTPRoute."""
@@ -228,49 +221,6 @@ def _exposure(
         ),
         requirements=wanted,
         withdrawn=True,
-    )
-
-
-def route_health(
-    route: Mapping[str, JsonValue] | None, parent: Mapping[str, JsonValue], namespace: str
-) -> Health:
-    """What the Gateway said about the route, in `status.parents[]` for our parent."""
-    if route is None:
-        return ConditionType.HTTP_ROUTE_READY.progressing(
-            Reason.CREATING, "the HTTPRoute is being created"
-        )
-    ours = next(
-        (p for p in route_parents(route) if p.ref.same_as(ParentRef.read(parent), namespace)),
-        None,
-    )
-    gateway = f"Gateway {parent.get('name')!s}"
-    if ours is None:
-        return ConditionType.HTTP_ROUTE_READY.progressing(
-            Reason.ROUTE_PENDING,
-            f"{gateway} has not reported on the HTTPRoute yet",
-        )
-    accepted = views.find(ours.conditions, "Accepted")
-    if accepted is not None and accepted.is_false:
-        # Implementations may leave the message empty (Traefik does for NoMatchingParent).
-        said = (
-            cut(accepted.message, MAX_QUOTE)
-            or f"{accepted.reason or 'NotAccepted'}, with no message"
-        )
-        return ConditionType.HTTP_ROUTE_READY.failed(
-            accepted.reason or "NotAccepted", f"{gateway} rejected the HTTPRoute: {said}"
-        )
-    resolved = views.find(ours.conditions, "ResolvedRefs")
-    if resolved is not None and resolved.is_false:
-        return ConditionType.HTTP_ROUTE_READY.progressing(
-            Reason.ROUTE_BACKEND_UNRESOLVED,
-            f"{gateway} cannot resolve the backend yet: {cut(resolved.message, MAX_QUOTE)}",
-        )
-    if accepted is not None and accepted.is_true:
-        return ConditionType.HTTP_ROUTE_READY.ready(
-            Reason.ROUTE_ACCEPTED, f"{gateway} accepted the HTTPRoute"
-        )
-    return ConditionType.HTTP_ROUTE_READY.progressing(
-        Reason.ROUTE_PENDING, f"{gateway} has not accepted it yet"
     )
 
 

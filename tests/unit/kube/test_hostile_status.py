@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from function.compose.cache.progress import read as read_report
-from function.compose.service.routing import route_health
+from function.compose.service.route_status import route_health
 from function.kube.jobs import (
     JobState,
     attempt,
@@ -213,9 +213,9 @@ READERS = [
     Reader("route-parent-name", "views.route_parents: the Gateway a route's parent names",
            lambda v: route_parents({"status": {"parents": [
                {"parentRef": _put(name=v), "conditions": []}]}}), limit=MAX_WORD),
-    Reader("route-rejected", "routing.route_health: the Gateway's reason for refusing, quoted",
+    Reader("route-rejected", "route_status.route_health: the Gateway's reason for refusing, quoted",
            lambda v: _route("Accepted", v), limit=MAX_QUOTE),
-    Reader("route-unresolved", "routing.route_health: why the backend is unresolved, quoted",
+    Reader("route-unresolved", "route_status.route_health: why the backend is unresolved, quoted",
            lambda v: _route("ResolvedRefs", v), limit=MAX_QUOTE),
     Reader("route-parents", "views.route_parents: `parents` itself of another type",
            lambda v: route_parents({"status": {"parents": v}}), valid=LIST),
