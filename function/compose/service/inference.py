@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import JsonValue
+
 from function.api.hardware import DEFAULT_GPU_RESOURCE
 from function.api.meta import Manifest
 from function.api.runtimeconfig import InferenceSecurity
 from function.api.service import AIMServiceSpec
-from function.api.template import ServiceTemplateSpec
+from function.api.template import ResolvedProfile, ServiceTemplateSpec
 from function.build.kserve import CacheMount, RunAs, build_inference_service
 from function.compose.refs import Model, Template
 from function.compose.service import scaling
@@ -30,6 +32,7 @@ from function.kube.contract import Observed
 from function.rules import labels
 from function.rules.merge import (
     DEFAULT_ENV,
+    ResourceMap,
     cpu_resources,
     gpu_default_resources,
     limit_requests,
@@ -67,43 +70,10 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
     profile = effective_profile(tpl, template.status.profile, template.labels)
     gpu = tpl.hardware.gpu if tpl.hardware else None
     gpu_count = profile.gpu_count or 0
-    metric, precision = profile.metric, profile.precision
-    model_id = next(
-        (s.model_id for s in (tpl.model_sources or model.spec.model_sources or ())), None
+    isvc_labels = _labels(observed, template, model, profile.metric, profile.precision)
+    resources = _resources(
+        spec, model, tpl, gpu.resource_name if gpu else DEFAULT_GPU_RESOURCE, gpu_count
     )
-
-    isvc_labels = {
-        "app.kubernetes.io/name": "aim",
-        "app.kubernetes.io/component": "inference",
-        **labels.MANAGED_BY,
-        labels.SERVICE: labels.value(observed.name),
-        labels.TEMPLATE: labels.value(template.name),
-        labels.MODEL: labels.value(model.name),
-    }
-    if metric:
-        isvc_labels[labels.METRIC] = labels.value(metric)
-    if precision:
-        isvc_labels[labels.PRECISION] = labels.value(precision)
-
-    resources = limit_requests(
-        merge_resources(
-            gpu_default_resources(gpu.resource_name if gpu else DEFAULT_GPU_RESOURCE, gpu_count),
-            model.spec.resources,
-            tpl.resources,
-            cpu_resources(tpl.hardware.cpu if tpl.hardware else None),
-            spec.resources,
-        )
-    )
-    if conflicts := request_limit_conflicts(resources):
-        problem = (
-            f"{'; '.join(conflicts)} once the GPU defaults, the model's and template's "
-            "resources, the template's hardware.cpu and the service's resources are merged: "
-            "give both the request and the limit in spec.resources"
-        )
-        raise InvalidSpecError(field="spec.resources", problem=problem)
-    model_env = model.spec.env or ()
-    custom = bool(model.spec.model_sources)
-
     return build_inference_service(
         name=name,
         namespace=observed.namespace,
@@ -111,19 +81,7 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
         image=model.spec.image,
         scaling=scaling.bounds(spec),
         resources=resources,
-        env=merge_env(
-            literal_env(dict(DEFAULT_ENV)),
-            config.spec.env or (),
-            literal_env(
-                {"AIM_PROFILE_ID": tpl.profile_id, "AIM_METRIC": metric, "AIM_PRECISION": precision}
-            ),
-            model_env if custom else (),
-            tpl.env or (),
-            () if custom else model_env,
-            literal_env({"AIM_MODEL_ID": model_id}),
-            literal_env(adapters.env if adapters else {}),
-            spec.env or (),
-        ),
+        env=_env(spec, model, tpl, config, profile, adapters=adapters),
         gpu_device_ids=placement(gpu, profile.gpu),
         # The image is the model's, so every object that names secrets for it contributes.
         image_pull_secrets=secret_names(
@@ -138,6 +96,86 @@ def build(  # noqa: PLR0913 - everything an InferenceService is made of
         caches=[*caches, adapters.mount] if adapters else caches,
         run_as=_run_as(config),
     )
+
+
+def _env(  # noqa: PLR0913 - every source of the runtime's environment
+    spec: AIMServiceSpec,
+    model: Model,
+    tpl: ServiceTemplateSpec,
+    config: RuntimeConfig,
+    profile: ResolvedProfile,
+    *,
+    adapters: AdapterRun | None,
+) -> list[dict[str, JsonValue]]:
+    """The runtime's environment, in the precedence of the module docstring."""
+    model_id = next(
+        (s.model_id for s in (tpl.model_sources or model.spec.model_sources or ())), None
+    )
+    model_env = model.spec.env or ()
+    custom = bool(model.spec.model_sources)
+    metric, precision = profile.metric, profile.precision
+    return merge_env(
+        literal_env(dict(DEFAULT_ENV)),
+        config.spec.env or (),
+        literal_env(
+            {"AIM_PROFILE_ID": tpl.profile_id, "AIM_METRIC": metric, "AIM_PRECISION": precision}
+        ),
+        model_env if custom else (),
+        tpl.env or (),
+        () if custom else model_env,
+        literal_env({"AIM_MODEL_ID": model_id}),
+        literal_env(adapters.env if adapters else {}),
+        spec.env or (),
+    )
+
+
+def _labels(
+    observed: Observed,
+    template: Template[ServiceTemplateSpec],
+    model: Model,
+    metric: str | None,
+    precision: str | None,
+) -> dict[str, str]:
+    isvc_labels = {
+        "app.kubernetes.io/name": "aim",
+        "app.kubernetes.io/component": "inference",
+        **labels.MANAGED_BY,
+        labels.SERVICE: labels.value(observed.name),
+        labels.TEMPLATE: labels.value(template.name),
+        labels.MODEL: labels.value(model.name),
+    }
+    if metric:
+        isvc_labels[labels.METRIC] = labels.value(metric)
+    if precision:
+        isvc_labels[labels.PRECISION] = labels.value(precision)
+    return isvc_labels
+
+
+def _resources(
+    spec: AIMServiceSpec,
+    model: Model,
+    tpl: ServiceTemplateSpec,
+    gpu_resource: str,
+    gpu_count: int,
+) -> ResourceMap:
+    """The merged resources, in the precedence of the module docstring; refused on a conflict."""
+    resources = limit_requests(
+        merge_resources(
+            gpu_default_resources(gpu_resource, gpu_count),
+            model.spec.resources,
+            tpl.resources,
+            cpu_resources(tpl.hardware.cpu if tpl.hardware else None),
+            spec.resources,
+        )
+    )
+    if conflicts := request_limit_conflicts(resources):
+        problem = (
+            f"{'; '.join(conflicts)} once the GPU defaults, the model's and template's "
+            "resources, the template's hardware.cpu and the service's resources are merged: "
+            "give both the request and the limit in spec.resources"
+        )
+        raise InvalidSpecError(field="spec.resources", problem=problem)
+    return resources
 
 
 def _run_as(config: RuntimeConfig) -> RunAs:

@@ -1,7 +1,7 @@
 """The InferenceService a service runs on: created once its inputs are ready, kept until then.
 
-Also what tells whether it serves once it exists: its predictor's pods. A service that has failed
-creates nothing new, and says what holds back the model it would create.
+Also what tells whether it serves once it exists: its predictor's pods and its autoscaler. A
+service that has failed creates nothing new, and says what holds back the model it would create.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from function.api.service import AIMServiceSpec
-from function.compose.service import inference
+from function.build.kserve import Scaling
+from function.compose.service import inference, scaling
 from function.compose.service.adapters import AdapterOutcome
 from function.compose.service.caching import CacheOutcome
 from function.compose.service.inference import INFERENCE_SERVICE
@@ -19,7 +20,7 @@ from function.compose.service.model import MODEL, ModelOutcome
 from function.compose.service.outcome import TemplateOutcome
 from function.kube.contract import Desired, Observed, Requirement, keep
 from function.kube.views import is_true
-from function.rules.pods import PREDICTOR_LABEL
+from function.rules.pods import PREDICTOR_LABEL, pods_health
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Health, Reason, State
 
@@ -91,16 +92,7 @@ def inference_service(  # noqa: PLR0913 - the inputs of one decision
             caches=caches.mounts,
             adapters=lora.run,
         )
-        if ready:
-            health = ConditionType.INFERENCE_SERVICE_READY.ready(
-                Reason.READY, f"InferenceService {name!r} is Ready"
-            )
-        else:
-            health = ConditionType.INFERENCE_SERVICE_READY.progressing(
-                Reason.CREATING,
-                f"InferenceService {name!r} is not Ready yet (KServe has not reported Ready)",
-            )
-        return Desired(manifest, ready=ready), health
+        return Desired(manifest, ready=ready), _built_health(name, ready=ready)
     until = (
         "the service is no longer Failed"
         if blocked
@@ -118,6 +110,32 @@ def inference_service(  # noqa: PLR0913 - the inputs of one decision
     return None, ConditionType.INFERENCE_SERVICE_READY.pending(
         Reason.WAITING, f"InferenceService {name!r} is created once {until}"
     )
+
+
+def _built_health(name: str, *, ready: bool) -> Health:
+    if ready:
+        return ConditionType.INFERENCE_SERVICE_READY.ready(
+            Reason.READY, f"InferenceService {name!r} is Ready"
+        )
+    return ConditionType.INFERENCE_SERVICE_READY.progressing(
+        Reason.CREATING,
+        f"InferenceService {name!r} is not Ready yet (KServe has not reported Ready)",
+    )
+
+
+def running(observed: Observed, bounds: Scaling) -> list[Health]:
+    """Once the InferenceService exists: its pods' health and its autoscaler's, when read."""
+    if INFERENCE_SERVICE not in observed.resources:
+        return []
+    healths = []
+    serving = is_true(observed.resources[INFERENCE_SERVICE], "Ready")
+    pods = observed.required.get(PODS)
+    if pods is not None:
+        healths.append(pods_health(pods, serving=serving))
+    autoscaler = scaling.health(bounds, observed, serving=serving)
+    if autoscaler is not None:
+        healths.append(autoscaler)
+    return healths
 
 
 def kept(observed: Observed, key: str, *, ready: bool) -> Desired | None:
