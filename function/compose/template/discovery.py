@@ -8,14 +8,12 @@ no Job -> wait for a free slot among the cluster's discovery Jobs (`slots`) -> c
 -> or failed: count the attempt once, keep the Job for inspection until the backoff window ends,
 then drop it; the next call creates the next attempt's Job under a new name. A change of the
 inputs (model image, metric, precision, GPU, profile) resets the attempts and discovers again.
+Reading an attempt's Job back, and counting its failure, are `attempts`'s.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Final
 
 from pydantic import JsonValue
@@ -29,40 +27,31 @@ from function.api.template import (
     ProfileMetadata,
     TemplateStatus,
 )
-from function.build.job import CONTAINER, TERMINATION_MESSAGE_LIMIT, build_discovery_job
+from function.build.job import build_discovery_job
 from function.compose.model.metadata import stored_entrypoint
 from function.compose.refs import Model
 from function.compose.template import slots
+from function.compose.template.attempts import (
+    PODS,
+    REPLACE_AFTER_S,
+    DiscoveryOutcome,
+    backoff_message,
+    found_message,
+    observe,
+    replace_state,
+    seconds_until,
+)
 from function.kube.contract import Desired, Observed, Requirement, keep
-from function.kube.jobs import JobState, job_state, pod_message, pods_requirement, waiting_problem
+from function.kube.jobs import pods_requirement
 from function.kube.objects import name_of
 from function.kube.parse import parse_status
-from function.kube.views import condition_of
 from function.rules import discovery, labels
 from function.rules.merge import secret_names
-from function.rules.pods import MAX_QUOTE
 from function.rules.runtimeconfig import RuntimeConfig
-from function.rules.status import ConditionType, Health, Reason
-from function.rules.text import cut
+from function.rules.status import ConditionType, Reason
 
 DISCOVERY_JOB: Final = "discovery-job"
 """Composition-resource name of the discovery Job."""
-PODS: Final = "discovery-pods"
-_REPLACE_AFTER_S: Final = 5
-
-
-@dataclass(frozen=True)
-class DiscoveryOutcome:
-    """The Discovered component, the Job to compose, and what goes into status."""
-
-    health: Health
-    job: Desired | None = None
-    sources: tuple[DiscoveredSource, ...] = ()
-    profile: Profile | None = None
-    state: DiscoveryState | None = None
-    retry_after_s: int | None = None
-    requirements: tuple[Requirement, ...] = ()
-    """What deciding needs fetched: the discovery Jobs and templates, before a Job starts."""
 
 
 def requirements(observed: Observed, namespace: str) -> list[Requirement]:
@@ -122,7 +111,9 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
         )
     if state.completed and status.model_sources:
         return DiscoveryOutcome(
-            ConditionType.DISCOVERED.ready(Reason.DISCOVERY_COMPLETE, _found(status.model_sources)),
+            ConditionType.DISCOVERED.ready(
+                Reason.DISCOVERY_COMPLETE, found_message(status.model_sources)
+            ),
             sources=tuple(status.model_sources),
             profile=status.profile,
             state=state,
@@ -137,7 +128,7 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
                 Reason.DISCOVERY_STARTING, f"replacing Job {name_of(current)}"
             ),
             state=state,
-            retry_after_s=_REPLACE_AFTER_S,
+            retry_after_s=REPLACE_AFTER_S,
         )
     job = _job(observed, spec, model=model, config=config, name=name, namespace=namespace)
     if current is None:
@@ -145,10 +136,10 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
         if retry is not None and observed.now < retry:
             return DiscoveryOutcome(
                 ConditionType.DISCOVERED.failed(
-                    Reason.DISCOVERY_BACKOFF, _backoff_message(state, retry)
+                    Reason.DISCOVERY_BACKOFF, backoff_message(state, retry)
                 ),
                 state=state,
-                retry_after_s=_seconds_until(observed.now, retry),
+                retry_after_s=seconds_until(observed.now, retry),
             )
         # Only a Job yet to be created waits for a slot; one that exists is kept, whatever the
         # count (a lowered cap lets running discoveries finish).
@@ -175,140 +166,13 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
             state=replace_state(state, job=name),
             requirements=tuple(slots.requirements(observed)),
         )
-    return _observe(
+    return observe(
         observed,
         current,
         job,
         replace_state(state, job=name),
         namespace,
         no_profile=_no_profile(spec, model),
-    )
-
-
-def _observe(  # noqa: PLR0911, PLR0913 - one return per state of the Job
-    observed: Observed,
-    current: Manifest,
-    job: Manifest,
-    state: DiscoveryState,
-    namespace: str,
-    *,
-    no_profile: str,
-) -> DiscoveryOutcome:
-    name = name_of(current)
-    pods = observed.required.get(PODS)
-    state_of_job = job_state(current)
-    if state_of_job is JobState.COMPLETE:
-        if pods is None:
-            return DiscoveryOutcome(
-                ConditionType.DISCOVERED.progressing(
-                    Reason.RESOLVING, f"reading the result of Job {name}"
-                ),
-                job=Desired(job, ready=True),
-                state=state,
-            )
-        message = pod_message(pods, CONTAINER, "Succeeded")
-        if message is None:
-            return _failed(
-                observed,
-                current=current,
-                job=job,
-                state=state,
-                reason=Reason.DISCOVERY_OUTPUT_INVALID,
-                message=f"Job {name} succeeded but its Pod is gone, and its result with it",
-            )
-        try:
-            result = discovery.parse_result(message, limit=TERMINATION_MESSAGE_LIMIT)
-        except discovery.ResultError as e:
-            if e.reason is Reason.DISCOVERY_NO_PROFILE:
-                # Kept until status records it, as a result is (below): no second run.
-                message = f"Job {name}: {no_profile}"
-                return DiscoveryOutcome(
-                    ConditionType.DISCOVERED.failed(e.reason, message),
-                    job=keep(current, ready=True),
-                    state=replace_state(state, no_profile=True, last_failure_reason=message),
-                )
-            return _failed(
-                observed,
-                current=current,
-                job=job,
-                state=state,
-                reason=e.reason,
-                message=f"Job {name}: {e}",
-            )
-        # The Job is kept until a call sees the result in the template's own status: Crossplane
-        # deletes what a call drops before it writes status, and a status write that is lost
-        # (a conflict, a stale re-apply) would lose the result with the Job, and run it again.
-        return DiscoveryOutcome(
-            ConditionType.DISCOVERED.ready(Reason.DISCOVERY_COMPLETE, _found(result.sources)),
-            job=keep(current, ready=True),
-            sources=result.sources,
-            profile=result.profile,
-            state=replace_state(state, completed=True, last_failure_reason=None),
-        )
-    if state_of_job is JobState.FAILED:
-        failed = condition_of(current, "Failed")
-        why = (
-            cut(failed.message, MAX_QUOTE) or failed.reason if failed else ""
-        ) or "the Job failed"
-        tail = pod_message(pods, CONTAINER, "Failed")
-        detail = f"{why}; the dry-run said: {tail.strip()[-500:]}" if tail else why
-        return _failed(
-            observed,
-            current=current,
-            job=job,
-            state=state,
-            reason=Reason.DISCOVERY_FAILED,
-            message=detail,
-        )
-    stuck = waiting_problem(pods or (), CONTAINER)
-    if stuck:
-        return DiscoveryOutcome(
-            ConditionType.DISCOVERED.failed(Reason.DISCOVERY_IMAGE_PULL, f"Job {name}: {stuck}"),
-            job=Desired(job, ready=False),
-            state=state,
-        )
-    return DiscoveryOutcome(
-        ConditionType.DISCOVERED.progressing(
-            Reason.DISCOVERY_RUNNING, f"Job {namespace}/{name} is running"
-        ),
-        job=Desired(job, ready=False),
-        state=state,
-    )
-
-
-def _failed(  # noqa: PLR0913 - the attempt that failed, and why
-    observed: Observed,
-    *,
-    current: Manifest,
-    job: Manifest,
-    state: DiscoveryState,
-    reason: str,
-    message: str,
-) -> DiscoveryOutcome:
-    """Count the failed attempt once; keep its Job until the backoff window ends."""
-    name = name_of(current)
-    if state.last_failed_job != name:
-        state = replace_state(
-            state,
-            attempts=state.attempts + 1,
-            last_failed_job=name,
-            last_attempt_time=_failure_time(observed, current),
-            last_failure_reason=message,
-        )
-    retry = discovery.retry_at(state.last_attempt_time, state.attempts, observed.now)
-    if retry is None or observed.now >= retry:
-        return DiscoveryOutcome(
-            ConditionType.DISCOVERED.failed(
-                reason, f"{message}; retrying now (attempt {state.attempts + 1})"
-            ),
-            state=state,
-            retry_after_s=_REPLACE_AFTER_S,
-        )
-    return DiscoveryOutcome(
-        ConditionType.DISCOVERED.failed(reason, f"{message}; {_backoff_message(state, retry)}"),
-        job=Desired(job, ready=False),
-        state=state,
-        retry_after_s=_seconds_until(observed.now, retry),
     )
 
 
@@ -385,31 +249,9 @@ def _job(  # noqa: PLR0913 - everything a discovery Job is made of
     )
 
 
-def replace_state(state: DiscoveryState, **changes: object) -> DiscoveryState:
-    """A copy of `state` with `changes` (field names in Python form)."""
-    return state.model_copy(update=changes)
-
-
 def _gpu_inputs(spec: ClusterServiceTemplateSpec) -> Sequence[str | int | None]:
     gpu = spec.hardware.gpu if spec.hardware else None
     return [gpu.model, gpu.requests] if gpu else [None, None]
-
-
-def _failure_time(observed: Observed, job: Manifest) -> str:
-    failed = condition_of(job, "Failed")
-    when = failed.last_transition_time if failed else None
-    return min(discovery.timestamp(when) or observed.now, observed.now).isoformat()
-
-
-def _seconds_until(now: datetime, then: datetime) -> int:
-    return max(math.ceil((then - now).total_seconds()), 1)
-
-
-def _backoff_message(state: DiscoveryState, retry: datetime) -> str:
-    return (
-        f"attempt {state.attempts} failed ({state.last_failure_reason}); the next attempt starts "
-        f"at {retry.isoformat()}"
-    )
 
 
 def _no_profile(spec: ClusterServiceTemplateSpec, model: Model) -> str:
@@ -434,8 +276,3 @@ def _no_profile(spec: ClusterServiceTemplateSpec, model: Model) -> str:
         "unoptimized profile unless it is named or AIM_ALLOW_UNOPTIMIZED is true); discovery "
         "runs again when any of them changes"
     )
-
-
-def _found(sources: Sequence[DiscoveredSource]) -> str:
-    listed = ", ".join(f"{s.source_uri} ({s.size or 'size unknown'})" for s in sources)
-    return f"model sources: {listed}"
