@@ -22,6 +22,7 @@ from function.build.aim import build_aim_object
 from function.compose.frame import cluster_credentials, open_frame
 from function.compose.refs import Model, resolved_model
 from function.compose.template import discovery, gpus, lifecycle
+from function.compose.template.attempts import DiscoveryOutcome
 from function.compose.template.discovery import DISCOVERY_JOB
 from function.errors import InvalidSpecError
 from function.kube.contract import Composition, Desired, Observed, Requirement, keep
@@ -32,6 +33,7 @@ from function.kube.parse import has_headline, parse_headline, parse_spec
 from function.rules import labels
 from function.rules.merge import merged_env
 from function.rules.profile import effective_profile
+from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import Condition, ConditionType, Health, Reason, State, worst
 
 __all__ = ["DISCOVERY_JOB", "TEMPLATE_CACHE", "TEMPLATE_KINDS", "compose_template"]
@@ -65,19 +67,9 @@ def compose_template(observed: Observed) -> Composition:
     gpu = gpus.check(observed, spec.hardware)
     comp.requirements += gpu.requirements
 
-    ready_to_discover = config is not None and model is not None and gpu.health.state is State.READY
-    found = discovery.discover(
-        observed,
-        spec,
-        model=model if ready_to_discover else None,
-        config=config if ready_to_discover else None,
-        namespace=work_namespace,
+    found = _discover(
+        observed, comp, spec, model=model, config=config, gpu=gpu, namespace=work_namespace
     )
-    comp.requirements += [*discovery.requirements(observed, work_namespace), *found.requirements]
-    if found.job is not None:
-        comp.resources[DISCOVERY_JOB] = found.job
-        if DISCOVERY_JOB not in observed.resources:
-            comp.counted.append(DiscoveryStarted())
     discovered = found.health
     if discovered.state is State.READY and not spec.model_sources:
         discovered = gpus.unknown_accelerator(spec.hardware, found.profile) or discovered
@@ -113,7 +105,49 @@ def compose_template(observed: Observed) -> Composition:
     headline = _HEADLINE[state]
     if gpu.unavailable and state is not State.FAILED:
         headline = TemplateStatusValue.NOT_AVAILABLE
-    status = TemplateStatus(
+    return frame.finish(
+        _status(observed, spec, headline, model=model, found=found, config=config), headline
+    )
+
+
+def _discover(  # noqa: PLR0913 - discovery's inputs, and the composition it adds to
+    observed: Observed,
+    comp: Composition,
+    spec: ClusterServiceTemplateSpec,
+    *,
+    model: Model | None,
+    config: RuntimeConfig | None,
+    gpu: gpus.GpuCheck,
+    namespace: str,
+) -> DiscoveryOutcome:
+    """Discovery, given its inputs once the GPU is there; what it asks for and the Job it runs."""
+    ready_to_discover = config is not None and model is not None and gpu.health.state is State.READY
+    found = discovery.discover(
+        observed,
+        spec,
+        model=model if ready_to_discover else None,
+        config=config if ready_to_discover else None,
+        namespace=namespace,
+    )
+    comp.requirements += [*discovery.requirements(observed, namespace), *found.requirements]
+    if found.job is not None:
+        comp.resources[DISCOVERY_JOB] = found.job
+        if DISCOVERY_JOB not in observed.resources:
+            comp.counted.append(DiscoveryStarted())
+    return found
+
+
+def _status(  # noqa: PLR0913 - everything the status records
+    observed: Observed,
+    spec: ClusterServiceTemplateSpec,
+    headline: TemplateStatusValue,
+    *,
+    model: Model | None,
+    found: DiscoveryOutcome,
+    config: RuntimeConfig | None,
+) -> TemplateStatus:
+    """The template's status: what it resolved, and what its discovery found."""
+    return TemplateStatus(
         status=headline,
         resolved_runtime_config=config.ref if config else None,
         resolved_model=model.reference() if model else None,
@@ -123,7 +157,6 @@ def compose_template(observed: Observed) -> Composition:
         hardware_summary=gpus.summary(spec.hardware, found.profile),
         discovery=found.state,
     )
-    return frame.finish(status, headline)
 
 
 def _credentials(observed: Observed, spec: ClusterServiceTemplateSpec) -> Condition | None:

@@ -13,10 +13,8 @@ Reading an attempt's Job back, and counting its failure, are `attempts`'s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Final
-
-from pydantic import JsonValue
 
 from function.api.meta import Manifest
 from function.api.template import (
@@ -27,8 +25,6 @@ from function.api.template import (
     ProfileMetadata,
     TemplateStatus,
 )
-from function.build.job import build_discovery_job
-from function.compose.model.metadata import stored_entrypoint
 from function.compose.refs import Model
 from function.compose.template import slots
 from function.compose.template.attempts import (
@@ -37,6 +33,7 @@ from function.compose.template.attempts import (
     DiscoveryOutcome,
     backoff_message,
     found_message,
+    job_for,
     observe,
     replace_state,
     seconds_until,
@@ -45,8 +42,7 @@ from function.kube.contract import Desired, Observed, Requirement, keep
 from function.kube.jobs import pods_requirement
 from function.kube.objects import name_of
 from function.kube.parse import parse_status
-from function.rules import discovery, labels
-from function.rules.merge import secret_names
+from function.rules import discovery
 from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import ConditionType, Reason
 
@@ -59,7 +55,7 @@ def requirements(observed: Observed, namespace: str) -> list[Requirement]:
     return pods_requirement(observed, DISCOVERY_JOB, PODS, namespace)
 
 
-def discover(  # noqa: PLR0911 - one return per step of the lifecycle
+def discover(
     observed: Observed,
     spec: ClusterServiceTemplateSpec,
     *,
@@ -77,18 +73,57 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
     state = status.discovery or DiscoveryState()
     current = observed.resources.get(DISCOVERY_JOB)
     if model is None or config is None:
-        # Inputs flickered: keep what was found and any Job running, create nothing.
-        return DiscoveryOutcome(
-            ConditionType.DISCOVERED.pending(
-                Reason.WAITING, "waiting for the model, GPU and runtime config"
-            ),
-            job=keep(current, ready=False) if current is not None else None,
-            sources=tuple(status.model_sources or ()) if state.completed else (),
-            profile=status.profile if state.completed else None,
-            state=state,
-        )
+        return _waiting(status, state, current)
 
-    fingerprint = discovery.spec_hash(
+    fingerprint = _fingerprint(spec, model)
+    if state.spec_hash != fingerprint:
+        state = DiscoveryState(spec_hash=fingerprint)
+    settled = _settled(spec, model, status, state)
+    if settled is not None:
+        return settled
+
+    name = discovery.job_name(observed.name, fingerprint, state.attempts)
+    if current is not None and name_of(current) != name:
+        # The previous attempt's Job, or one made for other inputs: let Crossplane delete it
+        # first, then create this attempt's (a Job cannot be changed or re-run in place).
+        return DiscoveryOutcome(
+            ConditionType.DISCOVERED.progressing(
+                Reason.DISCOVERY_STARTING, f"replacing Job {name_of(current)}"
+            ),
+            state=state,
+            retry_after_s=REPLACE_AFTER_S,
+        )
+    job = job_for(observed, spec, model=model, config=config, name=name, namespace=namespace)
+    if current is None:
+        return _start(observed, job, name=name, state=state, config=config, namespace=namespace)
+    return observe(
+        observed,
+        current,
+        job,
+        replace_state(state, job=name),
+        namespace,
+        no_profile=_no_profile(spec, model),
+    )
+
+
+def _waiting(
+    status: TemplateStatus, state: DiscoveryState, current: Manifest | None
+) -> DiscoveryOutcome:
+    """Inputs flickered: keep what was found and any Job running, create nothing."""
+    return DiscoveryOutcome(
+        ConditionType.DISCOVERED.pending(
+            Reason.WAITING, "waiting for the model, GPU and runtime config"
+        ),
+        job=keep(current, ready=False) if current is not None else None,
+        sources=tuple(status.model_sources or ()) if state.completed else (),
+        profile=status.profile if state.completed else None,
+        state=state,
+    )
+
+
+def _fingerprint(spec: ClusterServiceTemplateSpec, model: Model) -> str:
+    """What discovery's result follows from: a change of any of it discovers again."""
+    return discovery.spec_hash(
         [
             spec.model_name,
             model.spec.image,
@@ -98,8 +133,12 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
             spec.profile_id,
         ]
     )
-    if state.spec_hash != fingerprint:
-        state = DiscoveryState(spec_hash=fingerprint)
+
+
+def _settled(
+    spec: ClusterServiceTemplateSpec, model: Model, status: TemplateStatus, state: DiscoveryState
+) -> DiscoveryOutcome | None:
+    """The outcome of a discovery these inputs already finished; None when it has not."""
     if state.no_profile:
         # The runtime's choice follows from the image and these inputs alone: running it again
         # would print the same `[]`, so only a change of the inputs (a new fingerprint) retries.
@@ -118,61 +157,52 @@ def discover(  # noqa: PLR0911 - one return per step of the lifecycle
             profile=status.profile,
             state=state,
         )
+    return None
 
-    name = discovery.job_name(observed.name, fingerprint, state.attempts)
-    if current is not None and name_of(current) != name:
-        # The previous attempt's Job, or one made for other inputs: let Crossplane delete it
-        # first, then create this attempt's (a Job cannot be changed or re-run in place).
+
+def _start(  # noqa: PLR0913 - the attempt's Job, and what starting it waits for
+    observed: Observed,
+    job: Manifest,
+    *,
+    name: str,
+    state: DiscoveryState,
+    config: RuntimeConfig,
+    namespace: str,
+) -> DiscoveryOutcome:
+    """The Job of an attempt that has none yet: after the backoff, and once a slot is free."""
+    retry = discovery.retry_at(state.last_attempt_time, state.attempts, observed.now)
+    if retry is not None and observed.now < retry:
         return DiscoveryOutcome(
-            ConditionType.DISCOVERED.progressing(
-                Reason.DISCOVERY_STARTING, f"replacing Job {name_of(current)}"
+            ConditionType.DISCOVERED.failed(
+                Reason.DISCOVERY_BACKOFF, backoff_message(state, retry)
             ),
             state=state,
-            retry_after_s=REPLACE_AFTER_S,
+            retry_after_s=seconds_until(observed.now, retry),
         )
-    job = _job(observed, spec, model=model, config=config, name=name, namespace=namespace)
-    if current is None:
-        retry = discovery.retry_at(state.last_attempt_time, state.attempts, observed.now)
-        if retry is not None and observed.now < retry:
-            return DiscoveryOutcome(
-                ConditionType.DISCOVERED.failed(
-                    Reason.DISCOVERY_BACKOFF, backoff_message(state, retry)
-                ),
-                state=state,
-                retry_after_s=seconds_until(observed.now, retry),
-            )
-        # Only a Job yet to be created waits for a slot; one that exists is kept, whatever the
-        # count (a lowered cap lets running discoveries finish).
-        slot = slots.decide(
-            observed, limit=config.spec.max_concurrent_discovery_jobs, job=name, namespace=namespace
-        )
-        if slot is None or not slot.granted:
-            return DiscoveryOutcome(
-                ConditionType.DISCOVERED.pending(
-                    Reason.RESOLVING if slot is None else Reason.DISCOVERY_CAP_REACHED,
-                    "counting the discovery Jobs running in the cluster"
-                    if slot is None
-                    else slots.waiting_message(slot),
-                ),
-                state=state,
-                requirements=tuple(slots.requirements(observed)),
-            )
+    # Only a Job yet to be created waits for a slot; one that exists is kept, whatever the
+    # count (a lowered cap lets running discoveries finish).
+    slot = slots.decide(
+        observed, limit=config.spec.max_concurrent_discovery_jobs, job=name, namespace=namespace
+    )
+    if slot is None or not slot.granted:
         return DiscoveryOutcome(
             ConditionType.DISCOVERED.pending(
-                Reason.DISCOVERY_STARTING,
-                f"creating discovery Job {namespace}/{name}",
+                Reason.RESOLVING if slot is None else Reason.DISCOVERY_CAP_REACHED,
+                "counting the discovery Jobs running in the cluster"
+                if slot is None
+                else slots.waiting_message(slot),
             ),
-            job=Desired(job, ready=False),
-            state=replace_state(state, job=name),
+            state=state,
             requirements=tuple(slots.requirements(observed)),
         )
-    return observe(
-        observed,
-        current,
-        job,
-        replace_state(state, job=name),
-        namespace,
-        no_profile=_no_profile(spec, model),
+    return DiscoveryOutcome(
+        ConditionType.DISCOVERED.pending(
+            Reason.DISCOVERY_STARTING,
+            f"creating discovery Job {namespace}/{name}",
+        ),
+        job=Desired(job, ready=False),
+        state=replace_state(state, job=name),
+        requirements=tuple(slots.requirements(observed)),
     )
 
 
@@ -197,55 +227,6 @@ def _inline(spec: ClusterServiceTemplateSpec) -> DiscoveryOutcome:
         ),
         sources=sources,
         profile=profile,
-    )
-
-
-def _job(  # noqa: PLR0913 - everything a discovery Job is made of
-    observed: Observed,
-    spec: ClusterServiceTemplateSpec,
-    *,
-    model: Model,
-    config: RuntimeConfig,
-    name: str,
-    namespace: str,
-) -> Manifest:
-    gpu = spec.hardware.gpu if spec.hardware else None
-    env: list[Mapping[str, JsonValue]] = [
-        {"name": "AIM_LOG_LEVEL_ROOT", "value": "CRITICAL"},
-        {"name": "AIM_LOG_LEVEL", "value": "CRITICAL"},
-        *(e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in spec.env or ()),
-    ]
-    gpu_model = gpu.model if gpu else None
-    count = str(gpu.requests) if gpu and gpu.requests else None
-    # Both families, as the AIM operator sets them: older images read AIM_GPU_*, newer ones
-    # AIM_ACCELERATOR_* (the AIM_GPU_* names are their deprecated aliases).
-    for key, value in (
-        ("AIM_METRIC", spec.metric),
-        ("AIM_PRECISION", spec.precision),
-        ("AIM_GPU_MODEL", gpu_model),
-        ("AIM_GPU_COUNT", count),
-        ("AIM_ACCELERATOR_MODEL", gpu_model),
-        ("AIM_ACCELERATOR_COUNT", count),
-        ("AIM_PROFILE_ID", spec.profile_id),
-    ):
-        if value:
-            env.append({"name": key, "value": str(value)})
-    return build_discovery_job(
-        name=name,
-        namespace=namespace,
-        labels={**slots.JOB_LABELS, labels.TEMPLATE: labels.value(observed.name)},
-        image=model.spec.image,
-        # The model read it from the image's config with its labels.
-        entrypoint=stored_entrypoint(model.manifest) or observed.settings.discovery_entrypoint,
-        env=env,
-        # The Job pulls the model's image: the secrets of the template, the model and the
-        # runtime config all apply, and the first service account named, in that order.
-        pull_secrets=secret_names(
-            spec.image_pull_secrets, model.spec.image_pull_secrets, config.spec.image_pull_secrets
-        ),
-        service_account=spec.service_account_name
-        or model.spec.service_account_name
-        or config.spec.service_account_name,
     )
 
 
