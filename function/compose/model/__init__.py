@@ -65,17 +65,7 @@ def compose_model(observed: Observed) -> Composition | Inspect:
     listed = listing.items(observed.required)
     statuses = _template_statuses(observed, planned.templates, listed)
 
-    for name, manifest in planned.templates.items():
-        comp.resources[TEMPLATE_PREFIX + name] = Desired(
-            manifest, ready=statuses.get(name) == TemplateStatusValue.AVAILABLE
-        )
-    for key, current in observed.resources.items():
-        # A deployment that left the image's labels keeps its template: services may use it.
-        if key.startswith(TEMPLATE_PREFIX) and key not in comp.resources:
-            comp.resources[key] = keep(
-                current,
-                ready=has_headline(current, TemplateStatusValue.AVAILABLE),
-            )
+    _compose_templates(observed, comp, planned.templates, statuses)
 
     gap = report.metadata_gap(meta)
     templates_health = report.templates_health(
@@ -107,6 +97,26 @@ def compose_model(observed: Observed) -> Composition | Inspect:
         templates=len(statuses),
     )
     return frame.finish(meta.image.recorded_in(status) if meta.image else status, status.status)
+
+
+def _compose_templates(
+    observed: Observed,
+    comp: Composition,
+    planned: Mapping[str, Manifest],
+    statuses: Mapping[str, TemplateStatusValue | None],
+) -> None:
+    """The templates planned, and those composed before that the plan no longer holds."""
+    for name, manifest in planned.items():
+        comp.resources[TEMPLATE_PREFIX + name] = Desired(
+            manifest, ready=statuses.get(name) == TemplateStatusValue.AVAILABLE
+        )
+    for key, current in observed.resources.items():
+        # A deployment that left the image's labels keeps its template: services may use it.
+        if key.startswith(TEMPLATE_PREFIX) and key not in comp.resources:
+            comp.resources[key] = keep(
+                current,
+                ready=has_headline(current, TemplateStatusValue.AVAILABLE),
+            )
 
 
 @dataclass(frozen=True)
