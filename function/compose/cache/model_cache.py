@@ -168,27 +168,7 @@ def _measure(  # noqa: PLR0913 - the size check's inputs
     state = job_state(current) if current is not None else None
     pods = observed.required.get(SIZE_CHECK_PODS)
     if state is JobState.COMPLETE:
-        message = pod_message(pods, SIZE_CHECK_CONTAINER, "Succeeded")
-        if message is None:
-            return None, Step(
-                ConditionType.SIZE_KNOWN.progressing(
-                    Reason.SIZE_UNKNOWN, "reading the size check's result"
-                ),
-                {SIZE_CHECK_JOB: job_or_kept(job, current, ready=True)},
-            )
-        try:
-            size = caching.parse_size(message)
-        except ValueError as e:
-            return None, Step(
-                ConditionType.SIZE_KNOWN.failed(Reason.SIZE_CHECK_INVALID, str(e)),
-                {SIZE_CHECK_JOB: job_or_kept(job, current, ready=False)},
-            )
-        # Measured: the result lives in status from now on and the Job is dropped.
-        return size, Step(
-            ConditionType.SIZE_KNOWN.ready(
-                Reason.SIZE_KNOWN, f"{spec.source_uri}: {quantity.binary(size)} (measured)"
-            )
-        )
+        return _measured(spec, job, current, pods)
     resources = {SIZE_CHECK_JOB: job_or_kept(job, current, ready=False)}
     run = Run(
         ConditionType.SIZE_KNOWN,
@@ -207,6 +187,36 @@ def _measure(  # noqa: PLR0913 - the size check's inputs
             f"spec.size is unset: Job {names.size_check} measures {spec.source_uri}",
         ),
         resources,
+    )
+
+
+def _measured(
+    spec: ModelCacheSpec,
+    job: Manifest,
+    current: Manifest | None,
+    pods: tuple[Manifest, ...] | None,
+) -> tuple[int | None, Step]:
+    """A size check that succeeded: its result, read from its pod's termination message."""
+    message = pod_message(pods, SIZE_CHECK_CONTAINER, "Succeeded")
+    if message is None:
+        return None, Step(
+            ConditionType.SIZE_KNOWN.progressing(
+                Reason.SIZE_UNKNOWN, "reading the size check's result"
+            ),
+            {SIZE_CHECK_JOB: job_or_kept(job, current, ready=True)},
+        )
+    try:
+        size = caching.parse_size(message)
+    except ValueError as e:
+        return None, Step(
+            ConditionType.SIZE_KNOWN.failed(Reason.SIZE_CHECK_INVALID, str(e)),
+            {SIZE_CHECK_JOB: job_or_kept(job, current, ready=False)},
+        )
+    # Measured: the result lives in status from now on and the Job is dropped.
+    return size, Step(
+        ConditionType.SIZE_KNOWN.ready(
+            Reason.SIZE_KNOWN, f"{spec.source_uri}: {quantity.binary(size)} (measured)"
+        )
     )
 
 

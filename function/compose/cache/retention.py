@@ -63,27 +63,41 @@ def retention(
         return Kept(previous.unused_since, previous.retained_until)
     users = sorted(name_of(s) for s in services if relied_on(s) == observed.name)
     if users:
-        return Kept(
-            conditions=(
-                Condition(
-                    ConditionType.RETAINED,
-                    ConditionStatus.FALSE,
-                    Reason.CACHE_IN_USE,
-                    f"used by AIMService {', '.join(users[:_USERS_SHOWN])}"
-                    + (
-                        f" and {len(users) - _USERS_SHOWN} more"
-                        if len(users) > _USERS_SHOWN
-                        else ""
-                    ),
-                ),
-            )
+        return _in_use(users)
+    return _unused(observed, previous, config)
+
+
+def _in_use(users: list[str]) -> Kept:
+    """A cache some service relies on: kept, saying by whom."""
+    return Kept(
+        conditions=(
+            Condition(
+                ConditionType.RETAINED,
+                ConditionStatus.FALSE,
+                Reason.CACHE_IN_USE,
+                f"used by AIMService {', '.join(users[:_USERS_SHOWN])}"
+                + (f" and {len(users) - _USERS_SHOWN} more" if len(users) > _USERS_SHOWN else ""),
+            ),
         )
+    )
+
+
+def _retention_of(config: RuntimeConfig | None) -> tuple[str, float]:
+    """The runtime config's `caching.retention`, as written and in seconds (the default if bad)."""
     caching_config = config.spec.caching if config else None
     text = (caching_config.retention if caching_config else None) or DEFAULT_CACHE_RETENTION
     seconds = duration_seconds(text)
     if seconds is None:
         text = DEFAULT_CACHE_RETENTION
         seconds = duration_seconds(text) or 0.0
+    return text, seconds
+
+
+def _unused(
+    observed: Observed, previous: TemplateCacheStatus, config: RuntimeConfig | None
+) -> Kept:
+    """A cache no service relies on: counting down its retention, or past it."""
+    text, seconds = _retention_of(config)
     now = observed.now
     since = timestamp(previous.unused_since) if previous.unused_since else None
     ended = timestamp(previous.retained_until) if previous.retained_until else None

@@ -13,6 +13,8 @@ relying on it is gone (`function.compose.service.caching`), for the runtime conf
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from function.api.cache import (
     CacheEntry,
     CacheStatusValue,
@@ -20,14 +22,14 @@ from function.api.cache import (
     TemplateCacheStatus,
     TemplateScope,
 )
-from function.api.meta import Kind, Scope
+from function.api.meta import Kind, Manifest, Scope
 from function.api.template import (
     ClusterServiceTemplateSpec,
     ServiceTemplateSpec,
     TemplateStatusValue,
 )
 from function.compose.cache.model_cache import CACHE_HEADLINE
-from function.compose.cache.retention import retention
+from function.compose.cache.retention import Kept, retention
 from function.compose.cache.source_caches import (
     MODEL_CACHE_PREFIX,
     MODEL_CACHES,
@@ -46,6 +48,7 @@ from function.kube.contract import (
 )
 from function.kube.lookup import Absent, Listing, Lookup, Pending, Resolution
 from function.kube.parse import has_headline, parse_spec
+from function.rules.runtimeconfig import RuntimeConfig
 from function.rules.status import (
     ConditionType,
     Health,
@@ -67,14 +70,45 @@ def compose_template_cache(observed: Observed) -> Composition:
     kept = retention(observed, comp, config, config_waiting=config_health.state is State.PENDING)
 
     template, template_health = _template_health(spec, resolution)
-    caches: list[Cache] = []
     listed = listing.items(observed.required)
-    if (
-        template is not None
-        and template_health.state is State.READY
-        and listed is not None
-        and not kept.expired
-    ):
+    caches = _model_caches(
+        observed,
+        comp,
+        spec,
+        template if template_health.state is State.READY else None,
+        listed,
+        kept=kept,
+    )
+    cache_health = kept.health or caches_health(
+        caches, waiting=template_health.state is not State.READY
+    )
+    healths = [template_health, cache_health]
+    state = frame.report(healths, also=kept.conditions)
+    if kept.seconds_left is not None:
+        # Composed again when the retention ends, or at the usual recheck if that comes first.
+        settings = observed.settings
+        usual = settings.ready_recheck_s if state is State.READY else settings.waiting_recheck_s
+        comp.ttl_seconds = min(kept.seconds_left, usual)
+    status = _status(state, config, kept, template, caches)
+    return frame.finish(status, status.status)
+
+
+def _model_caches(  # noqa: PLR0913 - the template, what is listed, and how long it is kept
+    observed: Observed,
+    comp: Composition,
+    spec: TemplateCacheSpec,
+    template: Template[ClusterServiceTemplateSpec] | None,
+    listed: tuple[Manifest, ...] | None,
+    *,
+    kept: Kept,
+) -> list[Cache]:
+    """A model cache per model source of an Available `template`; those composed before, kept.
+
+    `template` is None until it is Available. Past its retention a cache composes none, and
+    drops those it had.
+    """
+    caches: list[Cache] = []
+    if template is not None and listed is not None and not kept.expired:
         caches = [
             cache_for(
                 observed,
@@ -94,18 +128,18 @@ def compose_template_cache(observed: Observed) -> Composition:
                 current,
                 ready=has_headline(current, CacheStatusValue.AVAILABLE),
             )
+    return caches
 
-    cache_health = kept.health or caches_health(
-        caches, waiting=template_health.state is not State.READY
-    )
-    healths = [template_health, cache_health]
-    state = frame.report(healths, also=kept.conditions)
-    if kept.seconds_left is not None:
-        # Composed again when the retention ends, or at the usual recheck if that comes first.
-        settings = observed.settings
-        usual = settings.ready_recheck_s if state is State.READY else settings.waiting_recheck_s
-        comp.ttl_seconds = min(kept.seconds_left, usual)
-    status = TemplateCacheStatus(
+
+def _status(
+    state: State,
+    config: RuntimeConfig | None,
+    kept: Kept,
+    template: Template[ClusterServiceTemplateSpec] | None,
+    caches: Sequence[Cache],
+) -> TemplateCacheStatus:
+    """The template cache's status: what it resolved, how long it is kept, its model caches."""
+    return TemplateCacheStatus(
         status=CACHE_HEADLINE[state],
         resolved_runtime_config=config.ref if config else None,
         unused_since=kept.unused_since,
@@ -123,7 +157,6 @@ def compose_template_cache(observed: Observed) -> Composition:
         ]
         or None,
     )
-    return frame.finish(status, status.status)
 
 
 def _template(observed: Observed, spec: TemplateCacheSpec) -> tuple[list[Requirement], Resolution]:
