@@ -4,7 +4,7 @@
 reuses the one model with that image (a namespace match shadows cluster matches, as names do, and
 a catalog model wins over one a service composed), else the service composes an AIMModel for the
 image; under a runtime config with `model.creationScope: Cluster` it composes none and waits for
-the AIMClusterModel its AIMClusterRuntimeConfig creates (function/compose/runtimeconfig.py), as a
+the AIMClusterModel its AIMClusterRuntimeConfig creates (function/compose/runtimeconfig/), as a
 namespaced XR cannot compose a cluster-scoped object; with no AIMClusterRuntimeConfig of that
 name (only a namespace's config asked for Cluster) it composes the AIMModel as before, with a
 warning. `spec.model.custom` reuses a namespace model with the same base image and sources, else

@@ -1,20 +1,9 @@
-"""AIMRuntimeConfig / AIMClusterRuntimeConfig: read by others; the cluster one creates models.
+"""The AIMClusterModels an AIMClusterRuntimeConfig composes for services by image.
 
-Each reconcile checks the spec (a bad one is a fatal result naming the field). A namespaced config
-composes nothing; one that sets `model.creationScope: Cluster` says, in `AutoCreatedModels`,
-whether the AIMClusterRuntimeConfig of its name does too (else it is ignored,
-`ClusterScopeNotAllowed`). An AIMClusterRuntimeConfig is where cluster-scoped auto-created models
-come from: Crossplane v2 does not let a namespaced XR (a service) compose a cluster-scoped object,
-so the cluster config of the services' `runtimeConfigName` composes them instead, when its own
-`model.creationScope` is Cluster: only it may switch services to cluster models, which are
-inspected with the system namespace's pull secrets. It lists every AIMService, every
-AIMRuntimeConfig of its name (a namespace's may opt out with `Namespace`; its `Cluster` is ignored,
-and named here), and the models; for each image of its services whose effective scope is Cluster
-and that no model serves as the service would look it up (its namespace's AIMModels, then
-AIMClusterModels other than this config's own), it composes one AIMClusterModel `auto-<hash of
-image>`. One per image, whatever the namespaces: the services share it and its discovery. It is
-kept while a service needs it or resolved to it, and dropped once none does; while a listing is not
-fetched, the models it has are kept as they are.
+One `auto-<hash of image>` per image that a service of this config's name needs as a cluster model
+and that no model serves as the service would look it up; kept while a service needs it or
+resolved to it. A namespace's config of the same name may opt out (`Namespace`); its `Cluster` is
+ignored, and named.
 """
 
 from __future__ import annotations
@@ -23,34 +12,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 
 from function.api.meta import API_VERSION, Kind, Manifest
 from function.api.runtimeconfig import (
     ClusterRuntimeConfigSpec,
     ModelCreationScope,
     RuntimeConfigSpec,
-    RuntimeConfigStatus,
 )
 from function.build.aim import build_aim_object
-from function.compose.frame import cluster_credentials, stamp
 from function.compose.service.composed_model import AUTO_CREATED_LABELS, image_model_spec
 from function.errors import InvalidSpecError
-from function.kube.contract import (
-    Composition,
-    Desired,
-    Observed,
-    Requirement,
-    keep,
-)
+from function.kube.contract import Composition, Desired, Observed, Requirement, keep
 from function.kube.objects import metadata_of, name_of
 from function.kube.parse import parse_spec
 from function.kube.views import field_at, string_at
 from function.rules import naming
-from function.rules.runtimeconfig import DEFAULT_NAME, asks_cluster_scope, creation_scope
+from function.rules.runtimeconfig import DEFAULT_NAME, creation_scope
 from function.rules.status import Condition, ConditionStatus, ConditionType, Reason
-
-RUNTIME_CONFIG_KINDS = frozenset({Kind.RUNTIME_CONFIG, Kind.CLUSTER_RUNTIME_CONFIG})
 
 # Every object of each kind, in every namespace: a requirement without a namespace lists across
 # all of them. In the claims flavour the namespaced kinds are claims of the same kind and spec.
@@ -64,72 +43,6 @@ MAX_NAMED: Final = 5
 _MAX_IMAGE: Final = 200
 
 
-def compose_runtime_config(observed: Observed) -> Composition:
-    """Validate a runtime config; a cluster one composes the cluster models it is asked for."""
-    if observed.kind == Kind.RUNTIME_CONFIG:
-        parse_spec(observed.composite, RuntimeConfigSpec)
-        comp = _namespace_scope(observed)
-    else:
-        spec = parse_spec(observed.composite, ClusterRuntimeConfigSpec)
-        comp = _cluster_models(observed, spec)
-        credentials = cluster_credentials(observed, [("spec.env", spec.env)])
-        if credentials is not None:
-            comp.conditions.append(credentials)
-    # No headline: Crossplane decides readiness from what a cluster config composes.
-    stamp(comp, observed, RuntimeConfigStatus())
-    return comp
-
-
-_PLATFORM: Final = "cluster-runtime-config"
-
-
-def _namespace_scope(observed: Observed) -> Composition:
-    """A namespace's config composes nothing; with `creationScope: Cluster`, it says if ignored.
-
-    It is, unless the AIMClusterRuntimeConfig of its name sets Cluster too.
-    """
-    if not asks_cluster_scope(_spec_of(observed.composite)):
-        return Composition()
-    name = observed.name
-    comp = Composition(
-        requirements=[
-            Requirement(_PLATFORM, API_VERSION, Kind.CLUSTER_RUNTIME_CONFIG, match_name=name)
-        ]
-    )
-    found = observed.required.get(_PLATFORM)
-    if found is None:
-        return comp
-    if found and asks_cluster_scope(_spec_of(found[0])):
-        comp.conditions.append(
-            _condition(
-                Reason.CLUSTER_MODELS_COMPOSED,
-                f"{Kind.CLUSTER_RUNTIME_CONFIG} {name!r} sets creationScope: Cluster too, and "
-                "creates the AIMClusterModels of this namespace's services by image",
-            )
-        )
-        return comp
-    comp.conditions.append(
-        Condition(
-            ConditionType.AUTO_CREATED_MODELS,
-            ConditionStatus.FALSE,
-            Reason.CLUSTER_SCOPE_NOT_ALLOWED,
-            f"spec.model.creationScope: Cluster is ignored: only {Kind.CLUSTER_RUNTIME_CONFIG} "
-            f"{name!r} can switch services to cluster-scoped models (inspected with the "
-            "platform's pull secrets), and "
-            + ("none exists" if not found else "it does not")
-            + f"; services by image in namespace {observed.namespace!r} create their own "
-            "AIMModels. Ask the platform team to set it there, or remove it here",
-            warn=True,
-        )
-    )
-    return comp
-
-
-def _spec_of(obj: Manifest) -> Mapping[str, JsonValue]:
-    spec = obj.get("spec")
-    return spec if isinstance(spec, dict) else {}
-
-
 @dataclass
 class _Need:
     """What one image needs: its model's name, and the namespaces whose services need it."""
@@ -138,7 +51,8 @@ class _Need:
     namespaces: set[str] = field(default_factory=set)
 
 
-def _cluster_models(observed: Observed, spec: ClusterRuntimeConfigSpec) -> Composition:
+def cluster_models(observed: Observed, spec: ClusterRuntimeConfigSpec) -> Composition:
+    """What a cluster config composes: the cluster models its services need, and why not more."""
     comp = Composition(requirements=[_requirement(_CONFIGS, Kind.RUNTIME_CONFIG)])
     configs = observed.required.get(_CONFIGS)
     composed = dict(observed.resources)
@@ -255,12 +169,12 @@ def _none_requested(name: str, overrides: Mapping[str, ModelCreationScope | None
     """This config's scope is Namespace: no cluster model, and whose asking for one is ignored."""
     asked = sorted(ns for ns, scope in overrides.items() if scope is ModelCreationScope.CLUSTER)
     if not asked:
-        return _condition(
+        return condition(
             Reason.NO_CLUSTER_MODELS_REQUESTED,
             "model.creationScope is Namespace here and in every namespace's "
             f"AIMRuntimeConfig {name!r}: services create their own AIMModels",
         )
-    return _condition(
+    return condition(
         Reason.NO_CLUSTER_MODELS_REQUESTED,
         f"model.creationScope is Namespace here: services create their own AIMModels; the "
         f"AIMRuntimeConfig {name!r} of namespace(s) {_bounded(asked)} sets creationScope: "
@@ -304,7 +218,7 @@ def _report(needs: Mapping[str, _Need], skipped: Sequence[str]) -> Condition:
     )
     if skipped:
         message += f"; skipped {len(skipped)} image(s): {_bounded(list(skipped))}"
-    return _condition(Reason.CLUSTER_MODELS_COMPOSED, message)
+    return condition(Reason.CLUSTER_MODELS_COMPOSED, message)
 
 
 def _bounded(items: list[str]) -> str:
@@ -313,7 +227,8 @@ def _bounded(items: list[str]) -> str:
     return ", ".join(items)
 
 
-def _condition(reason: Reason, message: str) -> Condition:
+def condition(reason: Reason, message: str) -> Condition:
+    """AutoCreatedModels, True: the config composes what it says, or has nothing to compose."""
     return Condition(ConditionType.AUTO_CREATED_MODELS, ConditionStatus.TRUE, reason, message)
 
 
