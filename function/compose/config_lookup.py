@@ -59,20 +59,7 @@ def resolve(
         return condition.pending(Reason.RESOLVING, f"looking up runtime config {name!r}"), None
     namespaced, cluster = fetched
     if namespaced is None and cluster is None:
-        if name == DEFAULT_NAME:
-            return condition.ready(
-                Reason.DEFAULT_RUNTIME_CONFIG_MISSING,
-                f"neither AIMRuntimeConfig 'default' in namespace {config_lookup.namespace!r} nor "
-                "AIMClusterRuntimeConfig 'default' exists; using the built-in defaults until one "
-                "is created",
-                warn=True,
-            ), RuntimeConfig(EffectiveRuntimeConfigSpec(), None)
-        return condition.failed(
-            Reason.RUNTIME_CONFIG_MISSING,
-            f"spec.runtimeConfigName: neither AIMRuntimeConfig {name!r} in namespace "
-            f"{config_lookup.namespace!r} nor AIMClusterRuntimeConfig {name!r} exists; create "
-            "it, or leave the field unset to use 'default'",
-        ), None
+        return _missing(condition, name, config_lookup.namespace)
 
     if namespaced is not None and _has_policy(namespaced):
         # Its XRD has no such field, so the API server refuses it; this holds where admission
@@ -97,6 +84,45 @@ def resolve(
             Reason.INVALID, f"runtime config {name!r} cannot be used: {e}"
         ), None
     ref = _reference(name, config_lookup.namespace, namespaced, cluster)
+    health = _resolved(condition, ref, config_lookup.namespace, namespaced, cluster)
+    return health, RuntimeConfig(
+        spec,
+        ref,
+        cluster=cluster is not None,
+        platform_routing=platform.routing if platform else None,
+        platform_scale_to_zero=platform.scale_to_zero if platform else None,
+    )
+
+
+def _missing(
+    condition: ConditionType, name: str, namespace: str
+) -> tuple[Health, RuntimeConfig | None]:
+    """Neither scope has the config: the built-in defaults for `default`, a mistake otherwise."""
+    if name == DEFAULT_NAME:
+        return condition.ready(
+            Reason.DEFAULT_RUNTIME_CONFIG_MISSING,
+            f"neither AIMRuntimeConfig 'default' in namespace {namespace!r} nor "
+            "AIMClusterRuntimeConfig 'default' exists; using the built-in defaults until one "
+            "is created",
+            warn=True,
+        ), RuntimeConfig(EffectiveRuntimeConfigSpec(), None)
+    return condition.failed(
+        Reason.RUNTIME_CONFIG_MISSING,
+        f"spec.runtimeConfigName: neither AIMRuntimeConfig {name!r} in namespace "
+        f"{namespace!r} nor AIMClusterRuntimeConfig {name!r} exists; create "
+        "it, or leave the field unset to use 'default'",
+    ), None
+
+
+def _resolved(
+    condition: ConditionType,
+    ref: ResolvedReference,
+    namespace: str,
+    namespaced: Manifest | None,
+    cluster: Manifest | None,
+) -> Health:
+    """Ready: which config is used, and whether a namespace's creationScope is ignored."""
+    name = ref.name
     resolved = (
         Reason.RUNTIME_RESOLVED
         if condition is ConditionType.RUNTIME_RESOLVED
@@ -113,20 +139,14 @@ def resolve(
             "models (inspected with the platform's pull secrets), and "
             + ("none exists" if cluster is None else "it does not")
             + f", so services by image create their AIMModels in namespace "
-            f"{config_lookup.namespace!r}; set creationScope: Cluster in "
+            f"{namespace!r}; set creationScope: Cluster in "
             f"{Kind.CLUSTER_RUNTIME_CONFIG} {name!r} to share one model per image across "
             "namespaces, or remove it from the namespace's config",
             warn=True,
         )
     else:
         health = condition.ready(resolved, using)
-    return health, RuntimeConfig(
-        spec,
-        ref,
-        cluster=cluster is not None,
-        platform_routing=platform.routing if platform else None,
-        platform_scale_to_zero=platform.scale_to_zero if platform else None,
-    )
+    return health
 
 
 def _spec(obj: Manifest | None) -> Mapping[str, JsonValue]:
