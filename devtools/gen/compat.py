@@ -22,7 +22,6 @@ The released XRDs are read from git at the commit of the newest release
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
