@@ -1,4 +1,4 @@
-"""function/ reads top to bottom: no module over 300 lines, no function over 60 (issue 48).
+"""function/ reads top to bottom: no module over 300 lines, no function over 60.
 
 A module past 300 lines is read in pieces, and a function past 60 is not seen whole: either is
 split (moved, or an extracted function) before it grows further. A module counts its lines as
