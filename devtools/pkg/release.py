@@ -74,7 +74,10 @@ def publish_release(
 
 
 def export(commit: str, tree: Path) -> None:
-    """The files of `commit`, from this clone's history, at `tree`."""
+    """The files of `commit`, from this clone's history, at `tree` (a new directory)."""
+    if tree.exists():
+        msg = f"{tree} exists: a release is exported into a new directory (give another --out)"
+        raise HarnessError(msg)
     tree.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as tmp:
         archive = Path(tmp) / "tree.tar"

@@ -28,3 +28,11 @@ def test_a_commit_outside_the_history_is_named(tmp_path: Path) -> None:
     """A clone that lacks the release's commit (shallow, or an archive) fails saying so."""
     with pytest.raises(HarnessError, match="releases are built from git history"):
         export("0" * 40, tmp_path / "tree")
+
+
+def test_an_existing_directory_is_refused_naming_it(tmp_path: Path) -> None:
+    """Exporting over an earlier tree would mix two commits' files: refused, naming the path,
+    instead of a traceback."""
+    (tmp_path / "tree").mkdir()
+    with pytest.raises(HarnessError, match="exists: a release is exported into a new directory"):
+        export("0" * 40, tmp_path / "tree")
