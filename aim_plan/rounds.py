@@ -15,13 +15,13 @@ no longer composes deleted. The function runs in process (`FunctionRunner`, InPr
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from aim_plan.composed import _composed, _has_true, _labelled, composed_by
 from aim_plan.dryrun import read_dry_run_images
 from aim_plan.load import Obj, describe, is_aim, key_of
 from aim_plan.registry import Answers, Asked
@@ -29,16 +29,13 @@ from aim_plan.requirements import resolve
 from aim_plan.simulate import PLAN_TIME, simulate
 from aim_plan.world import Key, World
 from function.kube.convert import struct_to_dict
-from function.kube.objects import controller_uid, labels_of
+from function.kube.objects import controller_uid
 from function.server.fn import FunctionRunner
 from function.settings import Settings
 
 MAX_REQUIREMENT_ITERATIONS: Final = 5
 """Core's `MaxRequirementsIterations`: calls after the first before it gives up on an XR."""
 DEFAULT_MAX_ROUNDS: Final = 30
-COMPOSITE_LABEL: Final = "crossplane.io/composite"
-RESOURCE_NAME: Final = "crossplane.io/composition-resource-name"
-CLAIM_LABELS: Final = ("crossplane.io/claim-name", "crossplane.io/claim-namespace")
 PLAN_NOW: Final = datetime.fromisoformat(PLAN_TIME).astimezone(UTC)
 
 _STATUS: Final = {
@@ -153,21 +150,6 @@ class _Counted:
         return await self.runner.RunFunction(req)
 
 
-def _labelled(world: World, xr: Obj) -> Obj:
-    """The XR with the label core gives a composite that has none: its own name.
-
-    Core writes it before the first function call, so the plan does too. A composed XR has its
-    parent's already (the root's name), which core keeps.
-    """
-    meta = xr.get("metadata") or {}
-    labels = labels_of(xr)
-    if not meta or labels.get(COMPOSITE_LABEL):
-        return xr
-    labelled = {**xr, "metadata": {**meta, "labels": {**labels, COMPOSITE_LABEL: meta["name"]}}}
-    world.put(labelled)
-    return labelled
-
-
 def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
     what = describe(
         {"apiVersion": key[0], "kind": key[1], "metadata": {"namespace": key[2], "name": key[3]}}
@@ -227,17 +209,6 @@ async def reconcile(runner: Runner, world: World, key: Key) -> Reconciled:
         return outcome
     last = req.SerializeToString() if xr.get("kind") in SERVICE_KINDS else None
     return Reconciled(events, request=last)
-
-
-def composed_by(world: World, xr: Obj) -> dict[str, Obj]:
-    """The objects the XR composed, by resource name (core's observed composed resources)."""
-    uid = (xr.get("metadata") or {}).get("uid")
-    found: dict[str, Obj] = {}
-    for obj in world.controlled_by(str(uid)) if uid else ():
-        name = ((obj.get("metadata") or {}).get("annotations") or {}).get(RESOURCE_NAME)
-        if name:
-            found[name] = obj
-    return found
 
 
 def _fatal(rsp: fnv1.RunFunctionResponse) -> str | None:
@@ -312,47 +283,8 @@ def _failed(world: World, xr: Obj, message: str) -> Reconciled:
     return Reconciled(error=message)
 
 
-def _composed(xr: Obj, name: str, obj: Obj) -> Obj:
-    """A desired object with the metadata core gives composed resources."""
-    xr_meta = xr["metadata"]
-    xr_labels = labels_of(xr)
-    # The XR's own label, which a composed XR inherits: every object of a tree names its root.
-    root = xr_labels.get(COMPOSITE_LABEL) or xr_meta["name"]
-    meta = dict(obj.get("metadata") or {})
-    if not meta.get("name"):
-        # Core generates `<root>-<random>`; the plan derives the suffix, to print the same twice.
-        digest = hashlib.sha256(f"{xr_meta['uid']}/{name}".encode()).hexdigest()[:5]
-        meta["name"] = f"{root}-{digest}"
-    if xr_meta.get("namespace"):
-        meta["namespace"] = xr_meta["namespace"]  # a namespaced XR composes into its namespace
-    claim = {k: xr_labels[k] for k in CLAIM_LABELS if k in xr_labels}
-    meta["labels"] = {**(meta.get("labels") or {}), COMPOSITE_LABEL: root, **claim}
-    meta["annotations"] = {**(meta.get("annotations") or {}), RESOURCE_NAME: name}
-    controller = {
-        "apiVersion": xr["apiVersion"],
-        "kind": xr["kind"],
-        "name": xr_meta["name"],
-        "uid": xr_meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-    others = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != xr_meta["uid"]]
-    meta["ownerReferences"] = [*others, controller]
-    out = {k: v for k, v in obj.items() if k != "status"}
-    out["metadata"] = meta
-    return out
-
-
 def _condition(ctype: str, status: str, reason: str, message: str = "") -> dict[str, str]:
     c = {"type": ctype, "status": status, "reason": reason, "lastTransitionTime": PLAN_TIME}
     if message:
         c["message"] = message
     return c
-
-
-def _has_true(obj: Obj, ctype: str) -> bool:
-    return any(
-        c.get("type") == ctype and c.get("status") == "True"
-        for c in (obj.get("status") or {}).get("conditions") or []
-        if isinstance(c, dict)
-    )
