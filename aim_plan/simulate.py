@@ -20,6 +20,8 @@ from pydantic import ValidationError
 
 from aim_plan.dryrun import described
 from aim_plan.load import Obj, key_of
+from aim_plan.standins import gateway, keda, kserve, node, provisioner
+from aim_plan.standins.conditions import true
 from aim_plan.world import World, uid_for
 from function.api.hardware import Hardware
 from function.build.adapters import SYNC_CONTAINER
@@ -27,7 +29,6 @@ from function.build.job import CONTAINER as DISCOVERY
 from function.build.storage import DOWNLOAD_CONTAINER, SIZE_CHECK_CONTAINER, VERIFY_CONTAINER
 from function.compose.template.gpus import wants_gpu
 from function.kube.jobs import JOB_NAME_LABEL, JobState, job_state, terminated
-from function.rules.gpu import DEVICE_IDS, normalize_model
 
 PLAN_TIME: Final = "2025-01-01T00:00:00Z"
 """The time every simulated status is written at: fixed, so two plans print the same."""
@@ -77,31 +78,19 @@ def kubelet_runs_job(world: World, job: Obj) -> bool:
     status: dict[str, Any] = {"startTime": PLAN_TIME}
     if code == 0:
         status |= {"succeeded": 1, "completionTime": PLAN_TIME}
-        status["conditions"] = [_true("Complete", "Completed")]
+        status["conditions"] = [true("Complete", PLAN_TIME, "Completed")]
     else:
         status["failed"] = int((job.get("spec") or {}).get("backoffLimit") or 0) + 1
-        status["conditions"] = [_true("Failed", "BackoffLimitExceeded")]
+        status["conditions"] = [true("Failed", PLAN_TIME, "BackoffLimitExceeded")]
     world.put({**job, "status": status})
     return True
 
 
 def provisioner_binds(world: World, pvc: Obj) -> bool:
     """A storage provisioner binding a claim: phase Bound with the capacity it asked for."""
-    status = pvc.get("status") or {}
-    if status.get("phase") == "Bound":
+    if provisioner.is_bound(pvc):
         return False
-    spec = pvc.get("spec") or {}
-    requested = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
-    world.put(
-        {
-            **pvc,
-            "status": {
-                "phase": "Bound",
-                "accessModes": spec.get("accessModes") or [],
-                "capacity": {"storage": requested},
-            },
-        }
-    )
+    world.put({**pvc, "status": provisioner.bound(pvc)})
     return True
 
 
@@ -110,103 +99,41 @@ def kserve_reports_ready(world: World, isvc: Obj) -> bool:
 
     Only once every claim its predictor mounts is Bound, as a Pod cannot start before.
     """
-    conditions = (isvc.get("status") or {}).get("conditions") or []
-    if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+    if kserve.is_ready(isvc):
         return False
     meta = isvc["metadata"]
-    predictor = (isvc.get("spec") or {}).get("predictor") or {}
-    for volume in predictor.get("volumes") or []:
-        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
-        pvc = (
-            world.get(("v1", "PersistentVolumeClaim", meta["namespace"], claim)) if claim else None
-        )
-        if claim and ((pvc or {}).get("status") or {}).get("phase") != "Bound":
-            return False
-    status = {
-        "url": f"http://{meta['name']}.{meta['namespace']}.example.com",
-        # KServe's conditions are Knative's: a True one carries no reason.
-        "conditions": [_true("PredictorReady"), _true("Ready")],
-    }
-    world.put({**isvc, "status": status})
+
+    def bound(claim: str) -> bool:
+        pvc = world.get(("v1", "PersistentVolumeClaim", meta["namespace"], claim))
+        return pvc is not None and provisioner.is_bound(pvc)
+
+    if kserve.unbound_claims(isvc, bound):
+        return False
+    world.put({**isvc, "status": kserve.ready(meta["namespace"], meta["name"], PLAN_TIME)})
     return True
 
 
 def gateway_accepts(world: World, route: Obj) -> bool:
     """A Gateway API implementation accepting an HTTPRoute on each parent it names."""
-    if (route.get("status") or {}).get("parents"):
+    if gateway.is_accepted(route):
         return False
-    generation = route["metadata"].get("generation", 1)
-    parents = [
-        {
-            "parentRef": ref,
-            "controllerName": "aim-plan/simulated-gateway",
-            "conditions": [
-                {**_true(t, t), "observedGeneration": generation}
-                for t in ("Accepted", "ResolvedRefs")
-            ],
-        }
-        for ref in (route.get("spec") or {}).get("parentRefs") or []
-    ]
-    world.put({**route, "status": {"parents": parents}})
+    world.put({**route, "status": gateway.accepted(route, PLAN_TIME)})
     return True
 
 
 def keda_scales_to_zero(world: World, scaled: Obj) -> bool:
     """The KEDA HTTP add-on's operator taking an HTTPScaledObject, and KEDA idling its target.
 
-    The operator reports it Ready (and makes a ScaledObject of its name, not planned); KEDA's
-    HPA `keda-hpa-<name>` finds no request waiting and the target at zero pods, as the HPA
-    controller writes it then: no current count, scaling disabled.
+    What each writes: `aim_plan/standins/keda.py`.
     """
-    conditions = (scaled.get("status") or {}).get("conditions") or []
-    if any(c.get("type") == "Ready" for c in conditions):
+    if keda.is_reconciled(scaled):
         return False
-    meta = scaled["metadata"]
-    world.put({**scaled, "status": {"conditions": [_true("Ready", "Reconciled")]}})
-    disabled = {
-        "type": "ScalingActive",
-        "status": "False",
-        "reason": "ScalingDisabled",
-        "lastTransitionTime": PLAN_TIME,
-    }
-    world.put(
-        {
-            "apiVersion": "autoscaling/v2",
-            "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": f"keda-hpa-{meta['name']}", "namespace": meta["namespace"]},
-            "status": {"desiredReplicas": 0, "conditions": [_true("AbleToScale"), disabled]},
-        }
-    )
+    world.put({**scaled, "status": keda.reconciled(PLAN_TIME)})
+    world.put(keda.idle_hpa(scaled, PLAN_TIME))
     return True
 
 
-def gpu_node(model: str, count: int) -> Obj:
-    """A Node as the kubelet registers it and the AMD GPU operator labels it (`--gpu-node`).
-
-    Only what the function reads: the GPU labels and allocatable `amd.com/gpu`.
-
-    Raises:
-        ValueError: `model` is no AMD GPU the function knows.
-    """
-    known = normalize_model(model)
-    ids = DEVICE_IDS.get(known)
-    if not ids:
-        msg = f"{model!r} is no AMD GPU model the function knows ({', '.join(sorted(DEVICE_IDS))})"
-        raise ValueError(msg)
-    name = f"plan-gpu-node-{known.lower()}"
-    gpus = {"amd.com/gpu": str(count), "cpu": "192", "memory": "2Ti", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "amd.com/gpu.device-id": ids[0],
-                "kubernetes.io/hostname": name,
-            },
-        },
-        "status": {"capacity": gpus, "allocatable": gpus},
-    }
+gpu_node = node.gpu_node
 
 
 Simulation = Callable[[World, Obj], bool]
@@ -232,13 +159,6 @@ def simulate(world: World) -> list[str]:
             meta = obj["metadata"]
             done.append(f"{simulation.__name__}: {obj['kind']} {meta['namespace']}/{meta['name']}")
     return done
-
-
-def _true(condition_type: str, reason: str | None = None) -> dict[str, str]:
-    condition = {"type": condition_type, "status": "True", "lastTransitionTime": PLAN_TIME}
-    if reason is not None:
-        condition |= {"reason": reason, "message": ""}
-    return condition
 
 
 def _pod(job: Obj, container: str, code: int, message: str) -> Obj:
