@@ -9,12 +9,15 @@ function uses and the pull secrets the Job's Pod would pull with, as the image w
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from aim_plan.load import Obj, key_of
+from aim_plan.views import entries_at, mapping_at, text_at
 from aim_plan.world import World
 from function.build.job import CONTAINER as DISCOVERY
 from function.kube.jobs import JobState, job_state
+from function.kube.views import field_at
 from function.registry import reference
 from function.registry.credentials import SecretFormatError, credential_for
 from function.registry.inspect import Inspection, InspectionRequest, Inspector
@@ -29,18 +32,14 @@ async def read_dry_run_images(world: World, registry: Inspector) -> None:
     give instead. The registry's memory asks each image with each credential once.
     """
     for job in world.of_kind("batch/v1", "Job"):
-        pod = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
-        containers = pod.get("containers") or []
-        if not containers or containers[0].get("name") != DISCOVERY:
+        pod = _DiscoveryPod.of(job)
+        if pod is None or job_state(job) is not JobState.RUNNING:
             continue
-        if job_state(job) is not JobState.RUNNING:
-            continue
-        image = str(containers[0].get("image") or "")
         key = key_of(job)
-        if key in world.dry_run_images or described(world, image) or not world.under_aim(job):
+        if key in world.dry_run_images or described(world, pod.image) or not world.under_aim(job):
             continue
         # Per Job: another namespace's Job may pull the same image with other secrets, or none.
-        metadata = await _labels(world, registry, image, job, pod)
+        metadata = await _labels(world, registry, pod, key[2])
         if metadata is not None:
             world.dry_run_images[key] = metadata
 
@@ -49,28 +48,45 @@ def described(world: World, image: str) -> dict[str, Any] | None:
     """The imageMetadata of a model of `image` (its status's, or its spec's), if any has one."""
     for kind in ("AIMModel", "AIMClusterModel"):
         for obj in world.of_kind("aim.silogen.ai/v1alpha1", kind):
-            if (obj.get("spec") or {}).get("image") != image:
+            if text_at(obj, "spec", "image") != image:
                 continue
             for part in ("status", "spec"):
-                found = (obj.get(part) or {}).get("imageMetadata")
-                if isinstance(found, dict) and (found.get("model") or {}).get("canonicalName"):
+                found = field_at(obj, part, "imageMetadata")
+                if isinstance(found, dict) and text_at(found, "model", "canonicalName"):
                     return found
     return None
 
 
+@dataclass(frozen=True)
+class _DiscoveryPod:
+    """What a discovery Job's pod pulls: its first container's image, with these secrets."""
+
+    image: str
+    pull_secrets: tuple[str, ...]
+
+    @classmethod
+    def of(cls, job: Obj) -> _DiscoveryPod | None:
+        """The pod of `job`, None when the Job runs no discovery container first."""
+        pod = mapping_at(job, "spec", "template", "spec")
+        containers = entries_at(pod, "containers")
+        if not containers or text_at(containers[0], "name") != DISCOVERY:
+            return None
+        secrets = tuple(text_at(s, "name") for s in entries_at(pod, "imagePullSecrets"))
+        return cls(text_at(containers[0], "image"), secrets)
+
+
 async def _labels(
-    world: World, registry: Inspector, image: str, job: Obj, pod: Obj
+    world: World, registry: Inspector, pod: _DiscoveryPod, namespace: str
 ) -> dict[str, Any] | None:
+    image = pod.image
     try:
         ref = reference.parse(image)
     except reference.ReferenceError:
         return None
-    namespace = job["metadata"].get("namespace") or ""
     secrets = [
         s
-        for pull in pod.get("imagePullSecrets") or []
-        if isinstance(pull, dict)
-        and (s := world.get(("v1", "Secret", namespace, str(pull.get("name"))))) is not None
+        for name in pod.pull_secrets
+        if (s := world.get(("v1", "Secret", namespace, name))) is not None
     ]
     try:
         credential = credential_for(ref.registry, secrets)

@@ -22,9 +22,11 @@ from typing import Any, Final
 from aim_migrate.convert import ConverterFailedError, convert
 from aim_migrate.manifests import QUOTED, UnreadableError, a, cut, objects_of, read_path
 from aim_migrate.operator import OPERATOR_GROUP
+from aim_plan.views import mapping_at, meta_text, text_at
 from function.api.definitions import DEFINITIONS
 from function.api.meta import GROUP
 from function.kube.claims import composite_names
+from function.kube.views import field_at
 
 SUFFIXES: Final = (".yaml", ".yml")
 _SAID: Final = 3
@@ -44,6 +46,7 @@ CORE_KINDS: Final = frozenset({"Secret", "ServiceAccount", "Namespace", "Node"})
 """The Kubernetes objects the function reads that a user's manifests may hold."""
 
 Obj = dict[str, Any]
+"""An object as YAML or JSON gave it: the plan's boundary type, read through `aim_plan.views`."""
 
 
 class LoadError(ValueError):
@@ -137,24 +140,21 @@ def as_stored(obj: Obj) -> Obj:
     The function reads `data` (a pull secret's `.dockerconfigjson`), and a live Secret has no
     `stringData` to compare with, so a manifest that writes it must read as what it becomes.
     """
-    if obj.get("apiVersion") != "v1" or obj.get("kind") != "Secret":
+    plain = field_at(obj, "stringData")
+    if key_of(obj)[:2] != ("v1", "Secret") or not isinstance(plain, dict):
         return obj
-    plain = obj.get("stringData")
-    if not isinstance(plain, dict):
-        return obj
-    data = dict(obj.get("data") or {})
+    data = dict(mapping_at(obj, "data"))
     data.update({str(k): base64.b64encode(str(v).encode()).decode() for k, v in plain.items()})
     return {**{k: v for k, v in obj.items() if k != "stringData"}, "data": data}
 
 
 def key_of(obj: Obj) -> tuple[str, str, str, str]:
     """(apiVersion, kind, namespace, name): how the plan's world keys an object."""
-    meta = obj.get("metadata") or {}
     return (
-        str(obj.get("apiVersion", "")),
-        str(obj.get("kind", "")),
-        str(meta.get("namespace") or ""),
-        str(meta.get("name") or ""),
+        text_at(obj, "apiVersion"),
+        text_at(obj, "kind"),
+        meta_text(obj, "namespace"),
+        meta_text(obj, "name"),
     )
 
 
@@ -166,12 +166,14 @@ def describe(obj: Obj) -> str:
 
 def is_aim(obj: Obj) -> bool:
     """Whether the plan composes `obj`: an AIM kind of this API's served version."""
-    return obj.get("apiVersion") == f"{GROUP}/v1alpha1" and obj.get("kind") in AIM_KINDS
+    api_version, kind, _, _ = key_of(obj)
+    return api_version == f"{GROUP}/v1alpha1" and kind in AIM_KINDS
 
 
 def ignored_because(obj: Obj) -> str | None:
     """Why the plan leaves `obj` out, or None when it is planned or read."""
-    api_version, kind, group = str(obj.get("apiVersion", "")), str(obj.get("kind", "")), _group(obj)
+    api_version, kind, _, _ = key_of(obj)
+    group = _group(obj)
     if is_aim(obj):
         return None
     if api_version == "v1" and kind in CORE_KINDS:
@@ -223,27 +225,23 @@ def _converted(read: list[tuple[str, Obj]], notes: list[str]) -> list[tuple[str,
         out[i] = (where, m.manifest)
         warned = "".join(f"; warning: {w}" for w in m.warnings)
         notes.append(
-            f"{where}: {describe(m.manifest)} converted from {obj['apiVersion']} {obj['kind']} "
+            f"{where}: {describe(m.manifest)} converted from {' '.join(key_of(obj)[:2])} "
             f"with aim-migrate (scripts/migrate writes the converted manifests){warned}"
         )
     return out
 
 
 def _group(obj: Obj) -> str:
-    api_version = str(obj.get("apiVersion", ""))
+    api_version = text_at(obj, "apiVersion")
     return api_version.split("/", 1)[0] if "/" in api_version else ""
 
 
 def _default_namespace(obj: Obj) -> None:
     """A namespaced object given no namespace lands in `default`, as with kubectl apply."""
-    meta = obj["metadata"]
+    _, kind, namespace, _ = key_of(obj)
     # Unset, null or empty: kubectl reads each as the default namespace.
-    if (
-        ignored_because(obj) is None
-        and obj["kind"] not in CLUSTER_SCOPED
-        and not meta.get("namespace")
-    ):
-        meta["namespace"] = "default"
+    if ignored_because(obj) is None and kind not in CLUSTER_SCOPED and not namespace:
+        obj["metadata"]["namespace"] = "default"
 
 
 def _object(doc: object, where: str) -> Obj:
@@ -252,17 +250,17 @@ def _object(doc: object, where: str) -> Obj:
         msg = f"{where}: is a {type(doc).__name__}, not a Kubernetes object (a mapping)"
         raise LoadError(msg)
     obj: Obj = doc
-    meta = obj.get("metadata")
-    if not obj.get("apiVersion") or not obj.get("kind"):
+    # apiVersion, kind, metadata.name and namespace are strings as Kubernetes writes them: the
+    # reader checked them, so what is not one here is absent.
+    api_version, kind, _, name = key_of(obj)
+    if not api_version or not kind:
         msg = f"{where}: has no apiVersion or no kind; every Kubernetes object names both"
         raise LoadError(msg)
-    if not isinstance(meta, dict) or not meta.get("name"):
-        msg = f"{where}: {obj['kind']} has no metadata.name; give it one"
+    if not isinstance(field_at(obj, "metadata"), dict) or not name:
+        msg = f"{where}: {kind} has no metadata.name; give it one"
         raise LoadError(msg)
-    # apiVersion, kind, metadata.name and namespace are strings as Kubernetes writes them: the
-    # reader checked them.
     for key in ("labels", "annotations"):
-        _check_strings(meta.get(key), f"{where}: {obj['kind']}'s metadata.{key}")
+        _check_strings(field_at(obj, "metadata", key), f"{where}: {kind}'s metadata.{key}")
     return obj
 
 

@@ -12,22 +12,22 @@ from __future__ import annotations
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from aim_plan.load import Obj
+from aim_plan.load import Obj, key_of
 from aim_plan.world import World
+from function.kube.objects import labels_of
 
 
 def selects(selector: fnv1.ResourceSelector, obj: Obj) -> bool:
     """Whether core's GET or LIST for `selector` returns `obj`."""
-    meta = obj.get("metadata") or {}
-    if obj.get("apiVersion") != selector.api_version or obj.get("kind") != selector.kind:
+    api_version, kind, namespace, name = key_of(obj)
+    if api_version != selector.api_version or kind != selector.kind:
         return False
-    namespace = meta.get("namespace") or ""
     if selector.WhichOneof("match") == "match_name":
         # A GET: the name in exactly that namespace ("" is the cluster scope).
-        return meta.get("name") == selector.match_name and namespace == selector.namespace
+        return name == selector.match_name and namespace == selector.namespace
     if selector.namespace and namespace != selector.namespace:
         return False
-    labels = meta.get("labels") or {}
+    labels = labels_of(obj)
     return all(labels.get(k) == v for k, v in selector.match_labels.labels.items())
 
 
@@ -53,5 +53,5 @@ def _candidates(selector: fnv1.ResourceSelector, world: World) -> list[Obj]:
 
 
 def _place(obj: Obj) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    _, _, namespace, name = key_of(obj)
+    return (namespace, name)

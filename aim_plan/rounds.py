@@ -20,13 +20,15 @@ from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from pydantic import JsonValue
 
-from aim_plan.composed import _composed, _has_true, _labelled, composed_by
+from aim_plan.composed import composed, composed_by, has_true, labelled
 from aim_plan.dryrun import read_dry_run_images
 from aim_plan.load import Obj, describe, is_aim, key_of
 from aim_plan.registry import Answers, Asked
 from aim_plan.requirements import resolve
 from aim_plan.simulate import PLAN_TIME, simulate
+from aim_plan.views import entries_at, mapping_at, meta_text, text_at
 from aim_plan.world import Key, World
 from function.kube.convert import struct_to_dict
 from function.kube.objects import controller_uid
@@ -163,7 +165,7 @@ def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
 
 async def reconcile(runner: Runner, world: World, key: Key) -> Reconciled:
     """One reconcile of the XR of `key`, as core runs it, applied to the world."""
-    xr = _labelled(world, world.get(key) or {})
+    xr = labelled(world, world.get(key) or {})
     observed = composed_by(world, xr)
     req = fnv1.RunFunctionRequest()
     req.meta.tag = "aim-plan"
@@ -207,7 +209,7 @@ async def reconcile(runner: Runner, world: World, key: Key) -> Reconciled:
         outcome = _failed(world, xr, error)
         outcome.events = events
         return outcome
-    last = req.SerializeToString() if xr.get("kind") in SERVICE_KINDS else None
+    last = req.SerializeToString() if key_of(xr)[1] in SERVICE_KINDS else None
     return Reconciled(events, request=last)
 
 
@@ -222,37 +224,18 @@ def _apply(
     world: World, xr: Obj, observed: dict[str, Obj], rsp: fnv1.RunFunctionResponse
 ) -> str | None:
     """Apply the response as core does; an error message when a composed object cannot be."""
-    meta = xr["metadata"]
     errors: list[str] = []
     ready: list[bool] = []
     for name in sorted(rsp.desired.resources):
-        desired = rsp.desired.resources[name]
-        wanted: Obj = struct_to_dict(desired.resource)
-        if not (wanted.get("metadata") or {}).get("name") and name in observed:
-            # Core names a composed resource once; later reconciles keep the name it has (a
-            # live cluster's are `<xr>-<random>`, which the plan cannot derive).
-            wanted.setdefault("metadata", {})["name"] = observed[name]["metadata"]["name"]
-        obj = _composed(xr, name, wanted)
-        existing = world.get(key_of(obj))
-        owner = controller_uid(existing) if existing else None
-        if owner is not None and owner != meta["uid"]:
-            errors.append(
-                f"cannot apply composed resource {name!r}: {describe(obj)} is controlled by "
-                "another object"
-            )
-            continue
-        if existing is not None and "status" in existing:
-            obj["status"] = existing["status"]
-        world.put(obj)
-        if desired.ready == fnv1.READY_UNSPECIFIED:
-            ready.append(_has_true(obj, "Ready"))
+        outcome = _apply_composed(world, xr, name, observed.get(name), rsp.desired.resources[name])
+        if isinstance(outcome, str):
+            errors.append(outcome)
         else:
-            ready.append(desired.ready == fnv1.READY_TRUE)
+            ready.append(outcome)
     for name, obj in observed.items():
         if name not in rsp.desired.resources:
             world.delete(key_of(obj))  # core deletes what the function no longer composes
-    desired_xr: Obj = struct_to_dict(rsp.desired.composite.resource)
-    status = dict(desired_xr.get("status") or {})
+    status = dict(mapping_at(struct_to_dict(rsp.desired.composite.resource), "status"))
     status.pop("conditions", None)
     if rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED:
         is_ready = all(ready)
@@ -274,17 +257,50 @@ def _apply(
     return "; ".join(errors) or None
 
 
+def _apply_composed(
+    world: World, xr: Obj, name: str, observed: Obj | None, desired: fnv1.Resource
+) -> bool | str:
+    """Apply one composed resource: whether it is ready, or why it cannot be applied."""
+    wanted: Obj = struct_to_dict(desired.resource)
+    if not meta_text(wanted, "name") and observed is not None:
+        # Core names a composed resource once; later reconciles keep the name it has (a
+        # live cluster's are `<xr>-<random>`, which the plan cannot derive).
+        wanted.setdefault("metadata", {})["name"] = meta_text(observed, "name")
+    obj = composed(xr, name, wanted)
+    existing = world.get(key_of(obj))
+    owner = controller_uid(existing) if existing else None
+    if owner is not None and owner != meta_text(xr, "uid"):
+        return (
+            f"cannot apply composed resource {name!r}: {describe(obj)} is controlled by "
+            "another object"
+        )
+    if existing is not None and "status" in existing:
+        obj["status"] = existing["status"]
+    world.put(obj)
+    if desired.ready == fnv1.READY_UNSPECIFIED:
+        return has_true(obj, "Ready")
+    return desired.ready == fnv1.READY_TRUE
+
+
 def _failed(world: World, xr: Obj, message: str) -> Reconciled:
     """The XR as core leaves it after a failed reconcile: Synced False, the rest unchanged."""
-    status = dict(xr.get("status") or {})
-    kept = [c for c in status.get("conditions") or [] if c.get("type") != "Synced"]
-    status["conditions"] = [_condition("Synced", "False", "ReconcileError", message), *kept]
+    status = dict(mapping_at(xr, "status"))
+    conditions: list[JsonValue] = [_condition("Synced", "False", "ReconcileError", message)]
+    conditions += [
+        dict(c) for c in entries_at(status, "conditions") if text_at(c, "type") != "Synced"
+    ]
+    status["conditions"] = conditions
     world.put({**xr, "status": status})
     return Reconciled(error=message)
 
 
-def _condition(ctype: str, status: str, reason: str, message: str = "") -> dict[str, str]:
-    c = {"type": ctype, "status": status, "reason": reason, "lastTransitionTime": PLAN_TIME}
+def _condition(ctype: str, status: str, reason: str, message: str = "") -> dict[str, JsonValue]:
+    c: dict[str, JsonValue] = {
+        "type": ctype,
+        "status": status,
+        "reason": reason,
+        "lastTransitionTime": PLAN_TIME,
+    }
     if message:
         c["message"] = message
     return c

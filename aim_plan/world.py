@@ -17,8 +17,12 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
+from pydantic import JsonValue
+
 from aim_plan.load import Obj, is_aim, key_of
-from function.kube.objects import controller_uid
+from aim_plan.views import meta_text, text_at
+from function.kube.objects import controller_uid, owner_references, uid_of
+from function.kube.views import field_at
 
 Key = tuple[str, str, str, str]
 
@@ -41,25 +45,25 @@ def canonical(obj: Obj) -> str:
     form twice a round, and a deep copy of each was a sixth of a large plan's time.
     """
     out = dict(obj)
-    meta = out.get("metadata")
+    meta = field_at(obj, "metadata")
     if isinstance(meta, dict):
         out["metadata"] = {k: v for k, v in meta.items() if k not in VOLATILE_METADATA}
-    status = out.get("status")
+    status = field_at(obj, "status")
     if isinstance(status, dict):
-        status = out["status"] = dict(status)
-        if isinstance(status.get("conditions"), list):
-            status["conditions"] = _timeless(status["conditions"])
-        if isinstance(status.get("parents"), list):  # an HTTPRoute's conditions, per parent
+        out["status"] = status = dict(status)
+        if isinstance(conditions := field_at(status, "conditions"), list):
+            status["conditions"] = _timeless(conditions)
+        if isinstance(parents := field_at(status, "parents"), list):  # an HTTPRoute's, per parent
             status["parents"] = [
-                {**p, "conditions": _timeless(p["conditions"])}
-                if isinstance(p, dict) and isinstance(p.get("conditions"), list)
+                {**p, "conditions": _timeless(found)}
+                if isinstance(p, dict) and isinstance(found := field_at(p, "conditions"), list)
                 else p
-                for p in status["parents"]
+                for p in parents
             ]
     return json.dumps(out, sort_keys=True, separators=(",", ":"))
 
 
-def _timeless(conditions: list[object]) -> list[object]:
+def _timeless(conditions: list[JsonValue]) -> list[JsonValue]:
     """Conditions without `lastTransitionTime`, which every rewrite of a status may move."""
     return [
         {k: v for k, v in c.items() if k != "lastTransitionTime"} if isinstance(c, dict) else c
@@ -101,20 +105,20 @@ class World:
     def put(self, obj: Obj) -> None:
         """Create or replace an object: a uid if it has none, its generation kept or grown."""
         key = key_of(obj)
-        meta = obj.setdefault("metadata", {})
         old = self._objects.get(key)
-        old_meta = (old or {}).get("metadata") or {}
-        meta["uid"] = old_meta.get("uid") or meta.get("uid") or uid_for(key)
-        generation = old_meta.get("generation") or 1
-        if old is not None and old.get("spec") != obj.get("spec"):
+        uid = (meta_text(old, "uid") if old is not None else "") or meta_text(obj, "uid")
+        uid = uid or uid_for(key)
+        generation = _generation(old) if old is not None else 1
+        if old is not None and field_at(old, "spec") != field_at(obj, "spec"):
             generation += 1
-        meta["generation"] = generation
+        meta = obj.setdefault("metadata", {})
+        meta["uid"], meta["generation"] = uid, generation
         controller = controller_uid(obj)
         if old is not None and controller_uid(old) != controller:
             self._unindex(key, old)
         self._objects[key] = obj
-        self._seen.add(meta["uid"])
-        self._by_uid[meta["uid"]] = key
+        self._seen.add(uid)
+        self._by_uid[uid] = key
         # A key already indexed keeps its place: the index lists in creation order.
         self._by_kind.setdefault(key[:2], {}).setdefault(key[2], {})[key] = None
         if controller is not None:
@@ -161,7 +165,7 @@ class World:
         uid = controller_uid(obj) or ""
         key = self._by_uid.get(uid)
         owner = self._objects.get(key) if key is not None else None
-        if owner is None or (owner.get("metadata") or {}).get("uid") != uid:
+        if owner is None or uid_of(owner) != uid:
             return None
         return owner
 
@@ -181,7 +185,7 @@ class World:
         """
         gone: list[Key] = []
         while True:
-            uids = {(o.get("metadata") or {}).get("uid") for o in self._objects.values()}
+            uids = {uid_of(o) for o in self._objects.values()}
             orphans = [
                 k
                 for k, o in self._objects.items()
@@ -197,5 +201,10 @@ class World:
 
 
 def _owner_uids(obj: Obj) -> list[str]:
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return [str(r.get("uid")) for r in refs if isinstance(r, dict) and r.get("uid")]
+    return [uid for r in owner_references(obj) if (uid := text_at(r, "uid"))]
+
+
+def _generation(obj: Obj) -> int:
+    """The object's `metadata.generation`; 1 where it has none (or one that is no count)."""
+    found = field_at(obj, "metadata", "generation")
+    return found if isinstance(found, int) and not isinstance(found, bool) and found > 0 else 1

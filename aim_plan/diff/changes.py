@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
+
+from pydantic import JsonValue
 
 from aim_plan.load import Obj, describe
+from aim_plan.views import Condition, conditions_of, mapping_at
 from aim_plan.world import Key
+from function.kube.views import field_at
 
 NOT_COMPARED_TOP: Final = frozenset({"apiVersion", "kind", "metadata", "status"})
 NOT_COMPARED_ANNOTATIONS: Final = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
@@ -60,22 +64,21 @@ def changed_paths(live: Obj, planned: Obj) -> list[str]:
     """The compared paths whose value the plan sets differently from the live object's."""
     paths: list[str] = []
     for name in sorted(k for k in planned if k not in NOT_COMPARED_TOP):
-        _set_differently(name, live.get(name), planned[name], paths)
-    live_meta, planned_meta = live.get("metadata") or {}, planned.get("metadata") or {}
+        _set_differently(name, field_at(live, name), planned[name], paths)
     for name in ("labels", "annotations"):
-        before = _without(live_meta.get(name) or {})
-        after = _without(planned_meta.get(name) or {})
+        before = _without(mapping_at(live, "metadata", name))
+        after = _without(mapping_at(planned, "metadata", name))
         # Labels and annotations are the manifest's own: one it drops is removed, so both ways.
         paths += [
             f"metadata.{name}.{k}"
             for k in sorted(before.keys() | after.keys())
             if before.get(k) != after.get(k)
         ]
-    paths += _status_paths(live.get("status") or {}, planned.get("status") or {})
+    paths += _status_paths(live, planned)
     return paths
 
 
-def _without(values: Mapping[str, Any]) -> dict[str, Any]:
+def _without(values: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     return {k: v for k, v in values.items() if k not in NOT_COMPARED_ANNOTATIONS}
 
 
@@ -94,23 +97,20 @@ def _set_differently(path: str, live: object, planned: object, out: list[str]) -
         out.append(path)
 
 
-def _status_paths(live: Mapping[str, Any], planned: Mapping[str, Any]) -> list[str]:
-    paths = ["status.status"] if live.get("status") != planned.get("status") else []
+def _status_paths(live: Obj, planned: Obj) -> list[str]:
+    status = field_at(live, "status", "status") != field_at(planned, "status", "status")
+    paths = ["status.status"] if status else []
     before, after = _conditions(live), _conditions(planned)
     # A condition type only the live object carries is another writer's (core's Responsive,
     # say): the plan does not set it, so it is not a change, as for any field.
-    paths += [
-        f"status.conditions[{ctype}].{part}"
-        for ctype in sorted(after)
-        for part in ("status", "reason")
-        if before.get(ctype, {}).get(part) != after.get(ctype, {}).get(part)
-    ]
+    for ctype in sorted(after):
+        old, new = before.get(ctype, Condition(ctype)), after[ctype]
+        if old.status != new.status:
+            paths.append(f"status.conditions[{ctype}].status")
+        if old.reason != new.reason:
+            paths.append(f"status.conditions[{ctype}].reason")
     return paths
 
 
-def _conditions(status: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    return {
-        str(c["type"]): c
-        for c in status.get("conditions") or []
-        if isinstance(c, dict) and c.get("type")
-    }
+def _conditions(obj: Obj) -> dict[str, Condition]:
+    return {c.type: c for c in conditions_of(obj) if c.type}

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from aim_plan.diff.changes import MAX_PATHS, Change, changed_paths
-from aim_plan.diff.services import SERVICE_KINDS, ServiceImpact, _impact, _Objects
+from aim_plan.diff.services import SERVICE_KINDS, Indexed, ServiceImpact, impact
 from aim_plan.load import Obj, key_of
+from aim_plan.views import text_at
 from aim_plan.world import Key
 
 
@@ -40,11 +41,11 @@ def diff(live: Iterable[Obj], planned: Iterable[Obj]) -> Diff:
     for key in before.keys() - after.keys():
         changes[key] = Change("deleted", key)
     result = Diff(changes=[changes[k] for k in sorted(changes, key=_order)])
-    indexed = (_Objects.of(before), _Objects.of(after))
+    indexed = (Indexed.of(before), Indexed.of(after))
     result.services = [
-        _impact(key, obj, indexed, changes)
+        impact(key, obj, indexed, changes)
         for key, obj in sorted(before.items(), key=lambda kv: _order(kv[0]))
-        if key[1] in SERVICE_KINDS and (obj.get("status") or {}).get("status") == "Running"
+        if key[1] in SERVICE_KINDS and text_at(obj, "status", "status") == "Running"
     ]
     return result
 

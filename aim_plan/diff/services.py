@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from aim_plan.diff.changes import Change
-from aim_plan.load import Obj, describe
+from aim_plan.load import Obj, describe, key_of
+from aim_plan.views import meta_text, text_at
 from aim_plan.world import Key
 from function.kube.objects import controller_uid
 
@@ -23,6 +24,31 @@ SCALING_PATHS: Final = (
 """InferenceService fields KServe's raw deployment turns into the replica count or the
 autoscaler (HPA or KEDA), not into the pod template: changing them adds or removes pods, it
 restarts none."""
+
+
+@dataclass(frozen=True)
+class Service:
+    """What the diff reads of a service, live or planned: its identity and `status`."""
+
+    uid: str
+    namespace: str
+    template: str | None
+    """`status.resolvedTemplate.name`."""
+    cache: str | None
+    """`status.templateCache`."""
+    inference_service: str
+    """`status.inferenceService`: the InferenceService it runs, "" before it runs one."""
+
+    @classmethod
+    def of(cls, obj: Obj) -> Service:
+        """The service `obj` as the diff reads it; an empty one for `{}` (none planned)."""
+        return cls(
+            uid=meta_text(obj, "uid"),
+            namespace=key_of(obj)[2],
+            template=text_at(obj, "status", "resolvedTemplate", "name") or None,
+            cache=text_at(obj, "status", "templateCache") or None,
+            inference_service=text_at(obj, "status", "inferenceService"),
+        )
 
 
 @dataclass(frozen=True)
@@ -65,7 +91,7 @@ class ServiceImpact:
 
 
 @dataclass(frozen=True)
-class _Objects:
+class Indexed:
     """One side of the diff by key, and its keys by controller uid.
 
     A service's objects are looked up, not scanned for: `--against` a cluster of a thousand
@@ -76,7 +102,8 @@ class _Objects:
     controlled: dict[str, list[Key]]
 
     @classmethod
-    def of(cls, by_key: dict[Key, Obj]) -> _Objects:
+    def of(cls, by_key: dict[Key, Obj]) -> Indexed:
+        """`by_key` indexed by controller."""
         controlled: dict[str, list[Key]] = {}
         for k, o in by_key.items():
             uid = controller_uid(o)
@@ -85,12 +112,13 @@ class _Objects:
         return cls(by_key, controlled)
 
 
-def _impact(
-    key: Key, live: Obj, worlds: tuple[_Objects, _Objects], changes: dict[Key, Change]
+def impact(
+    key: Key, live: Obj, worlds: tuple[Indexed, Indexed], changes: dict[Key, Change]
 ) -> ServiceImpact:
+    """What the changes do to the live, Running service of `key` (`worlds`: before, after)."""
     before, after = worlds
     planned = after.by_key.get(key) or {}
-    old_status, new_status = live.get("status") or {}, planned.get("status") or {}
+    old, new = Service.of(live), Service.of(planned)
     caches = _caches(live, before)
     lost = tuple(describe(before.by_key[k]) for k in caches if k not in after.by_key)
     changed = tuple(
@@ -100,20 +128,13 @@ def _impact(
     )
     return ServiceImpact(
         key=key,
-        template=(
-            _name(old_status.get("resolvedTemplate")),
-            _name(new_status.get("resolvedTemplate")),
-        ),
-        cache=(old_status.get("templateCache") or None, new_status.get("templateCache") or None),
+        template=(old.template, new.template),
+        cache=(old.cache, new.cache),
         caches_lost=lost,
         caches_changed=changed,
         redeployed=_redeployed(live, planned, worlds, changes),
         rescaled=_rescaled(live, before, changes),
     )
-
-
-def _name(ref: object) -> str | None:
-    return str(ref["name"]) if isinstance(ref, dict) and ref.get("name") else None
 
 
 def _spec_changed(change: Change) -> bool:
@@ -122,10 +143,10 @@ def _spec_changed(change: Change) -> bool:
     )
 
 
-def _caches(service: Obj, world: _Objects) -> list[Key]:
+def _caches(service: Obj, world: Indexed) -> list[Key]:
     """The cache objects the service composes, and what those compose (model caches, PVCs)."""
     found: list[Key] = []
-    frontier = {str((service.get("metadata") or {}).get("uid"))}
+    frontier = {Service.of(service).uid} - {""}
     first = True
     while frontier:
         owned = [
@@ -137,27 +158,26 @@ def _caches(service: Obj, world: _Objects) -> list[Key]:
         new = [k for k in owned if k not in found]
         found += new
         # Only what this step found goes on: an ownership cycle runs out of new objects.
-        frontier = {str(world.by_key[k]["metadata"].get("uid")) for k in new} - {"None"}
+        frontier = {meta_text(world.by_key[k], "uid") for k in new} - {""}
         first = False
     return found
 
 
-def _inference_service(service: Obj, world: _Objects) -> Key | None:
+def _inference_service(service: Obj, world: Indexed) -> Key | None:
     """The InferenceService a service runs: named in its status, or the one it controls."""
-    meta = service.get("metadata") or {}
-    named = (service.get("status") or {}).get("inferenceService")
-    if named:
-        key = (ISVC_API, "InferenceService", meta.get("namespace") or "", str(named))
+    read = Service.of(service)
+    if read.inference_service:
+        key = (ISVC_API, "InferenceService", read.namespace, read.inference_service)
         if key in world.by_key:
             return key
-    controlled = world.controlled.get(str(meta.get("uid")), [])
+    controlled = world.controlled.get(read.uid, []) if read.uid else []
     return next((k for k in controlled if k[1] == "InferenceService"), None)
 
 
 def _redeployed(
     live: Obj,
     planned: Obj,
-    worlds: tuple[_Objects, _Objects],
+    worlds: tuple[Indexed, Indexed],
     changes: dict[Key, Change],
 ) -> str | None:
     before, after = worlds
@@ -178,7 +198,7 @@ def _redeployed(
     return None
 
 
-def _rescaled(live: Obj, before: _Objects, changes: dict[Key, Change]) -> str | None:
+def _rescaled(live: Obj, before: Indexed, changes: dict[Key, Change]) -> str | None:
     """The scaling fields of the running InferenceService that change, when nothing else does."""
     running = _inference_service(live, before)
     if running is None or running not in changes:
