@@ -36,7 +36,7 @@ from crossplane.function import logging
 from aim_plan.diff import Diff, as_data, as_text, diff
 from aim_plan.kubeconfig import KubeconfigError, credentials
 from aim_plan.live import READ_KINDS, Live, LiveError, overlay, read
-from aim_plan.load import LoadError, Obj, load
+from aim_plan.load import LoadError, Obj, key_of, load
 from aim_plan.registry import NO_ORAS_NOTE, offline_answers, oras_answers
 from aim_plan.report import NO_NODE, data, text
 from aim_plan.rounds import DEFAULT_MAX_ROUNDS, plan
@@ -188,7 +188,7 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
     start = overlay(live.objects, loaded.objects) if live is not None else loaded.objects
     world = World([*start, *nodes])
     result = plan(world, max_rounds, registry)
-    if not any(o.get("kind") == "Node" for o in result.world):
+    if not any(key_of(o)[1] == "Node" for o in result.world):
         notes.append(NO_NODE)
     if nodes:
         names = ", ".join(str(n["metadata"]["name"]) for n in nodes)  # type: ignore[index]
@@ -254,7 +254,7 @@ def _find_oras(path: str | None) -> str | None:
 
 def _compared(world: Iterable[Obj]) -> list[Obj]:
     """The objects of the kinds read from the cluster: the others are the plan's own."""
-    return [o for o in world if (o.get("apiVersion"), o.get("kind")) in READ_KINDS]
+    return [o for o in world if key_of(o)[:2] in READ_KINDS]
 
 
 def _emit(report: dict[str, Any], changes: Diff | None, output: str) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any, Final
 
 from aim_plan.choice import not_chosen
-from aim_plan.load import Ignored, Obj, is_aim
+from aim_plan.load import Ignored, Obj, is_aim, key_of
 from aim_plan.registry import Asked
 from aim_plan.rounds import SERVICE_KINDS, Plan
 from aim_plan.simulate import SIMULATIONS
+from aim_plan.views import Condition, condition_of, conditions_of, entries_at, meta_text, text_at
+from function.kube.views import string_at
 from function.registry.inspect import Inspection
 from function.registry.listing import ListingAnswer
 
@@ -37,7 +39,7 @@ NO_NODE: Final = (
 
 def data(plan: Plan, ignored: list[Ignored], notes: list[str]) -> dict[str, Any]:
     """The plan as data: a summary per AIM object, what was simulated or left out, the end state."""
-    objects = [o for o in plan.world if o.get("kind") != "Secret"]
+    objects = [o for o in plan.world if key_of(o)[1] != "Secret"]
     return {
         "converged": plan.converged,
         "rounds": plan.rounds,
@@ -110,40 +112,30 @@ def _listed(listing: ListingAnswer) -> dict[str, Any]:
 
 
 def _summary(plan: Plan, obj: Obj) -> dict[str, Any]:
-    meta = obj["metadata"]
-    status = obj.get("status") or {}
+    key = key_of(obj)
+    _, kind, namespace, name = key
     out: dict[str, Any] = {
-        "kind": obj["kind"],
-        "name": meta["name"],
-        "status": status.get("status") or _ready(obj),
+        "kind": kind,
+        "name": name,
+        "status": text_at(obj, "status", "status") or _ready(obj),
     }
-    if meta.get("namespace"):
-        out["namespace"] = meta["namespace"]
-    out["conditions"] = [
-        {k: c[k] for k in ("type", "status", "reason", "message") if c.get(k)}
-        for c in status.get("conditions") or []
-        if isinstance(c, dict) and _worth_showing(c)
-    ]
+    if namespace:
+        out["namespace"] = namespace
+    out["conditions"] = [_shown(c) for c in conditions_of(obj) if _worth_showing(c)]
     # The world's index by controller: a scan of every object per XR grows with the square.
     out["composes"] = sorted(
-        f"{o['kind']}/{o['metadata']['name']}"
-        for o in plan.world.controlled_by(str(meta.get("uid")))
-        if o.get("kind") != "Secret"
+        f"{k[1]}/{k[3]}"
+        for k in map(key_of, plan.world.controlled_by(meta_text(obj, "uid")))
+        if k[1] != "Secret"
     )
-    if obj["kind"] in SERVICE_KINDS:
-        template = status.get("resolvedTemplate") or {}
-        ready: dict[str, Any] = next(
-            (c for c in status.get("conditions") or [] if c.get("type") == "TemplateReady"), {}
-        )
-        out["template"] = template.get("name")
-        out["templateReady"] = ready.get("message", "")
+    if kind in SERVICE_KINDS:
+        out["template"] = string_at(obj, "status", "resolvedTemplate", "name")
+        ready = condition_of(obj, "TemplateReady")
+        out["templateReady"] = ready.message if ready is not None else ""
         out["adapters"] = [
-            f"{a.get('name')} {a.get('state')}"
-            for a in status.get("adapters") or []
-            if isinstance(a, dict)
+            f"{string_at(a, 'name')} {string_at(a, 'state')}"
+            for a in entries_at(obj, "status", "adapters")
         ]
-    key = (obj["apiVersion"], obj["kind"], meta.get("namespace") or "", meta["name"])
-    if obj["kind"] in SERVICE_KINDS:
         out["notChosen"] = [
             {"name": a.name, "kind": a.kind, "why": a.why} for a in not_chosen(plan, key)
         ]
@@ -153,16 +145,27 @@ def _summary(plan: Plan, obj: Obj) -> dict[str, Any]:
     return out
 
 
+def _shown(condition: Condition) -> dict[str, str]:
+    """The condition's fields that are set, as the page and the data show them."""
+    fields = {
+        "type": condition.type,
+        "status": condition.status,
+        "reason": condition.reason,
+        "message": condition.message,
+    }
+    return {k: v for k, v in fields.items() if v}
+
+
 def _ready(obj: Obj) -> str:
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return "Ready" if c.get("status") == "True" else "NotReady"
-    return "Unknown"
+    ready = condition_of(obj, "Ready")
+    if ready is None:
+        return "Unknown"
+    return "Ready" if ready.status == "True" else "NotReady"
 
 
-def _worth_showing(condition: dict[str, Any]) -> bool:
-    true = condition.get("status") == "True"
-    return true if condition.get("type") in ABNORMAL_WHEN_TRUE else not true
+def _worth_showing(condition: Condition) -> bool:
+    true = condition.status == "True"
+    return true if condition.type in ABNORMAL_WHEN_TRUE else not true
 
 
 def text(report: dict[str, Any]) -> str:
