@@ -29,7 +29,7 @@ from aim_plan.registry import Answers, Asked
 from aim_plan.requirements import resolve
 from aim_plan.simulate import PLAN_TIME, simulate
 from aim_plan.views import entries_at, mapping_at, meta_text, text_at
-from aim_plan.world import Key, World
+from aim_plan.world import Key, World, settled_change
 from function.kube.convert import struct_to_dict
 from function.kube.objects import controller_uid
 from function.server.fn import FunctionRunner
@@ -131,7 +131,7 @@ async def _plan(world: World, max_rounds: int, registry: Answers | None) -> Plan
             if not changed:
                 result.converged = True
                 return result
-            result.unsettled = [_changed(k, before, after) for k in changed]
+            result.unsettled = [settled_change(k, before, after) for k in changed]
     finally:
         runner.close()
     return result
@@ -150,17 +150,6 @@ class _Counted:
         """Compose one XR, counted."""
         self.plan.calls += 1
         return await self.runner.RunFunction(req)
-
-
-def _changed(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
-    what = describe(
-        {"apiVersion": key[0], "kind": key[1], "metadata": {"namespace": key[2], "name": key[3]}}
-    )
-    if key not in before:
-        return f"{what} (created)"
-    if key not in after:
-        return f"{what} (deleted)"
-    return f"{what} (changed)"
 
 
 async def reconcile(runner: Runner, world: World, key: Key) -> Reconciled:

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
-from aim_plan.load import Obj, is_aim, key_of
+from aim_plan.load import Obj, describe, is_aim, key_of
 from aim_plan.views import meta_text, text_at
 from function.kube.objects import controller_uid, owner_references, uid_of
 from function.kube.views import field_at
@@ -69,6 +69,18 @@ def _timeless(conditions: list[JsonValue]) -> list[JsonValue]:
         {k: v for k, v in c.items() if k != "lastTransitionTime"} if isinstance(c, dict) else c
         for c in conditions
     ]
+
+
+def settled_change(key: Key, before: dict[Key, str], after: dict[Key, str]) -> str:
+    """What became of the object of `key` between two snapshots: created, deleted or changed."""
+    what = describe(
+        {"apiVersion": key[0], "kind": key[1], "metadata": {"namespace": key[2], "name": key[3]}}
+    )
+    if key not in before:
+        return f"{what} (created)"
+    if key not in after:
+        return f"{what} (deleted)"
+    return f"{what} (changed)"
 
 
 class World:
