@@ -13,22 +13,18 @@ from the image's labels, `aim_plan.dryrun`, where no model has it).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from pydantic import ValidationError
 
 from aim_plan.dryrun import described
 from aim_plan.load import Obj, key_of
-from aim_plan.standins import gateway, keda, kserve, node, provisioner
-from aim_plan.standins.conditions import true
-from aim_plan.world import World, uid_for
+from aim_plan.standins import gateway, jobs, keda, kserve, kubelet, node, provisioner
+from aim_plan.world import World
 from function.api.hardware import Hardware
-from function.build.adapters import SYNC_CONTAINER
-from function.build.job import CONTAINER as DISCOVERY
-from function.build.storage import DOWNLOAD_CONTAINER, SIZE_CHECK_CONTAINER, VERIFY_CONTAINER
 from function.compose.template.gpus import wants_gpu
-from function.kube.jobs import JOB_NAME_LABEL, JobState, job_state, terminated
+from function.kube.jobs import JobState, job_state
 
 PLAN_TIME: Final = "2025-01-01T00:00:00Z"
 """The time every simulated status is written at: fixed, so two plans print the same."""
@@ -42,47 +38,28 @@ NO_SIZE: Final = (
 def kubelet_runs_job(world: World, job: Obj) -> bool:
     """The kubelet running a Job's Pod, and the Job controller completing the Job.
 
-    The Pod (labelled as the Job controller labels it) ends as its container would: discovery
-    prints the profile the Job's environment asks for (AIM_GPU_MODEL, AIM_GPU_COUNT, AIM_METRIC,
-    AIM_PRECISION), completed from the first matching recommended deployment of the model's
-    `imageMetadata` (or the image's labels, read by `aim_plan.dryrun`), and the model it
-    downloads; a download and its check succeed; a size check fails, as the plan reads no hub
-    or bucket; a service's adapter staging stages every adapter it is given (the plan has no
-    files to check). Returns whether it acted (once per Job).
+    The Pod (labelled as the Job controller labels it) ends as its container would
+    (`aim_plan/standins/jobs.py`): discovery prints the profile the Job's environment asks for
+    (AIM_GPU_MODEL, AIM_GPU_COUNT, AIM_METRIC, AIM_PRECISION), completed from the first matching
+    recommended deployment of the model's `imageMetadata` (or the image's labels, read by
+    `aim_plan.dryrun`), and the model it downloads; a download and its check succeed; a size
+    check fails, as the plan reads no hub or bucket; a service's adapter staging stages every
+    adapter it is given (the plan has no files to check). Returns whether it acted (once per Job).
     """
     if job_state(job) is not JobState.RUNNING:
         return False
     pod_spec = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
-    containers = list(pod_spec.get("containers") or [])
-    inits = list(pod_spec.get("initContainers") or [])
-    code, message, container = 0, "", containers[0]["name"] if containers else ""
-    if container == DISCOVERY:
+    container = (list(pod_spec.get("containers") or []) or [{"name": ""}])[0]
+
+    def dry_run(discovery: Mapping[str, Any]) -> tuple[int, str]:
         cpu = _cpu_template(world.controller_of(job))
-        code, message = _dry_run(
-            world, containers[0], world.dry_run_images.get(key_of(job)), cpu=cpu
-        )
-    elif container == SIZE_CHECK_CONTAINER:
-        code, message = 1, NO_SIZE
-    elif container == SYNC_CONTAINER:
-        env = {e.get("name"): e.get("value") for e in containers[0].get("env") or []}
-        wanted = json.loads(str(env.get("AIM_ADAPTERS") or "[]"))
-        message = json.dumps({"staged": len(wanted), "removed": 0, "failed": {}})
-    elif container == VERIFY_CONTAINER:
-        uri = next((str(c["args"][0]) for c in inits if c.get("name") == DOWNLOAD_CONTAINER), "")
-        message = json.dumps(
-            {"method": "huggingface-sha256", "files": 1, "bytes": 1}
-            if uri.startswith("hf://")
-            else {"method": "none", "reason": "the plan downloads nothing"}
-        )
-    world.put(_pod(job, container, code, message))
-    status: dict[str, Any] = {"startTime": PLAN_TIME}
-    if code == 0:
-        status |= {"succeeded": 1, "completionTime": PLAN_TIME}
-        status["conditions"] = [true("Complete", PLAN_TIME, "Completed")]
-    else:
-        status["failed"] = int((job.get("spec") or {}).get("backoffLimit") or 0) + 1
-        status["conditions"] = [true("Failed", PLAN_TIME, "BackoffLimitExceeded")]
-    world.put({**job, "status": status})
+        return _dry_run(world, discovery, world.dry_run_images.get(key_of(job)), cpu=cpu)
+
+    code, message = jobs.runs(container, jobs.Answers(dry_run, unsized=lambda _: NO_SIZE))
+    state = kubelet.exited(code, message, PLAN_TIME)
+    status = kubelet.pod_status([container], kubelet.phase_after(code), state, PLAN_TIME)
+    world.put(kubelet.job_pod(job, "plan", status))
+    world.put({**job, "status": jobs.job_status(job, code, PLAN_TIME)})
     return True
 
 
@@ -161,37 +138,6 @@ def simulate(world: World) -> list[str]:
     return done
 
 
-def _pod(job: Obj, container: str, code: int, message: str) -> Obj:
-    """The Job's Pod as the kubelet leaves it: its container terminated with `message`."""
-    meta = job["metadata"]
-    template_meta = ((job.get("spec") or {}).get("template") or {}).get("metadata") or {}
-    name = f"{meta['name']}-plan"
-    key = ("batch/v1", "Job", meta["namespace"], meta["name"])
-    state = {"terminated": terminated(code, message, PLAN_TIME)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": meta["namespace"],
-            "labels": {**(template_meta.get("labels") or {}), JOB_NAME_LABEL: meta["name"]},
-            "ownerReferences": [
-                {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "name": meta["name"],
-                    "uid": meta.get("uid") or uid_for(key),
-                    "controller": True,
-                }
-            ],
-        },
-        "status": {
-            "phase": "Succeeded" if code == 0 else "Failed",
-            "containerStatuses": [{"name": container, "state": state}],
-        },
-    }
-
-
 def _cpu_template(template: Obj | None) -> bool:
     """Whether a discovery Job's template asks for CPUs and no GPU (`hardware.cpu` alone)."""
     raw = ((template or {}).get("spec") or {}).get("hardware")
@@ -203,10 +149,10 @@ def _cpu_template(template: Obj | None) -> bool:
 
 
 def _dry_run(
-    world: World, container: Obj, labelled: dict[str, Any] | None, *, cpu: bool
+    world: World, container: Mapping[str, Any], labelled: dict[str, Any] | None, *, cpu: bool
 ) -> tuple[int, str]:
     """What the AIM image's `dry-run --format=json` would print, from the model's metadata."""
-    env = {str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "value" in e}
+    env = jobs.literal_env(container)
     image = str(container.get("image"))
     metadata = described(world, image) or labelled
     model = (metadata or {}).get("model") or {}

@@ -19,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Self
 
+from aim_plan.standins import kserve
 from devtools.cluster.converge import AIM, ISVC
-from devtools.cluster.kube import Kube, KubeError, condition
+from devtools.cluster.kube import Kube, KubeError
 from devtools.cluster.simulate import simulate_kserve_ready
 
 SERVICE_LABEL: Final = "aim.silogen.ai/service"
@@ -103,9 +104,10 @@ class Follower:
 class KServeStandIn(Follower):
     """Simulated KServe, whose controller cannot run here: every InferenceService reported Ready.
 
-    As KServe's controller would once the predictor is serving. It also tells which services have
-    their InferenceService, so the batch waits on what it already watches instead of listing a
-    thousand objects every second.
+    As KServe's controller would once the predictor is serving (what it writes:
+    `aim_plan/standins/kserve.py`, through `devtools.cluster.simulate`). It also tells which
+    services have their InferenceService, so the batch waits on what it already watches instead
+    of listing a thousand objects every second.
     """
 
     def __init__(self, kube: Kube) -> None:
@@ -119,7 +121,7 @@ class KServeStandIn(Follower):
         service = (meta.get("labels") or {}).get(SERVICE_LABEL)
         if service:
             self.services.add(f"{meta['namespace']}/{service}")
-        if (condition(isvc, "Ready") or {}).get("status") == "True":
+        if kserve.is_ready(isvc):
             return
         try:
             simulate_kserve_ready(self._kube, meta["namespace"], meta["name"])

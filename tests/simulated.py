@@ -1,12 +1,19 @@
 """Simulated kubelet: the Pod status of a discovery Job, for tests where no kubelet runs.
 
-The unit and render tiers build the observed state of discovery Pods here; every tier that
-completes a discovery uses the same dry-run output.
+The unit and render tiers build the observed state of discovery Pods here, with the kubelet's
+stand-in that `aim plan` and the end-to-end tier use (`aim_plan/standins/kubelet.py`); every tier
+that completes a discovery uses the same dry-run output.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
+
+from aim_plan.standins import kubelet
+from function.build.job import CONTAINER as DISCOVERY
+
+AT: Final = "2025-01-01T00:00:00Z"
+"""When the simulated container ended: the function reads no time of a Job's Pod."""
 
 
 def discovery_pod(
@@ -19,20 +26,13 @@ def discovery_pod(
     """
     state: dict[str, Any] = {}
     if message is not None:
-        state["terminated"] = {"exitCode": 0 if phase == "Succeeded" else 1, "message": message}
+        state |= kubelet.exited(0 if phase == "Succeeded" else 1, message, AT)
     if waiting is not None:
-        state["waiting"] = {"reason": waiting, "message": "pull access denied for the image"}
-    name = job["metadata"]["name"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{name}-abcde",
-            "namespace": job["metadata"]["namespace"],
-            "labels": {"batch.kubernetes.io/job-name": name},
-        },
-        "status": {"phase": phase, "containerStatuses": [{"name": "discovery", "state": state}]},
-    }
+        state |= kubelet.waiting(waiting, "pull access denied for the image")
+    containers = ((job.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers")
+    image = ((containers or [{}])[0]).get("image", "")
+    status = kubelet.pod_status([{"name": DISCOVERY, "image": image}], phase, state)
+    return kubelet.job_pod(job, "abcde", status)
 
 
 # What an AIM image's `dry-run --format=json` prints: one profile and the model it downloads.

@@ -12,8 +12,9 @@ from typing import Any, Final
 
 from aim_plan.standins.conditions import true
 
-CONTROLLER_NAME: Final = "aim-plan/simulated-gateway"
-"""The controller the stand-in says it is (a real one names itself, as Traefik does)."""
+CONTROLLER_NAME: Final = "aim.silogen.ai/simulated-gateway"
+"""The controller the stand-in says it is, wherever it runs: a real one names itself (Traefik
+does), and the function reads no name."""
 
 
 def is_accepted(route: Mapping[str, Any]) -> bool:

@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aim_plan.standins import gateway, kserve, kubelet, provisioner
+from devtools.cluster.converge import ISVC, ROUTE
 from devtools.cluster.kube import Kube, wait_for
-from function.kube.jobs import terminated
 
 AMD_GPU_LABELS_MI300X = {
     # What the AMD GPU operator's node labeller puts on an MI300X node.
@@ -26,7 +27,8 @@ AMD_GPU_LABELS_MI300X = {
 }
 
 
-def _now() -> str:
+def now() -> str:
+    """The time a stand-in writes at: now, to the second, as the API server stamps its own."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -78,7 +80,7 @@ def simulate_package_runtime(
             "type": "RuntimeHealthy",
             "status": "True",
             "reason": "HealthyPackageRevision",
-            "lastTransitionTime": _now(),
+            "lastTransitionTime": now(),
         }
     )
     kube.patch_status(
@@ -133,41 +135,22 @@ def simulate_kubelet_pod_exited(kube: Kube, pod: dict[str, Any], code: int, mess
     Each container terminates with `message` (its termination message, or for a failure under
     FallbackToLogsOnError the end of its log).
     """
-    now = _now()
-    phase = "Succeeded" if code == 0 else "Failed"
-    _pod_status(kube, pod, phase, {"terminated": terminated(code, message, now)}, startTime=now)
+    at, containers = now(), pod["spec"]["containers"]
+    state = kubelet.exited(code, message, at)
+    _pod_status(kube, pod, kubelet.pod_status(containers, kubelet.phase_after(code), state, at))
 
 
 def simulate_kubelet_pod_waiting(
     kube: Kube, pod: dict[str, Any], reason: str, message: str
 ) -> None:
     """The kubelet unable to start a Pod's containers (ImagePullBackOff, say): Pending, waiting."""
-    _pod_status(kube, pod, "Pending", {"waiting": {"reason": reason, "message": message}})
+    state = kubelet.waiting(reason, message)
+    _pod_status(kube, pod, kubelet.pod_status(pod["spec"]["containers"], "Pending", state))
 
 
-def _pod_status(
-    kube: Kube, pod: dict[str, Any], phase: str, state: dict[str, Any], **extra: str
-) -> None:
+def _pod_status(kube: Kube, pod: dict[str, Any], status: dict[str, Any]) -> None:
     meta = pod["metadata"]
-    statuses = [
-        {
-            "name": c["name"],
-            "image": c["image"],
-            "imageID": f"{c['image']}@sha256:{'0' * 64}",
-            "ready": False,
-            "restartCount": 0,
-            "started": False,
-            "state": state,
-        }
-        for c in pod["spec"]["containers"]
-    ]
-    kube.patch_status(
-        "v1",
-        "Pod",
-        meta["name"],
-        meta["namespace"],
-        {"status": {"phase": phase, "containerStatuses": statuses, **extra}},
-    )
+    kube.patch_status("v1", "Pod", meta["name"], meta["namespace"], {"status": status})
 
 
 def simulate_job_pods_succeed(
@@ -186,67 +169,24 @@ def simulate_job_pods_succeed(
 def simulate_pvc_bound(kube: Kube, namespace: str, name: str) -> None:
     """A storage provisioner binding a claim: phase Bound with the capacity it asked for."""
     pvc = kube.get("v1", "PersistentVolumeClaim", name, namespace) or {}
-    requested = pvc["spec"]["resources"]["requests"]["storage"]
-    kube.patch_status(
-        "v1",
-        "PersistentVolumeClaim",
-        name,
-        namespace,
-        {
-            "status": {
-                "phase": "Bound",
-                "accessModes": pvc["spec"]["accessModes"],
-                "capacity": {"storage": requested},
-            }
-        },
-    )
+    status = provisioner.bound(pvc)
+    kube.patch_status("v1", "PersistentVolumeClaim", name, namespace, {"status": status})
 
 
 def simulate_kserve_ready(kube: Kube, namespace: str, name: str) -> None:
     """KServe's controller reporting an InferenceService serving: Ready with its URL."""
-    kube.patch_status(
-        "serving.kserve.io/v1beta1",
-        "InferenceService",
-        name,
-        namespace,
-        {
-            "status": {
-                "url": f"http://{name}.{namespace}.example.com",
-                "conditions": [
-                    {"type": "PredictorReady", "status": "True", "lastTransitionTime": _now()},
-                    {"type": "Ready", "status": "True", "lastTransitionTime": _now()},
-                ],
-            }
-        },
-    )
+    status = kserve.ready(namespace, name, now())
+    kube.patch_status(ISVC, "InferenceService", name, namespace, {"status": status})
+
+
+def simulate_kserve_not_ready(kube: Kube, namespace: str, name: str, why: str) -> None:
+    """KServe's controller reporting an InferenceService's predictor cannot start, and why."""
+    status = kserve.not_ready(why)
+    kube.patch_status(ISVC, "InferenceService", name, namespace, {"status": status})
 
 
 def simulate_gateway_accepts(kube: Kube, namespace: str, name: str) -> None:
     """A Gateway API implementation accepting an HTTPRoute on each parent it names."""
-    route = kube.get("gateway.networking.k8s.io/v1", "HTTPRoute", name, namespace) or {}
-    now = _now()
-    parents = [
-        {
-            "parentRef": ref,
-            "controllerName": "gateway.example.com/controller",
-            "conditions": [
-                {
-                    "type": t,
-                    "status": "True",
-                    "reason": t,
-                    "message": "",
-                    "observedGeneration": route["metadata"]["generation"],
-                    "lastTransitionTime": now,
-                }
-                for t in ("Accepted", "ResolvedRefs")
-            ],
-        }
-        for ref in route["spec"]["parentRefs"]
-    ]
-    kube.patch_status(
-        "gateway.networking.k8s.io/v1",
-        "HTTPRoute",
-        name,
-        namespace,
-        {"status": {"parents": parents}},
-    )
+    route = kube.get(ROUTE, "HTTPRoute", name, namespace) or {}
+    status = gateway.accepted(route, now())
+    kube.patch_status(ROUTE, "HTTPRoute", name, namespace, {"status": status})

@@ -15,9 +15,12 @@ namespaces it serves, what a real cluster would add to the real control plane:
   its image pulled the same way, and every claim it mounts Bound;
 - a Gateway API implementation accepting every HTTPRoute.
 
-Everything is written through the status subresources, as those controllers write it. What the
-stand-ins did is kept in `actions`, and anything that went wrong in the thread fails the journey
-when the cluster is closed.
+Everything is written through the status subresources (`devtools/cluster/simulate.py`), in the
+shapes `aim plan` writes too (`aim_plan/standins/`), which also decide what each container of our
+Jobs prints; this module decides when each acts and what only the journey knows (its images'
+dry-runs, its sources' sizes, its registries' credentials). What the stand-ins did is kept in
+`actions`, and anything that went wrong in the thread fails the journey when the cluster is
+closed.
 """
 
 from __future__ import annotations
@@ -26,16 +29,18 @@ import base64
 import binascii
 import json
 import threading
-import time
 import traceback
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Self
 
+from aim_plan.standins import gateway, jobs, kserve, provisioner
 from devtools.cluster.converge import ISVC, ROUTE
-from devtools.cluster.kube import Kube, KubeError, condition
+from devtools.cluster.kube import Kube, KubeError
 from devtools.cluster.simulate import (
+    now,
     simulate_gateway_accepts,
+    simulate_kserve_not_ready,
     simulate_kserve_ready,
     simulate_kubelet_pod_exited,
     simulate_kubelet_pod_waiting,
@@ -114,13 +119,13 @@ class SimulatedCluster:
         for pod in self._kube.list("v1", "Pod", namespace):
             self._kubelet(pod)
         for pvc in self._kube.list("v1", "PersistentVolumeClaim", namespace):
-            if (pvc.get("status") or {}).get("phase") != "Bound":
+            if not provisioner.is_bound(pvc):
                 simulate_pvc_bound(self._kube, namespace, pvc["metadata"]["name"])
                 self._did(f"provisioner bound PVC {namespace}/{pvc['metadata']['name']}")
         for isvc in self._kube.list(ISVC, "InferenceService", namespace):
             self._kserve(isvc)
         for route in self._kube.list(ROUTE, "HTTPRoute", namespace):
-            if not (route.get("status") or {}).get("parents"):
+            if not gateway.is_accepted(route):
                 simulate_gateway_accepts(self._kube, namespace, route["metadata"]["name"])
                 self._did(f"gateway accepted HTTPRoute {namespace}/{route['metadata']['name']}")
 
@@ -144,44 +149,26 @@ class SimulatedCluster:
         self.pods.append(pod)
         self._did(f"kubelet ran Pod {meta['namespace']}/{meta['name']}: exit {code}")
 
-    def _run_container(self, container: Mapping[str, Any]) -> tuple[int, str]:  # noqa: PLR0911 - one return per container role
-        """What the container does, by its role in our Jobs."""
-        name = container["name"]
-        if name == "discovery":
-            image = self._images.get(container["image"])
-            if image is None:
-                return 1, f"the simulated node has no AIM image {container['image']}"
-            return image.dry_run(_literal_env(container.get("env") or []))
-        if name == "size-check":
-            uri = str(container["command"][-1])
-            if uri not in self._sizes:
-                return 1, f"Repository Not Found for url: {uri}"
-            return 0, json.dumps({"url": uri, "sizeBytes": self._sizes[uri]})
-        if name == "verify":
-            # After a download (its init container, which "succeeded"): what the check prints
-            # for whole files, by the source's kind.
-            uri = str(container["command"][-2])
-            if uri.startswith("hf://"):
-                return 0, json.dumps({"method": "huggingface-sha256", "files": 1, "bytes": 1})
-            return 0, json.dumps({"method": "none", "reason": "s3:// publishes no checksums"})
-        if name == "stage":
-            # A service's adapter staging: every adapter it is given is taken as the PEFT files
-            # the script checks for (no volume holds bytes here; the script itself runs on real
-            # directories in tests/unit/builders and on the real node in test_node.py).
-            wanted = json.loads(_literal_env(container.get("env") or [])["AIM_ADAPTERS"])
-            return 0, json.dumps({"staged": len(wanted), "removed": 0, "failed": {}})
-        return 1, f"the simulated node does not know container {name}"
+    def _run_container(self, container: Mapping[str, Any]) -> tuple[int, str]:
+        """What the container prints, by its role in our Jobs (`aim_plan/standins/jobs.py`)."""
+        return jobs.runs(container, jobs.Answers(self._dry_run, sizes=self._sizes))
+
+    def _dry_run(self, container: Mapping[str, Any]) -> tuple[int, str]:
+        """The discovery container's AIM image's dry-run, if the simulated node has the image."""
+        image = self._images.get(container["image"])
+        if image is None:
+            return 1, f"the simulated node has no AIM image {container['image']}"
+        return image.dry_run(jobs.literal_env(container))
 
     def _report_progress(self, pod: Mapping[str, Any]) -> None:
         """What a download's progress sidecar writes last: the bytes now in the volume."""
         sidecars = [c for c in pod["spec"].get("initContainers") or [] if c["name"] == "progress"]
         if not sidecars:
             return
-        configmap = _literal_env(sidecars[0].get("env") or [])["AIM_PROGRESS_CONFIGMAP"]
+        configmap = jobs.literal_env(sidecars[0])["AIM_PROGRESS_CONFIGMAP"]
         [download] = [c for c in pod["spec"]["initContainers"] if c["name"] == "download"]
         size = self._sizes.get(str(download["args"][0]), 1 << 30)
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        data = {"downloadedBytes": str(size), "grewAt": now, "updatedAt": now, "stalled": ""}
+        data = jobs.progress(size, now())
         namespace = pod["metadata"]["namespace"]
         path = f"/api/v1/namespaces/{namespace}/configmaps/{configmap}"
         self._kube.request(
@@ -219,56 +206,28 @@ class SimulatedCluster:
 
     def _kserve(self, isvc: dict[str, Any]) -> None:
         meta = isvc["metadata"]
-        if (condition(isvc, "Ready") or {}).get("status") == "True":
+        if kserve.is_ready(isvc):
             return
         predictor = isvc["spec"]["predictor"]
         image = predictor["containers"][0]["image"]
         pulled, why = self._pull(image, predictor.get("imagePullSecrets"), meta["namespace"])
-        unbound = [
-            v["persistentVolumeClaim"]["claimName"]
-            for v in predictor.get("volumes") or []
-            if "persistentVolumeClaim" in v
-            and not _bound(self._kube, meta["namespace"], v["persistentVolumeClaim"]["claimName"])
-        ]
+        unbound = kserve.unbound_claims(isvc, lambda claim: self._bound(meta["namespace"], claim))
         if pulled and not unbound:
             simulate_kserve_ready(self._kube, meta["namespace"], meta["name"])
             self._did(f"KServe reports InferenceService {meta['namespace']}/{meta['name']} Ready")
             return
         why = why or f"claims not bound: {', '.join(unbound)}"
-        if (condition(isvc, "PredictorReady") or {}).get("message") == why:
+        if kserve.says(isvc, why):
             return
-        self._kube.patch_status(
-            ISVC,
-            "InferenceService",
-            meta["name"],
-            meta["namespace"],
-            {
-                "status": {
-                    "conditions": [
-                        {
-                            "type": "PredictorReady",
-                            "status": "False",
-                            "reason": "PodsNotReady",
-                            "message": why,
-                        },
-                        {
-                            "type": "Ready",
-                            "status": "False",
-                            "reason": "PodsNotReady",
-                            "message": why,
-                        },
-                    ]
-                }
-            },
-        )
+        simulate_kserve_not_ready(self._kube, meta["namespace"], meta["name"], why)
         self._did(f"KServe: InferenceService {meta['namespace']}/{meta['name']} not Ready: {why}")
+
+    def _bound(self, namespace: str, claim: str) -> bool:
+        pvc = self._kube.get("v1", "PersistentVolumeClaim", claim, namespace)
+        return pvc is not None and provisioner.is_bound(pvc)
 
     def _did(self, action: str) -> None:
         self.actions.append(action)
-
-
-def _literal_env(env: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    return {str(e["name"]): str(e["value"]) for e in env if "value" in e}
 
 
 def _docker_login(secret: Mapping[str, Any], registry: str) -> tuple[str, str] | None:
@@ -284,8 +243,3 @@ def _docker_login(secret: Mapping[str, Any], registry: str) -> tuple[str, str] |
         user, _, password = base64.b64decode(entry["auth"]).decode().partition(":")
         return user, password
     return str(entry.get("username")), str(entry.get("password"))
-
-
-def _bound(kube: Kube, namespace: str, claim: str) -> bool:
-    pvc = kube.get("v1", "PersistentVolumeClaim", claim, namespace)
-    return pvc is not None and (pvc.get("status") or {}).get("phase") == "Bound"
