@@ -110,7 +110,14 @@ def keda_scales_to_zero(world: World, scaled: Obj) -> bool:
     return True
 
 
-gpu_node = node.gpu_node
+def gpu_node(model: str, count: int) -> Obj:
+    """A Node of `count` GPUs of `model`, as `--gpu-node` adds it (`aim_plan/standins/node.py`).
+
+    Raises:
+        ValueError: `model` is no AMD GPU the function knows.
+    """
+    known = node.known_model(model)
+    return node.gpu_node(f"plan-gpu-node-{known.lower()}", known, count)
 
 
 Simulation = Callable[[World, Obj], bool]

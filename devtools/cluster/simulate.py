@@ -5,6 +5,10 @@ garbage-collector controllers, Crossplane core); what is missing is everything t
 or a vendor's controller. Each helper writes exactly what that controller would write and no
 more, through the same API a controller uses (status subresources), so the function sees the
 cluster as it would be with them. A test that calls one says so.
+
+What each writes is built in `aim_plan/standins/`, one module per controller, the same objects
+`aim plan` puts in its world; here they are only written, at the current time. Crossplane's
+Function runtime (`simulate_package_runtime`) is the end-to-end tier's alone.
 """
 
 from __future__ import annotations
@@ -15,16 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from aim_plan.standins import gateway, kserve, kubelet, provisioner
+from aim_plan.standins import gateway, kserve, kubelet, node, provisioner
 from devtools.cluster.converge import ISVC, ROUTE
 from devtools.cluster.kube import Kube, wait_for
-
-AMD_GPU_LABELS_MI300X = {
-    # What the AMD GPU operator's node labeller puts on an MI300X node.
-    "amd.com/gpu.device-id": "74a1",
-    "amd.com/gpu.family": "AI",
-    "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM",
-}
 
 
 def now() -> str:
@@ -101,23 +98,15 @@ def simulate_package_runtime(
 
 
 def simulate_gpu_node(kube: Kube, name: str, gpus: int = 8) -> None:
-    """A Node as the kubelet registers it and the AMD GPU operator labels it.
+    """An MI300X Node as the kubelet registers it and the AMD GPU operator labels it.
 
     No kubelet runs, so the Node object is only what the function reads: its GPU labels and
-    allocatable `amd.com/gpu`.
+    allocatable `amd.com/gpu` (`aim_plan/standins/node.py`). The API server takes a Node's
+    status only through its subresource, as the kubelet writes it.
     """
-    kube.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": name,
-                "labels": {**AMD_GPU_LABELS_MI300X, "kubernetes.io/hostname": name},
-            },
-        }
-    )
-    gpu = {"amd.com/gpu": str(gpus), "cpu": "192", "memory": "2Ti", "pods": "110"}
-    kube.patch_status("v1", "Node", name, None, {"status": {"capacity": gpu, "allocatable": gpu}})
+    gpu_node = node.gpu_node(name, "MI300X", gpus)
+    kube.apply({k: v for k, v in gpu_node.items() if k != "status"})
+    kube.patch_status("v1", "Node", name, None, {"status": gpu_node["status"]})
 
 
 def simulate_kubelet_pod_succeeded(kube: Kube, pod: dict[str, Any], message: str = "") -> None:
