@@ -170,19 +170,45 @@ def test_a_service_accounts_token_kubeconfig_gets_what_view_gives(
 class CrossplaneWrite(Case):
     obj: dict[str, Any]
     allowed: bool
+    refusal: str = ""
+    """A part of the refusal's message (the policy's, where it is the one refusing)."""
 
 
-def _binding(role_kind: str, role: str, subject: dict[str, str]) -> dict[str, Any]:
+# A composed object's owner, as Crossplane sets it: the AIM object controls it. The API server
+# checks no owner at admission (the garbage collector removes an orphan later, after the test).
+AIM_OWNER = {
+    "apiVersion": AIM,
+    "kind": "AIMModelCache",
+    "name": "some-cache",
+    "uid": "00000000-0000-4000-8000-000000000001",
+    "controller": True,
+}
+
+
+def _binding(
+    role_kind: str,
+    role: str,
+    subject: dict[str, str],
+    *,
+    name: str = "",
+    owner: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name or f"xp-{role.replace(':', '-')}", "namespace": NS}
+    if owner:
+        meta["ownerReferences"] = [owner]
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
-        "metadata": {"name": f"xp-{role.replace(':', '-')}", "namespace": NS},
+        "metadata": meta,
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
         "subjects": [subject],
     }
 
 
+PROGRESS = "aim-crossplane:download-progress"
+CATALOG_VIEWER = "aim-crossplane:catalog-viewer"
 DOWNLOADER = {"kind": "ServiceAccount", "name": "some-download", "namespace": NS}
+POLICY = "aim-crossplane.composed-rolebindings"
 CROSSPLANE_WRITES = [
     CrossplaneWrite("no-role-with-secrets", "a Role Crossplane could create would hand out the "
                     "Secrets it reads to whoever made it compose one",
@@ -196,11 +222,34 @@ CROSSPLANE_WRITES = [
                      "metadata": {"name": "xp-empty", "namespace": NS}, "rules": []},
                     allowed=False),
     CrossplaneWrite("binds-download-progress", "the one binding a download's report needs",
-                    _binding("ClusterRole", "aim-crossplane:download-progress", DOWNLOADER),
-                    allowed=True),
+                    _binding("ClusterRole", PROGRESS, DOWNLOADER), allowed=True),
     CrossplaneWrite("cannot-bind-edit", "binding a role with rights Crossplane lacks is "
                     "escalation, refused by the API server",
                     _binding("ClusterRole", "edit", DOWNLOADER), allowed=False),
+    CrossplaneWrite("aim-owned-download-progress", "the binding exactly as the function composes "
+                    "it, owned by its cache, passes the policy",
+                    _binding("ClusterRole", PROGRESS, DOWNLOADER, name="some-download",
+                             owner=AIM_OWNER), allowed=True),
+    CrossplaneWrite("held-role-not-aims", "a role whose rights Crossplane holds passes the "
+                    "escalation check; bound outside AIM, the policy leaves it alone",
+                    _binding("ClusterRole", CATALOG_VIEWER, DOWNLOADER, name="some-download"),
+                    allowed=True),
+    CrossplaneWrite("aim-owned-held-role", "the same binding owned by an AIM object: only the "
+                    "policy stands between a wrong function and it",
+                    _binding("ClusterRole", CATALOG_VIEWER, DOWNLOADER, name="some-download",
+                             owner=AIM_OWNER), allowed=False,
+                    refusal="may bind only ClusterRole aim-crossplane:download-progress"),
+    CrossplaneWrite("aim-owned-user-subject", "the right role bound to a person, not the "
+                    "download's account",
+                    _binding("ClusterRole", PROGRESS, {"kind": "User", "name": "mallory",
+                                                       "apiGroup": "rbac.authorization.k8s.io"},
+                             name="some-download", owner=AIM_OWNER), allowed=False,
+                    refusal="must be the one ServiceAccount"),
+    CrossplaneWrite("aim-owned-other-namespace", "the right role for an account of another "
+                    "namespace, which would report into this one",
+                    _binding("ClusterRole", PROGRESS, {**DOWNLOADER, "namespace": "default"},
+                             name="some-download", owner=AIM_OWNER), allowed=False,
+                    refusal="must be the one ServiceAccount"),
 ]  # fmt: skip
 
 
@@ -210,7 +259,9 @@ def test_crossplane_writes_only_the_rbac_a_download_report_needs(
 ) -> None:
     """As Crossplane core's own identity (its client certificate, rights from its chart's role
     plus package/rbac, aggregated by the real controller manager), the API server refuses every
-    Role and any binding that would hand out more than the download-progress role."""
+    Role and any binding that would hand out more than the download-progress role; and the
+    shipped policy (package/rbac/composed-rolebindings.yaml) refuses any other binding an AIM
+    object owns, with a message that names the binding and what it may be."""
     kube = platform.kube
     platform.team_namespace(NS)
     pki = platform.cluster.pki
@@ -226,19 +277,24 @@ def test_crossplane_writes_only_the_rbac_a_download_report_needs(
         lambda: _can_bind(crossplane),
         timeout_s=30,
     )
+    message = ""
     try:
         crossplane.create(case.obj)
         made = True
     except KubeError as e:
         assert e.status == 403, e  # noqa: PT017 - the status tells a refusal from a failure
-        made = False
+        made, message = False, e.message
     finally:
         kube.delete("rbac.authorization.k8s.io/v1", kind, name, NS)
-    assert made == case.allowed
+    assert made == case.allowed, message
+    if case.refusal:
+        assert POLICY in message, message
+        assert case.refusal in message, message
+        assert f"RoleBinding {NS}/{name}" in message, message
 
 
 def _can_bind(crossplane: Kube) -> bool:
-    probe = _binding("ClusterRole", "aim-crossplane:download-progress", DOWNLOADER)
+    probe = _binding("ClusterRole", PROGRESS, DOWNLOADER)
     probe["metadata"]["name"] = "xp-probe"
     try:
         crossplane.create(probe)

@@ -133,3 +133,22 @@ def test_the_cluster_catalog_is_never_granted_through_namespace_roles() -> None:
         ]
     assert not any(r.get("aggregationRule") for r in roles.values())
     assert "labels" not in roles["aim-crossplane:catalog-admin"]["metadata"]
+
+
+def test_the_rolebinding_policy_names_the_role_the_function_binds() -> None:
+    """The shipped policy holds AIM-owned RoleBindings to the role the function's bindings name,
+    matched by an owner in the AIM group, and is bound to deny: a renamed role or group would
+    refuse every download's binding (the end-to-end tier applies it to real ones)."""
+    policy, binding = yaml.safe_load_all(
+        (ROOT / "package" / "rbac" / "composed-rolebindings.yaml").read_text()
+    )
+    assert policy["kind"] == "ValidatingAdmissionPolicy"
+    [match] = policy["spec"]["matchConditions"]
+    assert f"'{GROUP}/'" in match["expression"]
+    role = policy["spec"]["validations"][0]["expression"]
+    assert f"object.roleRef.name == '{download_report.CLUSTER_ROLE}'" in role
+    assert binding["kind"] == "ValidatingAdmissionPolicyBinding"
+    assert binding["spec"] == {
+        "policyName": policy["metadata"]["name"],
+        "validationActions": ["Deny"],
+    }
