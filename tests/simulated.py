@@ -29,9 +29,11 @@ def discovery_pod(
         state |= kubelet.exited(0 if phase == "Succeeded" else 1, message, AT)
     if waiting is not None:
         state |= kubelet.waiting(waiting, "pull access denied for the image")
-    containers = ((job.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers")
-    image = ((containers or [{}])[0]).get("image", "")
-    status = kubelet.pod_status([{"name": DISCOVERY, "image": image}], phase, state)
+    # The Job's one container, named as discovery's even where a test reuses the Pod for
+    # another Job (it renames the entry), as the callers read one entry of that name.
+    template = job["spec"]["template"]["spec"]
+    container = {"name": DISCOVERY, "image": template["containers"][0]["image"]}
+    status = kubelet.pod_status([container], phase, state)
     return kubelet.job_pod(job, "abcde", status)
 
 
