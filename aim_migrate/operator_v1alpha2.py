@@ -1,12 +1,12 @@
 """The kinds and fields only the AIM operator's `aim.eai.amd.com/v1alpha2` has.
 
-v1alpha2 keeps v1alpha1's AIMService and AIMModel specs (the rules in `operator` convert them)
-and adds profiles: an AIMProfile is one runtime configuration of one image on one accelerator,
-which is what a service template is here, except that a template runs a model (an image in the
-catalog) rather than naming the image itself. A profile therefore converts to a template when the
-same run holds a model with its image; a service on a profile to a service on that template and
-model. Profile sets (generators of profiles) and base profiles (material for deriving them) have
-no counterpart and are refused with the reason.
+v1alpha2 keeps v1alpha1's AIMService and AIMModel specs (the rules `operator_v1alpha1` lists
+convert them) and adds profiles: an AIMProfile is one runtime configuration of one image on one
+accelerator, which is what a service template is here, except that a template runs a model (an
+image in the catalog) rather than naming the image itself. A profile therefore converts to a
+template when the same run holds a model with its image; a service on a profile to a service on
+that template and model. Profile sets (generators of profiles) and base profiles (material for
+deriving them) have no counterpart and are refused with the reason.
 """
 
 from __future__ import annotations
@@ -15,18 +15,10 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from aim_migrate.operator import (
-    Fields,
-    Obj,
-    OperatorContext,
-    Report,
-    Rule,
-    cache_mode,
-    model_sources,
-    profile_type,
-    scope,
-    service,
-)
+from aim_migrate.operator import Fields, Obj, OperatorContext, Report, Rule
+from aim_migrate.operator_caches import cache_mode, scope
+from aim_migrate.operator_models import model_sources, profile_type
+from aim_migrate.operator_services import service
 from function.api.meta import Kind
 
 
@@ -231,7 +223,7 @@ RULES: Final[dict[str, Rule]] = {
     "AIMProfileCache": profile_cache,
     "AIMService": service_v1alpha2,
 }
-"""v1alpha2's own rules; its AIMModel/AIMClusterModel use v1alpha1's (`operator.RULES`)."""
+"""v1alpha2's own rules; its AIMModel/AIMClusterModel use v1alpha1's (`operator_v1alpha1.RULES`)."""
 
 REFUSED: Final[dict[str, str]] = {
     "AIMProfileSet": (

@@ -16,7 +16,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from aim_migrate import operator, operator_v1alpha2
+from aim_migrate import operator, operator_v1alpha1, operator_v1alpha2
 from aim_migrate.operator import OperatorContext
 from aim_migrate.routepaths import ModelForm, rewrite_template
 from function.api.meta import API_VERSION, GROUP, Kind
@@ -80,13 +80,13 @@ def migrate(doc: JsonValue, context: Context) -> Migration:
 
 def _from_operator(doc: Manifest, m: Migration, context: Context) -> None:
     version = str(doc.get("apiVersion", "")).partition("/")[2]
-    rules: dict[str, operator.Rule] = dict(operator.RULES)
+    rules: dict[str, operator.Rule] = dict(operator_v1alpha1.RULES)
     if version == "v1alpha2":
         rules |= operator_v1alpha2.RULES
     elif version != "v1alpha1":
         rules = {}
     report = operator.Report(m.changes, m.warnings, m.not_carried)
-    refused = {**operator.REFUSED, **operator_v1alpha2.REFUSED}
+    refused = {**operator_v1alpha1.REFUSED, **operator_v1alpha2.REFUSED}
     if not rules:
         refused = dict.fromkeys(
             [str(doc.get("kind"))], f"{doc.get('apiVersion')} is not a version this converter knows"
