@@ -29,6 +29,7 @@ from pydantic import JsonValue
 
 from aim_migrate.convert import ConverterFailedError, convert
 from aim_migrate.manifests import UnreadableError, objects_of, read_stream
+from aim_migrate.objects import Head
 from aim_migrate.rules import Migration
 
 _DUMPER: Final[type[yaml.SafeDumper | yaml.CSafeDumper]] = getattr(
@@ -73,7 +74,7 @@ def cli(files: tuple[BinaryIO, ...], output: TextIO, *, quiet: bool) -> None:
                 raise _UnreadableInputError(str(e)) from None
             if doc is not None and not objects and not quiet:
                 # Said, or a run over `kubectl get` of an empty namespace writes nothing silently.
-                kind = doc.get("kind") if isinstance(doc, dict) else None
+                kind = Head.read(doc).kind
                 click.echo(f"{name} (document {index}): a {kind} with no items", err=True)
             for at, obj in objects:
                 docs.append(obj)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from aim_migrate.manifests import cut
+from aim_migrate.objects import Head
 from aim_migrate.rules import Migration, collect_context, is_aim, migrate
 from function.api.definitions import DEFINITIONS
 from function.errors import InvalidSpecError
@@ -74,7 +75,7 @@ def _check(m: Migration) -> None:
     """Parse the result with the API models, so a conversion that is still invalid says so."""
     if m.dropped or not isinstance(m.manifest, dict) or not is_aim(m.manifest):
         return
-    spec_model = _SPECS.get(str(m.manifest.get("kind")))
+    spec_model = _SPECS.get(Head.read(m.manifest).kind)
     if spec_model is None:
         return
     try:

@@ -21,7 +21,9 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from aim_migrate.objects import Head, field_at, mapping_at, owner_refs
 from function.api.meta import API_VERSION, Kind
+from function.kube.views import string_at
 
 OPERATOR_GROUP: Final = "aim.eai.amd.com"
 
@@ -81,7 +83,7 @@ Rule = Callable[[Obj, Report, OperatorContext], Kind]
 
 def is_operator(doc: Obj) -> bool:
     """Whether the object belongs to the AIM operator's API group (any version)."""
-    return str(doc.get("apiVersion", "")).split("/", 1)[0] == OPERATOR_GROUP
+    return Head.read(doc).group == OPERATOR_GROUP
 
 
 def collect(docs: list[JsonValue]) -> OperatorContext:
@@ -90,17 +92,15 @@ def collect(docs: list[JsonValue]) -> OperatorContext:
     for doc in docs:
         if not (isinstance(doc, dict) and is_operator(doc)):
             continue
-        spec, meta, kind = doc.get("spec"), doc.get("metadata"), doc.get("kind")
-        if not (isinstance(spec, dict) and isinstance(meta, dict)):
+        head, image = Head.read(doc), string_at(doc, "spec", "image")
+        if not (head.name and image is not None):
             continue
-        name, image, ns = meta.get("name"), spec.get("image"), meta.get("namespace")
-        if not (isinstance(name, str) and isinstance(image, str)):
-            continue
-        namespace = ns if isinstance(ns, str) and ns else None
-        if kind in ("AIMModel", "AIMClusterModel"):
-            ctx.models.setdefault((namespace if kind == "AIMModel" else None, image), name)
-        elif kind in ("AIMProfile", "AIMClusterProfile"):
-            ctx.profiles[namespace if kind == "AIMProfile" else None, name] = image
+        namespace = head.namespace or None
+        if head.kind in ("AIMModel", "AIMClusterModel"):
+            key = (namespace if head.kind == "AIMModel" else None, image)
+            ctx.models.setdefault(key, head.name)
+        elif head.kind in ("AIMProfile", "AIMClusterProfile"):
+            ctx.profiles[namespace if head.kind == "AIMProfile" else None, head.name] = image
     return ctx
 
 
@@ -113,6 +113,10 @@ class Fields:
         self.out: Obj = {}
         self.path = path
         self.report = report
+
+    def peek(self, key: str) -> JsonValue:
+        """The value of `key` still left (None when absent or already taken), left in place."""
+        return self.src.get(key)
 
     def take(self, key: str) -> JsonValue:
         """Remove `key` from what is left and return its value (None when absent)."""
@@ -176,7 +180,8 @@ def convert(
     refused: Mapping[str, str],
 ) -> None:
     """Convert one `aim.eai.amd.com` manifest in place with the rule for its kind and version."""
-    kind = str(doc.get("kind"))
+    head = Head.read(doc)
+    kind = head.kind or "(no kind)"
     rule = rules.get(kind)
     if rule is None:
         report.not_carried.append(
@@ -187,26 +192,26 @@ def convert(
         return
     _metadata(doc, report)
     new_kind = rule(doc, report, ctx)
-    report.changes.append(f"apiVersion: {doc.get('apiVersion')} became {API_VERSION}")
+    report.changes.append(f"apiVersion: {head.api_version} became {API_VERSION}")
     doc["apiVersion"] = API_VERSION
     if new_kind != kind:
         report.changes.append(f"kind: {kind} became {new_kind}")
     doc["kind"] = new_kind.value
-    meta = doc.get("metadata")
-    if new_kind in _CLUSTER_KINDS and isinstance(meta, dict) and meta.pop("namespace", None):
+    meta = mapping_at(doc, "metadata")
+    if new_kind in _CLUSTER_KINDS and meta is not None and meta.pop("namespace", None):
         report.changes.append(f"metadata.namespace: dropped; {new_kind} is cluster-scoped")
 
 
 def _metadata(doc: Obj, report: Report) -> None:
     """Drop what the API server and the operator wrote; keep names, labels and annotations."""
-    meta = doc.get("metadata")
-    if not isinstance(meta, dict):
+    meta = mapping_at(doc, "metadata")
+    if meta is None:
         return
     server = [k for k in _SERVER_FIELDS if meta.pop(k, None) is not None]
     if server:
         report.changes.append(f"metadata.{{{','.join(server)}}}: dropped; the API server sets them")
-    annotations = meta.get("annotations")
-    if isinstance(annotations, dict) and annotations.pop(_LAST_APPLIED, None) is not None:
+    annotations = mapping_at(meta, "annotations")
+    if annotations is not None and annotations.pop(_LAST_APPLIED, None) is not None:
         report.changes.append(f"metadata.annotations[{_LAST_APPLIED}]: dropped")
         if not annotations:
             del meta["annotations"]
@@ -217,7 +222,7 @@ def _metadata(doc: Obj, report: Report) -> None:
         )
     owners = meta.pop("ownerReferences", None)
     if isinstance(owners, list) and owners:
-        names = ", ".join(f"{o.get('kind')}/{o.get('name')}" for o in owners if isinstance(o, dict))
+        names = ", ".join(f"{o.kind or None}/{o.name or None}" for o in owner_refs(owners))
         report.warnings.append(
             f"metadata.ownerReferences: dropped; the operator created this object for {names}. "
             "Converted, that owner creates its own here, so leave this one out unless you want "
@@ -227,4 +232,4 @@ def _metadata(doc: Obj, report: Report) -> None:
 
 def spec_fields(doc: Obj, report: Report) -> Fields:
     """The object's spec, to be taken apart field by field."""
-    return Fields(doc.get("spec"), "spec", report)
+    return Fields(field_at(doc, "spec"), "spec", report)

@@ -67,7 +67,7 @@ def cache_mode(f: Fields, report: Report, *, default_shared: bool = True) -> Non
 def model_cache(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     """AIMModelCache (older releases) and AIMArtifact (newer): both become AIMModelCache."""
     f = spec_fields(doc, report)
-    if f.src.get("type") == "adapter":
+    if f.peek("type") == "adapter":
         f.drop(
             "modelId",
             "clients ask for an adapter here by its cache's name (the service's "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
+from aim_migrate.objects import Head
 from aim_migrate.operator import Fields, Obj, OperatorContext, Report, spec_fields
 from aim_migrate.routepaths import ModelForm, rewrite_template
 from function.api.meta import Kind
@@ -11,7 +12,7 @@ from function.api.meta import Kind
 
 def runtime_config(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     """AIMRuntimeConfig / AIMClusterRuntimeConfig: storage flattened, the rest the same."""
-    cluster = doc.get("kind") == "AIMClusterRuntimeConfig"
+    cluster = Head.read(doc).kind == "AIMClusterRuntimeConfig"
     f = spec_fields(doc, report)
     storage = Fields(f.take("storage"), "spec.storage", report)
     storage.carry("defaultStorageClassName")
@@ -49,7 +50,7 @@ def runtime_config(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     else:
         f.carry("imagePullSecrets")
         f.carry("serviceAccountName")
-    doc["spec"] = f.finish(str(doc.get("kind")))
+    doc["spec"] = f.finish(Head.read(doc).kind)
     return Kind.CLUSTER_RUNTIME_CONFIG if cluster else Kind.RUNTIME_CONFIG
 
 

@@ -6,6 +6,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from aim_migrate.objects import Head
 from aim_migrate.operator import Fields, Obj, OperatorContext, Report, one_of, show, spec_fields
 from function.api.meta import Kind
 
@@ -31,7 +32,7 @@ def model(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     found = discovery.finish("spec.discovery")
     if found:
         f.out["discovery"] = found
-    default_template = f.src.get("defaultServiceTemplate")
+    default_template = f.peek("defaultServiceTemplate")
     f.carry("defaultServiceTemplate")
     if default_template:
         report.warnings.append(
@@ -42,7 +43,7 @@ def model(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     f.carry("imagePullSecrets")
     f.carry("env")
     f.carry("serviceAccountName")
-    resources = f.src.get("resources")
+    resources = f.peek("resources")
     f.carry("resources")
     if resources:
         report.warnings.append(
@@ -70,8 +71,8 @@ def model(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     )
     for key in ("aimId", "profiles", "derivedFrom", "profileCopy"):
         f.drop(key, why)
-    doc["spec"] = f.finish(str(doc.get("kind")))
-    return Kind.CLUSTER_MODEL if doc.get("kind") == "AIMClusterModel" else Kind.MODEL
+    doc["spec"] = f.finish(Head.read(doc).kind)
+    return Kind.CLUSTER_MODEL if Head.read(doc).kind == "AIMClusterModel" else Kind.MODEL
 
 
 def _custom(f: Fields, report: Report) -> Obj:
@@ -150,7 +151,7 @@ def model_sources(value: JsonValue, path: str, report: Report) -> JsonValue:
 
 def template(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     """AIMServiceTemplate / AIMClusterServiceTemplate."""
-    cluster = doc.get("kind") == "AIMClusterServiceTemplate"
+    cluster = Head.read(doc).kind == "AIMClusterServiceTemplate"
     f = spec_fields(doc, report)
     for key in (
         "modelName",
@@ -181,7 +182,7 @@ def template(doc: Obj, report: Report, _: OperatorContext) -> Kind:
         )
     else:
         f.carry("caching")
-    doc["spec"] = f.finish(str(doc.get("kind")))
+    doc["spec"] = f.finish(Head.read(doc).kind)
     return Kind.CLUSTER_SERVICE_TEMPLATE if cluster else Kind.SERVICE_TEMPLATE
 
 

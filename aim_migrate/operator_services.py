@@ -6,6 +6,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from aim_migrate.objects import field_at
 from aim_migrate.operator import Fields, Obj, OperatorContext, Report, one_of, show, spec_fields
 from aim_migrate.operator_configs import routing
 from aim_migrate.operator_models import gpu_selector, model_sources
@@ -24,17 +25,7 @@ def service(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     """AIMService (v1alpha1; v1alpha2's profile path is handled in `operator_v1alpha2`)."""
     f = spec_fields(doc, report)
     f.out["model"] = service_model(f.take("model"), report)
-    template_ref = f.take("template")
-    template_name = f.take("templateName")
-    if template_name is not None:
-        template_ref = {**(template_ref if isinstance(template_ref, dict) else {})}
-        template_ref["name"] = template_name
-        report.changes.append("spec.templateName: became spec.template.name")
-    if template_ref is not None:
-        t = Fields(template_ref, "spec.template", report)
-        t.carry("name")
-        t.carry("allowUnoptimized")
-        f.out["template"] = t.finish("spec.template")
+    _template_ref(f, report)
     caching(f, report)
     for key in (
         "replicas",
@@ -50,19 +41,7 @@ def service(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     ):
         f.carry(key)
     service_adapters(f, report)
-    overrides = f.take("overrides")
-    if overrides is not None:
-        o = Fields(overrides, "spec.overrides", report)
-        o.carry("metric")
-        o.carry("precision")
-        o.carry("hardware")
-        selector = o.take("gpuSelector")
-        if selector is not None:
-            o.out["hardware"] = {
-                "gpu": gpu_selector(selector, "spec.overrides.gpuSelector", report)
-            }
-            report.changes.append("spec.overrides.gpuSelector: became spec.overrides.hardware.gpu")
-        f.out["overrides"] = o.finish("spec.overrides")
+    _overrides(f, report)
     model_form = _model_form(f.out["model"])
     route = routing(f.take("routing"), "spec.routing", report, model_form)
     if route is not None:
@@ -76,7 +55,7 @@ def service(doc: Obj, report: Report, _: OperatorContext) -> Kind:
         "priorityClassName",
         "inference pods take no priority class from the AIMService here",
     )
-    if f.out.get("model") is None:
+    if f.out["model"] is None:
         del f.out["model"]
         if not any(n.startswith("spec.model") for n in report.not_carried):
             report.not_carried.append(
@@ -85,6 +64,38 @@ def service(doc: Obj, report: Report, _: OperatorContext) -> Kind:
             )
     doc["spec"] = f.finish("AIMService")
     return Kind.SERVICE
+
+
+def _template_ref(f: Fields, report: Report) -> None:
+    """`template`, and the older `templateName` as its `name`."""
+    template_ref = f.take("template")
+    template_name = f.take("templateName")
+    if template_name is not None:
+        template_ref = {**(template_ref if isinstance(template_ref, dict) else {})}
+        template_ref["name"] = template_name
+        report.changes.append("spec.templateName: became spec.template.name")
+    if template_ref is not None:
+        t = Fields(template_ref, "spec.template", report)
+        t.carry("name")
+        t.carry("allowUnoptimized")
+        f.out["template"] = t.finish("spec.template")
+
+
+def _overrides(f: Fields, report: Report) -> None:
+    """`overrides`: the same fields, the older `gpuSelector` as `hardware.gpu`."""
+    overrides = f.take("overrides")
+    if overrides is not None:
+        o = Fields(overrides, "spec.overrides", report)
+        o.carry("metric")
+        o.carry("precision")
+        o.carry("hardware")
+        selector = o.take("gpuSelector")
+        if selector is not None:
+            o.out["hardware"] = {
+                "gpu": gpu_selector(selector, "spec.overrides.gpuSelector", report)
+            }
+            report.changes.append("spec.overrides.gpuSelector: became spec.overrides.hardware.gpu")
+        f.out["overrides"] = o.finish("spec.overrides")
 
 
 def service_model(value: JsonValue, report: Report) -> Obj | None:
@@ -203,7 +214,7 @@ def _caching_mode(block: JsonValue, report: Report) -> JsonValue:
         report.not_carried.append(
             f"spec.caching: {show(block)}; only caching.mode has a counterpart (cacheModel)"
         )
-    return block.get("mode")
+    return field_at(block, "mode")
 
 
 def service_adapters(f: Fields, report: Report) -> None:

@@ -15,38 +15,20 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from aim_migrate.operator import Fields, Obj, OperatorContext, Report, Rule
+from aim_migrate.objects import Head, field_at, mapping_at
+from aim_migrate.operator import Fields, Obj, OperatorContext, Report, Rule, spec_fields
 from aim_migrate.operator_caches import cache_mode, scope
 from aim_migrate.operator_models import model_sources, profile_type
 from aim_migrate.operator_services import service
 from function.api.meta import Kind
 
 
-def _namespace(doc: Obj) -> str | None:
-    meta = doc.get("metadata")
-    ns = meta.get("namespace") if isinstance(meta, dict) else None
-    return ns if isinstance(ns, str) and ns else None
-
-
 def profile(doc: Obj, report: Report, ctx: OperatorContext) -> Kind:
     """AIMProfile / AIMClusterProfile → AIMServiceTemplate / AIMClusterServiceTemplate."""
-    cluster = doc.get("kind") == "AIMClusterProfile"
-    f = Fields(doc.get("spec"), "spec", report)
-    image = f.take("image")
-    namespace = None if cluster else _namespace(doc)
-    model = ctx.model_for_image(image, namespace) if isinstance(image, str) else None
-    if model is not None:
-        f.out["modelName"] = model
-        report.changes.append(
-            f"spec.image: became spec.modelName {model!r}, the model in this run with that image"
-        )
-    else:
-        scope_text = "an AIMClusterModel" if cluster else "an AIMModel or AIMClusterModel"
-        report.not_carried.append(
-            f"spec.image: {image!r}; a template here runs a model, and this run has no "
-            f"{scope_text} with that image: migrate the model with it, or create one and set "
-            "spec.modelName to its name"
-        )
+    head = Head.read(doc)
+    cluster = head.kind == "AIMClusterProfile"
+    f = spec_fields(doc, report)
+    _model_of_image(f, report, ctx, head)
     for key in ("profileId", "metric", "precision", "resources", "imagePullSecrets"):
         f.carry(key)
     f.carry("serviceAccountName")
@@ -72,6 +54,40 @@ def profile(doc: Obj, report: Report, ctx: OperatorContext) -> Kind:
     hardware = _accelerator(f, report)
     if hardware:
         f.out["hardware"] = hardware
+    _drop_engine_and_selection(f, report)
+    if cluster:
+        f.drop(
+            "caching",
+            "caching is a namespace concern here: set caching on an AIMServiceTemplate",
+        )
+    else:
+        f.carry("caching")
+    doc["spec"] = f.finish(head.kind)
+    return Kind.CLUSTER_SERVICE_TEMPLATE if cluster else Kind.SERVICE_TEMPLATE
+
+
+def _model_of_image(f: Fields, report: Report, ctx: OperatorContext, head: Head) -> None:
+    """`image` as `modelName`: the run's model with that image, its namespace's first."""
+    cluster = head.kind == "AIMClusterProfile"
+    namespace = None if cluster else head.namespace or None
+    image = f.take("image")
+    model = ctx.model_for_image(image, namespace) if isinstance(image, str) else None
+    if model is not None:
+        f.out["modelName"] = model
+        report.changes.append(
+            f"spec.image: became spec.modelName {model!r}, the model in this run with that image"
+        )
+    else:
+        scope_text = "an AIMClusterModel" if cluster else "an AIMModel or AIMClusterModel"
+        report.not_carried.append(
+            f"spec.image: {image!r}; a template here runs a model, and this run has no "
+            f"{scope_text} with that image: migrate the model with it, or create one and set "
+            "spec.modelName to its name"
+        )
+
+
+def _drop_engine_and_selection(f: Fields, report: Report) -> None:
+    """The engine's arguments and environment, and the operator's selection flags: no place here."""
     f.drop(
         "engineArgs",
         "engine arguments have no place on a template here: the image's profile "
@@ -94,15 +110,6 @@ def profile(doc: Obj, report: Report, ctx: OperatorContext) -> Kind:
         "auto-selection here considers every template of the model; name templates in "
         "spec.template.name to choose",
     )
-    if cluster:
-        f.drop(
-            "caching",
-            "caching is a namespace concern here: set caching on an AIMServiceTemplate",
-        )
-    else:
-        f.carry("caching")
-    doc["spec"] = f.finish(str(doc.get("kind")))
-    return Kind.CLUSTER_SERVICE_TEMPLATE if cluster else Kind.SERVICE_TEMPLATE
 
 
 def _accelerator(f: Fields, report: Report) -> Obj:
@@ -111,9 +118,7 @@ def _accelerator(f: Fields, report: Report) -> Obj:
     model = f.take("acceleratorModel")
     count = f.take("acceleratorCount")
     if kind == "cpu":
-        resources = f.out.get("resources")
-        requests = resources.get("requests") if isinstance(resources, dict) else None
-        cpu = requests.get("cpu") if isinstance(requests, dict) else None
+        cpu = field_at(f.out, "resources", "requests", "cpu")
         if model is not None:
             report.not_carried.append(
                 f"spec.acceleratorModel: {model!r}; CPU profiles here are not pinned to a CPU "
@@ -147,7 +152,7 @@ def _accelerator(f: Fields, report: Report) -> Obj:
 
 def profile_cache(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     """AIMProfileCache → AIMTemplateCache of the template the profile became (same name)."""
-    f = Fields(doc.get("spec"), "spec", report)
+    f = spec_fields(doc, report)
     name = f.take("profileName")
     if name is not None:
         f.out["templateName"] = name
@@ -165,8 +170,8 @@ def profile_cache(doc: Obj, report: Report, _: OperatorContext) -> Kind:
 
 def service_v1alpha2(doc: Obj, report: Report, ctx: OperatorContext) -> Kind:
     """AIMService: v1alpha1's spec, or the profile path (`spec.profile`, `profileOverrides`)."""
-    spec = doc.get("spec")
-    if not isinstance(spec, dict):
+    spec = mapping_at(doc, "spec")
+    if spec is None:
         return service(doc, report, ctx)
     chosen = spec.pop("profile", None)
     overrides = spec.pop("profileOverrides", None)
@@ -176,7 +181,7 @@ def service_v1alpha2(doc: Obj, report: Report, ctx: OperatorContext) -> Kind:
         o = Fields(overrides, "spec.profileOverrides", report)
         env = o.take("containerEnv")
         if isinstance(env, list):
-            own = spec.get("env")
+            own = field_at(spec, "env")
             spec["env"] = [*(own if isinstance(own, list) else []), *env]
             report.changes.append(
                 "spec.profileOverrides.containerEnv: appended to spec.env (the service's "
@@ -190,7 +195,7 @@ def service_v1alpha2(doc: Obj, report: Report, ctx: OperatorContext) -> Kind:
 def _on_profile(
     doc: Obj, spec: dict[str, JsonValue], chosen: JsonValue, report: Report, ctx: OperatorContext
 ) -> None:
-    name = chosen.get("name") if isinstance(chosen, dict) else None
+    name = field_at(chosen, "name")
     if not isinstance(name, str):
         report.not_carried.append(f"spec.profile: {chosen!r}; it names no profile")
         return
@@ -199,9 +204,9 @@ def _on_profile(
         "spec.profile.name: became spec.template.name (the profile converts to the template of "
         "the same name)"
     )
-    if spec.get("model") is not None:
+    if field_at(spec, "model") is not None:
         return
-    namespace = _namespace(doc)
+    namespace = Head.read(doc).namespace or None
     image = ctx.profiles.get((namespace, name)) or ctx.profiles.get((None, name))
     model = ctx.model_for_image(image, namespace) if image else None
     if model is None:
