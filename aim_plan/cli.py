@@ -33,11 +33,13 @@ import click
 import yaml
 from crossplane.function import logging
 
-from aim_plan.diff import Diff, as_data, as_text, diff
+from aim_plan.against import changes as against_changes
+from aim_plan.against import need_against
+from aim_plan.diff import Diff, as_data, as_text
 from aim_plan.kubeconfig import KubeconfigError, credentials
-from aim_plan.live import READ_KINDS, Live, LiveError, overlay, read
-from aim_plan.load import LoadError, Obj, key_of, load
-from aim_plan.registry import NO_ORAS_NOTE, offline_answers, oras_answers
+from aim_plan.live import Live, LiveError, overlay, read
+from aim_plan.load import Loaded, LoadError, Obj, key_of, load
+from aim_plan.registry import NO_ORAS_NOTE, Answers, offline_answers, oras_answers
 from aim_plan.report import NO_NODE, data, text
 from aim_plan.rounds import DEFAULT_MAX_ROUNDS, plan
 from aim_plan.simulate import gpu_node
@@ -159,53 +161,34 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
     their registries as the function reads them (oras, the pull secrets among the manifests or
     in the cluster), unless --offline.
     """
-    try:
-        loaded = load(paths)
-    except LoadError as e:
-        raise _UnreadableInputError(str(e)) from None
-    _need_against(against, context=context, upgrade=upgrade)
+    loaded = _load(paths)
+    need_against(against, context=context, upgrade=upgrade)
     nodes = _gpu_nodes(gpu_nodes)
     notes = list(loaded.notes)
     if offline:
         _refuse_registry_flags(ctx)
         registry = offline_answers()
     else:
-        found = _find_oras(oras_path)
-        if found is None:
-            notes.append(NO_ORAS_NOTE)
-            registry = offline_answers(no_oras=True)
-        else:
-            registry = oras_answers(
-                found,
-                timeout_s=registry_timeout,
-                insecure=frozenset(insecure_registries),
-                mirrors=registry_mirrors,
-                listing_timeout_s=registry_listing_timeout,
-                listing_max_tags=registry_listing_max_tags,
-            )
+        registry = _registry(
+            _find_oras(oras_path),
+            notes,
+            timeout_s=registry_timeout,
+            insecure=frozenset(insecure_registries),
+            mirrors=registry_mirrors,
+            listing_timeout_s=registry_listing_timeout,
+            listing_max_tags=registry_listing_max_tags,
+        )
     live = _read_live(against, context, loaded.objects) if against is not None else None
     logging.configure(logging.Level.DISABLED)  # the function's own log is not the plan's output
     start = overlay(live.objects, loaded.objects) if live is not None else loaded.objects
-    world = World([*start, *nodes])
-    result = plan(world, max_rounds, registry)
-    if not any(key_of(o)[1] == "Node" for o in result.world):
-        notes.append(NO_NODE)
-    if nodes:
-        names = ", ".join(str(n["metadata"]["name"]) for n in nodes)  # type: ignore[index]
-        notes.append(f"simulated GPU nodes (--gpu-node): {names}")
+    result = plan(World([*start, *nodes]), max_rounds, registry)
+    notes += _node_notes(result.world, nodes)
     changes = None
     if live is not None:
         notes += [f"not in the cluster, not compared: {s}" for s in live.skipped]
-        # The change is the difference between where the cluster goes as it is and where it goes
-        # with the manifests, both planned from the live state: what would happen anyway (another
-        # team's discovery Job finishing) is in both, so it is not the change's. An upgrade's
-        # baseline is the live objects themselves: what the installed function composed, which
-        # this checkout's function may compose otherwise.
-        if upgrade:
-            before = _compared(live.objects)
-        else:
-            before = _compared(plan(World([*live.objects, *nodes]), max_rounds, registry).world)
-        changes = diff(before, _compared(result.world))
+        changes = against_changes(
+            live.objects, result.world, upgrade=upgrade, replan=(nodes, max_rounds, registry)
+        )
     _emit(data(result, loaded.ignored, notes), changes, output)
     if changes is not None and changes.redeploys:
         sys.exit(2)
@@ -213,16 +196,48 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
         sys.exit(1)
 
 
-def _need_against(against: Path | None, *, context: str | None, upgrade: bool) -> None:
-    """--context and --upgrade only mean something with --against: refused alone."""
-    if against is not None:
-        return
-    if context is not None:
-        msg = "--context names a context of --against's kubeconfig; give --against too"
-        raise click.UsageError(msg)
-    if upgrade:
-        msg = "--upgrade compares with a live cluster; give --against KUBECONFIG too"
-        raise click.UsageError(msg)
+def _load(paths: tuple[Path, ...]) -> Loaded:
+    """The manifests; one that cannot be read ends the command, naming it."""
+    try:
+        return load(paths)
+    except LoadError as e:
+        raise _UnreadableInputError(str(e)) from None
+
+
+def _node_notes(world: Iterable[Obj], simulated: list[dict[str, object]]) -> list[str]:
+    """What the report says of the nodes: none at all, or the GPU nodes --gpu-node simulated."""
+    notes = [] if any(key_of(o)[1] == "Node" for o in world) else [NO_NODE]
+    if simulated:
+        names = ", ".join(str(n["metadata"]["name"]) for n in simulated)  # type: ignore[index]
+        notes.append(f"simulated GPU nodes (--gpu-node): {names}")
+    return notes
+
+
+def _registry(  # noqa: PLR0913 - the registry options, passed on as the client takes them
+    oras: str | None,
+    notes: list[str],
+    *,
+    timeout_s: float,
+    insecure: frozenset[str],
+    mirrors: dict[str, str],
+    listing_timeout_s: float,
+    listing_max_tags: int,
+) -> Answers:
+    """The registry client the function would use.
+
+    With no oras to run, no answers, and a note that says so.
+    """
+    if oras is None:
+        notes.append(NO_ORAS_NOTE)
+        return offline_answers(no_oras=True)
+    return oras_answers(
+        oras,
+        timeout_s=timeout_s,
+        insecure=insecure,
+        mirrors=mirrors,
+        listing_timeout_s=listing_timeout_s,
+        listing_max_tags=listing_max_tags,
+    )
 
 
 def _refuse_registry_flags(ctx: click.Context) -> None:
@@ -250,11 +265,6 @@ def _find_oras(path: str | None) -> str | None:
         )
         raise click.BadParameter(msg, param_hint="--oras")
     return found
-
-
-def _compared(world: Iterable[Obj]) -> list[Obj]:
-    """The objects of the kinds read from the cluster: the others are the plan's own."""
-    return [o for o in world if key_of(o)[:2] in READ_KINDS]
 
 
 def _emit(report: dict[str, Any], changes: Diff | None, output: str) -> None:
