@@ -208,6 +208,8 @@ E2E_RECHECKS: Final = ("--waiting-recheck=2", "--ready-recheck=5")
 """The tier's shortened rechecks (see the module docstring)."""
 
 RUNTIME: Final = "package-runtime"
+FUNCTION_LABEL: Final = "pkg.crossplane.io/function"
+"""What Crossplane labels each pod of a Function's Deployment with: the Function's name."""
 """The container Crossplane's Deployment runtime runs a Function package's image in."""
 FUNCTION_NODE_CONTROLLERS: Final = ("deployment", "replicaset", "endpointslice")
 """What a plane needs besides `CONTROLLERS` to run the Function's Deployment on a node (the
@@ -215,15 +217,20 @@ volume binder and node lifecycle stay off: the simulated provisioner and GPU nod
 they would)."""
 
 
-def runtime_config(args: Sequence[str], node: str | None = NODE_NAME) -> dict[str, Any]:
+def runtime_config(
+    args: Sequence[str], node: str | None = NODE_NAME, replicas: int = 1
+) -> dict[str, Any]:
     """The default DeploymentRuntimeConfig, which every package's runtime uses.
 
     The Function's pod gets the tier's flags, and names `node` (for a node without a scheduler).
+    More than one replica prefers nodes apart (`replica_spread`), as install.md advises.
     """
     container = {"name": RUNTIME, "args": list(args)}
     pod: dict[str, Any] = {"containers": [container]}
     if node:
         pod["nodeName"] = node
+    if replicas > 1:
+        pod["affinity"] = replica_spread()
     return {
         "apiVersion": "pkg.crossplane.io/v1beta1",
         "kind": "DeploymentRuntimeConfig",
@@ -231,11 +238,38 @@ def runtime_config(args: Sequence[str], node: str | None = NODE_NAME) -> dict[st
         "spec": {
             "deploymentTemplate": {
                 "spec": {
+                    "replicas": replicas,
                     "selector": {},
                     "template": {"spec": pod},
                 }
             }
         },
+    }
+
+
+def replica_spread() -> dict[str, Any]:
+    """The function's replicas on different nodes where there are several, else together.
+
+    Preferred, not required: on a one-node cluster (or while a node drains) both replicas still
+    run. The tier's plane runs one Function, so any Function's pod counts as a replica; a shared
+    cluster matches its own Function's name instead (install.md).
+    """
+    return {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "podAffinityTerm": {
+                        "topologyKey": "kubernetes.io/hostname",
+                        "labelSelector": {
+                            "matchExpressions": [
+                                {"key": FUNCTION_LABEL, "operator": "Exists"},
+                            ]
+                        },
+                    },
+                }
+            ]
+        }
     }
 
 
@@ -252,6 +286,7 @@ def start_platform(  # noqa: PLR0913 - the tier's knobs, each a keyword
     function_module: str = FUNCTION_MODULE,
     core_args: Sequence[str] = (),
     release: Release | None = None,
+    replicas: int = 1,
 ) -> Iterator[Platform]:
     """A control plane with its registries and one flavour of the AIM packages installed.
 
@@ -263,7 +298,8 @@ def start_platform(  # noqa: PLR0913 - the tier's knobs, each a keyword
     host's function (a benchmark's stand-in, say), with `core_args` for Crossplane core. (A
     cluster that runs everything the AIM objects compose is `tests.e2e.target.own_cluster`.)
     With `release`, that release's packages, built from its commit, are installed instead of
-    HEAD's, which are pushed beside them for an upgrade.
+    HEAD's, which are pushed beside them for an upgrade. `replicas` is how many pods run the
+    Function on the node.
     """
     prefix = "claims: " if claims else ""
     if os.environ.get("AIM_E2E_CORE") == "oldest":
@@ -297,7 +333,8 @@ def start_platform(  # noqa: PLR0913 - the tier's knobs, each a keyword
             )
             ip = the_node.ip
             args = _function_args(registry, private, rechecks, address=ip, oras="oras")
-            cp.admin.apply(runtime_config([*args, "--debug"]))  # as the host function runs
+            # --debug as the host function runs
+            cp.admin.apply(runtime_config([*args, "--debug"], replicas=replicas))
         TIMES[f"{prefix}control plane start"] = time.monotonic() - t0
         if not claims:
             TIMES.update({f"  of which {k}": v for k, v in cp.startup_s.items()})

@@ -61,6 +61,7 @@ OWN_NODE: Final = frozenset(
         "test_kserve.py",
         "test_node.py",
         "test_node_start.py",
+        "test_replicas_benchmark.py",
         "test_scale_to_zero.py",
         "test_upgrade.py",
     }
