@@ -17,16 +17,6 @@ NOT_COMPARED_TOP: Final = frozenset({"apiVersion", "kind", "metadata", "status"}
 NOT_COMPARED_ANNOTATIONS: Final = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
 """kubectl's copy of the last manifest applied: it changes with every apply, and holds a
 Secret's data when the object is one."""
-SCALING_PATHS: Final = (
-    "spec.predictor.minReplicas",
-    "spec.predictor.maxReplicas",
-    "spec.predictor.scaleTarget",
-    "spec.predictor.scaleMetric",
-    "spec.predictor.autoScaling",
-)
-"""InferenceService fields KServe's raw deployment turns into the replica count or the
-autoscaler (HPA or KEDA), not into the pod template: changing them adds or removes pods, it
-restarts none."""
 MAX_PATHS: Final = 50
 """Changed paths listed per object; more are counted (a rewritten object lists thousands)."""
 
