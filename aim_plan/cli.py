@@ -169,15 +169,15 @@ def plan_command(  # noqa: PLR0913, PLR0917 - the command's options, as click pa
         _refuse_registry_flags(ctx)
         registry = offline_answers()
     else:
-        registry = _registry(
+        registry, no_oras = _registry(
             _find_oras(oras_path),
-            notes,
             timeout_s=registry_timeout,
             insecure=frozenset(insecure_registries),
             mirrors=registry_mirrors,
             listing_timeout_s=registry_listing_timeout,
             listing_max_tags=registry_listing_max_tags,
         )
+        notes += no_oras
     live = _read_live(against, context, loaded.objects) if against is not None else None
     logging.configure(logging.Level.DISABLED)  # the function's own log is not the plan's output
     start = overlay(live.objects, loaded.objects) if live is not None else loaded.objects
@@ -215,22 +215,20 @@ def _node_notes(world: Iterable[Obj], simulated: list[dict[str, object]]) -> lis
 
 def _registry(  # noqa: PLR0913 - the registry options, passed on as the client takes them
     oras: str | None,
-    notes: list[str],
     *,
     timeout_s: float,
     insecure: frozenset[str],
     mirrors: dict[str, str],
     listing_timeout_s: float,
     listing_max_tags: int,
-) -> Answers:
-    """The registry client the function would use.
+) -> tuple[Answers, list[str]]:
+    """The registry client the function would use, and the report's notes about it.
 
     With no oras to run, no answers, and a note that says so.
     """
     if oras is None:
-        notes.append(NO_ORAS_NOTE)
-        return offline_answers(no_oras=True)
-    return oras_answers(
+        return offline_answers(no_oras=True), [NO_ORAS_NOTE]
+    answers = oras_answers(
         oras,
         timeout_s=timeout_s,
         insecure=insecure,
@@ -238,6 +236,7 @@ def _registry(  # noqa: PLR0913 - the registry options, passed on as the client 
         listing_timeout_s=listing_timeout_s,
         listing_max_tags=listing_max_tags,
     )
+    return answers, []
 
 
 def _refuse_registry_flags(ctx: click.Context) -> None:

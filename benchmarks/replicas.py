@@ -49,7 +49,7 @@ from benchmarks.watchers import SERVICE_LABEL, KServeStandIn, ServiceWatch
 from devtools.cluster.controlplane import CROSSPLANE_NAMESPACE
 from devtools.cluster.converge import ISVC, templates_of, wait_status
 from devtools.cluster.kube import Kube
-from devtools.cluster.platform import Platform, catalog_entry, start_platform
+from devtools.cluster.platform import FUNCTION_LABEL, Platform, catalog_entry, start_platform
 from devtools.cluster.simulate import simulate_gpu_node
 from devtools.pkg.image import build_image
 from devtools.tools import build_tools
@@ -85,8 +85,12 @@ class Phase:
 
 
 def function_pods(kube: Kube) -> list[dict[str, Any]]:
-    """The function's pods (Crossplane's namespace holds no other), oldest first."""
-    pods = kube.list("v1", "Pod", CROSSPLANE_NAMESPACE)
+    """The function's pods, by the label Crossplane gives them, oldest first."""
+    pods = [
+        p
+        for p in kube.list("v1", "Pod", CROSSPLANE_NAMESPACE)
+        if FUNCTION_LABEL in (p["metadata"].get("labels") or {})
+    ]
     return sorted(pods, key=lambda p: str(p["metadata"].get("creationTimestamp")))
 
 

@@ -77,22 +77,24 @@ def job_pod(job: Mapping[str, Any], suffix: str, status: Mapping[str, Any]) -> d
     """
     meta = job["metadata"]
     template_meta = ((job.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    pod_meta: dict[str, Any] = {
+        "name": f"{meta['name']}-{suffix}",
+        "namespace": meta["namespace"],
+        "labels": {**(template_meta.get("labels") or {}), JOB_NAME_LABEL: meta["name"]},
+    }
+    if meta.get("uid"):  # a Job written by hand in a test has none: an owner needs one
+        pod_meta["ownerReferences"] = [
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "name": meta["name"],
+                "uid": meta["uid"],
+                "controller": True,
+            }
+        ]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {
-            "name": f"{meta['name']}-{suffix}",
-            "namespace": meta["namespace"],
-            "labels": {**(template_meta.get("labels") or {}), JOB_NAME_LABEL: meta["name"]},
-            "ownerReferences": [
-                {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "name": meta["name"],
-                    "uid": meta.get("uid") or "",
-                    "controller": True,
-                }
-            ],
-        },
+        "metadata": pod_meta,
         "status": dict(status),
     }

@@ -208,9 +208,9 @@ E2E_RECHECKS: Final = ("--waiting-recheck=2", "--ready-recheck=5")
 """The tier's shortened rechecks (see the module docstring)."""
 
 RUNTIME: Final = "package-runtime"
+"""The container Crossplane's Deployment runtime runs a Function package's image in."""
 FUNCTION_LABEL: Final = "pkg.crossplane.io/function"
 """What Crossplane labels each pod of a Function's Deployment with: the Function's name."""
-"""The container Crossplane's Deployment runtime runs a Function package's image in."""
 FUNCTION_NODE_CONTROLLERS: Final = ("deployment", "replicaset", "endpointslice")
 """What a plane needs besides `CONTROLLERS` to run the Function's Deployment on a node (the
 volume binder and node lifecycle stay off: the simulated provisioner and GPU nodes write what

@@ -245,6 +245,11 @@ CROSSPLANE_WRITES = [
                                                        "apiGroup": "rbac.authorization.k8s.io"},
                              name="some-download", owner=AIM_OWNER), allowed=False,
                     refusal="must be the one ServiceAccount"),
+    CrossplaneWrite("aim-owned-other-account", "the right role for an account that is no "
+                    "download's, though named like its binding",
+                    _binding("ClusterRole", PROGRESS, {**DOWNLOADER, "name": "builder"},
+                             name="builder", owner=AIM_OWNER), allowed=False,
+                    refusal="the account of a download"),
     CrossplaneWrite("aim-owned-other-namespace", "the right role for an account of another "
                     "namespace, which would report into this one",
                     _binding("ClusterRole", PROGRESS, {**DOWNLOADER, "namespace": "default"},

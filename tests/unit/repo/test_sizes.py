@@ -92,7 +92,8 @@ def module_lines() -> dict[str, int]:
 
 
 def function_lines() -> dict[str, int]:
-    """Each function shipped (`function/path::Class.method`, `path::outer.inner`) and its lines."""
+    """Each function shipped and its lines, named `<package>/path::Class.method` (a method) or
+    `<package>/path::outer.inner` (a nested function)."""
     return {k: v for name, path in modules() for k, v in spans(name, path.read_text()).items()}
 
 
