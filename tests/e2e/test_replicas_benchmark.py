@@ -25,16 +25,15 @@ def cells(stdout: str, row: str) -> list[str]:
 
 def test_a_killed_replica_loses_and_duplicates_no_service() -> None:
     """Four services a phase, with two replicas and then one, a pod killed half way: the run
-    exits 0, prints every row with a figure for both phases, and no service is lost or
-    duplicated."""
+    exits 0 (every phase finished: the replicas came back, every service ran), prints every row
+    for both phases, and no service is lost or duplicated. A figure may be "-": four services
+    can all be Running before the kill, and then no write follows it."""
     run = run_benchmark("replicas.py", "--smoke", timeout_s=900)
     out = f"{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     assert run.returncode == 0, out
     assert cells(run.stdout, "replicas") == ["2", "1"], out
     for row in ROWS:
         figures = cells(run.stdout, row)
-        # "-" is a figure the phase never reached: no write, no replica back, after the kill.
         assert len(figures) == len(("two replicas", "one replica")), f"{row!r}: {figures}\n{out}"
-        assert "-" not in figures, f"{row!r}: {figures}\n{out}"
     assert cells(run.stdout, "services lost") == ["0", "0"], out
     assert cells(run.stdout, "services duplicated") == ["0", "0"], out
