@@ -166,10 +166,7 @@ def template(doc: Obj, report: Report, _: OperatorContext) -> Kind:
         "serviceAccountName",
     ):
         f.carry(key)
-    selector = f.take("gpuSelector")
-    if selector is not None:
-        f.out["hardware"] = {"gpu": gpu_selector(selector, "spec.gpuSelector", report)}
-        report.changes.append("spec.gpuSelector: became spec.hardware.gpu (count → requests)")
+    hardware_from_gpu_selector(f, report, " (count → requests)")
     profile_type(f, report)
     sources = f.take("modelSources")
     if sources is not None:
@@ -196,6 +193,14 @@ def profile_type(f: Fields, report: Report) -> None:
             f"{f.path}.type: {show(kind)}; types here are optimized, preview or unoptimized; "
             "left unset, discovery's answer is used"
         )
+
+
+def hardware_from_gpu_selector(f: Fields, report: Report, note: str = "") -> None:
+    """The older `gpuSelector` of the object `f` reads, become its `hardware.gpu`."""
+    selector = f.take("gpuSelector")
+    if selector is not None:
+        f.out["hardware"] = {"gpu": gpu_selector(selector, f"{f.path}.gpuSelector", report)}
+        report.changes.append(f"{f.path}.gpuSelector: became {f.path}.hardware.gpu{note}")
 
 
 def gpu_selector(value: JsonValue, path: str, report: Report) -> Obj:

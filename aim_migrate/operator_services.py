@@ -9,7 +9,7 @@ from pydantic import JsonValue
 from aim_migrate.objects import field_at
 from aim_migrate.operator import Fields, Obj, OperatorContext, Report, one_of, show, spec_fields
 from aim_migrate.operator_configs import routing
-from aim_migrate.operator_models import gpu_selector, model_sources
+from aim_migrate.operator_models import hardware_from_gpu_selector, model_sources
 from aim_migrate.routepaths import ModelForm
 from function.api.meta import Kind
 
@@ -89,12 +89,7 @@ def _overrides(f: Fields, report: Report) -> None:
         o.carry("metric")
         o.carry("precision")
         o.carry("hardware")
-        selector = o.take("gpuSelector")
-        if selector is not None:
-            o.out["hardware"] = {
-                "gpu": gpu_selector(selector, "spec.overrides.gpuSelector", report)
-            }
-            report.changes.append("spec.overrides.gpuSelector: became spec.overrides.hardware.gpu")
+        hardware_from_gpu_selector(o, report)
         f.out["overrides"] = o.finish("spec.overrides")
 
 
@@ -111,14 +106,7 @@ def service_model(value: JsonValue, report: Report) -> Obj | None:
         c = Fields(custom, "spec.model.custom", report)
         c.carry("baseImage")
         c.carry("hardware")
-        selector = c.take("gpuSelector")
-        if selector is not None:
-            c.out["hardware"] = {
-                "gpu": gpu_selector(selector, "spec.model.custom.gpuSelector", report)
-            }
-            report.changes.append(
-                "spec.model.custom.gpuSelector: became spec.model.custom.hardware.gpu"
-            )
+        hardware_from_gpu_selector(c, report)
         sources = c.take("modelSources")
         if sources is not None:
             c.out["modelSources"] = model_sources(sources, "spec.model.custom.modelSources", report)

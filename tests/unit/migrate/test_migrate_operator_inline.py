@@ -166,6 +166,39 @@ CASES = [
         ),
     ),
     Inline(
+        "template-gpu-selector",
+        "a template's older gpuSelector becomes hardware.gpu, its count the requests, and the "
+        "report says so at the field's own path",
+        {
+            "apiVersion": _V1,
+            "kind": "AIMServiceTemplate",
+            "metadata": {"name": "t", "namespace": "ns"},
+            "spec": {"modelName": "m", "gpuSelector": {"count": 2, "model": "MI300X"}},
+        },
+        "AIMServiceTemplate",
+        {"modelName": "m", "hardware": {"gpu": {"requests": 2, "model": "MI300X"}}},
+        said=("spec.gpuSelector: became spec.hardware.gpu (count → requests)",),
+    ),
+    Inline(
+        "custom-model-gpu-selector",
+        "a custom model's gpuSelector becomes its hardware.gpu, said at spec.model.custom",
+        {
+            "apiVersion": _V1,
+            "kind": "AIMService",
+            "metadata": {"name": "s", "namespace": "ns"},
+            "spec": {
+                "model": {
+                    "custom": {
+                        "baseImage": "img:1",
+                        "gpuSelector": {"count": 1, "model": "MI300X"},
+                    }
+                }
+            },
+        },
+        "AIMService",
+        said=("spec.model.custom.gpuSelector: became spec.model.custom.hardware.gpu",),
+    ),
+    Inline(
         "no-kind",
         "an operator manifest naming no kind is left out, and the report says it has none",
         {"apiVersion": _V1, "metadata": {"name": "nokind"}},
