@@ -32,25 +32,22 @@ def model(doc: Obj, report: Report, _: OperatorContext) -> Kind:
     found = discovery.finish("spec.discovery")
     if found:
         f.out["discovery"] = found
-    default_template = f.peek("defaultServiceTemplate")
-    f.carry("defaultServiceTemplate")
-    if default_template:
-        report.warnings.append(
-            "spec.defaultServiceTemplate: carried; the operator stored it without using it, "
-            "here a service on this model that names no template runs on it"
-        )
+    _carry_warning(
+        f,
+        "defaultServiceTemplate",
+        "the operator stored it without using it, here a service on this model that names no "
+        "template runs on it",
+    )
     f.carry("runtimeConfigName")
     f.carry("imagePullSecrets")
     f.carry("env")
     f.carry("serviceAccountName")
-    resources = f.peek("resources")
-    f.carry("resources")
-    if resources:
-        report.warnings.append(
-            "spec.resources: carried; the operator's newest releases did not apply a model's "
-            "resources, here they are the baseline of every inference container "
-            "(templates and services override them)"
-        )
+    _carry_warning(
+        f,
+        "resources",
+        "the operator's newest releases did not apply a model's resources, here they are the "
+        "baseline of every inference container (templates and services override them)",
+    )
     f.carry("imageMetadata")
     sources = f.take("modelSources")
     if sources is not None:
@@ -193,6 +190,13 @@ def profile_type(f: Fields, report: Report) -> None:
             f"{f.path}.type: {show(kind)}; types here are optimized, preview or unoptimized; "
             "left unset, discovery's answer is used"
         )
+
+
+def _carry_warning(f: Fields, key: str, why: str) -> None:
+    """Carry `key`, and when it is set warn that it now does what it did not (`why`)."""
+    if f.peek(key):
+        f.report.warnings.append(f"{f.path}.{key}: carried; {why}")
+    f.carry(key)
 
 
 def hardware_from_gpu_selector(f: Fields, report: Report, note: str = "") -> None:

@@ -166,6 +166,27 @@ CASES = [
         ),
     ),
     Inline(
+        "model-fields-that-now-act",
+        "a model's default template and resources are carried, each with a warning that here "
+        "they act where the operator's newest releases ignored them",
+        {
+            "apiVersion": _V1,
+            "kind": "AIMModel",
+            "metadata": {"name": "m2", "namespace": "ns"},
+            "spec": {
+                "image": "img:2",
+                "defaultServiceTemplate": "t",
+                "resources": {"limits": {"cpu": "1"}},
+            },
+        },
+        "AIMModel",
+        {"image": "img:2", "defaultServiceTemplate": "t", "resources": {"limits": {"cpu": "1"}}},
+        said=(
+            "spec.defaultServiceTemplate: carried; the operator stored it without using it",
+            "spec.resources: carried; the operator's newest releases did not apply",
+        ),
+    ),
+    Inline(
         "template-gpu-selector",
         "a template's older gpuSelector becomes hardware.gpu, its count the requests, and the "
         "report says so at the field's own path",
